@@ -1,0 +1,47 @@
+/**
+ * `${VAR}` and `${VAR:-default}` expansion in config strings. A missing variable without a default
+ * is reported with the path of the string that needs it, so the user knows which server to fix.
+ */
+export interface ExpansionProblem {
+  path: string;
+  message: string;
+}
+
+const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+export function expandString(
+  value: string,
+  env: Readonly<Record<string, string | undefined>>,
+  path: string,
+  problems: ExpansionProblem[],
+): string {
+  return value.replace(PATTERN, (whole, name: string, fallback: string | undefined) => {
+    const found = env[name];
+    if (found !== undefined && found !== "") return found;
+    if (fallback !== undefined) return fallback;
+    if (found === "") return "";
+    problems.push({
+      path,
+      message: `environment variable ${name} is not set (set it, or write \${${name}:-default})`,
+    });
+    return whole;
+  });
+}
+
+/** Expands every string inside `value` (objects and arrays walked), returning a new value. */
+export function expandDeep(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  path: string,
+  problems: ExpansionProblem[],
+): unknown {
+  if (typeof value === "string") return expandString(value, env, path, problems);
+  if (Array.isArray(value)) return value.map((item, i) => expandDeep(item, env, `${path}.${i}`, problems));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value))
+      out[key] = expandDeep(item, env, `${path}.${key}`, problems);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,32 @@
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The user's home: $HOME first, so tests and sandboxes can point it elsewhere. */
+export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
+  return env.HOME || env.USERPROFILE || homedir();
+}
+
+export function defaultDataDir(env: Readonly<Record<string, string | undefined>>): string {
+  return join(homeDir(env), ".mcpproxy");
+}
+
+export interface ConfigLocation {
+  path: string;
+  /** True when no file was found and the default one in the home directory must be created. */
+  mustCreate: boolean;
+}
+
+/** Lookup order: --config > MCPPROXY_CONFIG_PATH > ./mcp_config.json > ~/.mcpproxy/mcp_config.json. */
+export function locateConfig(
+  flagPath: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): ConfigLocation {
+  const explicit = flagPath ?? env.MCPPROXY_CONFIG_PATH;
+  if (explicit) return { path: resolve(cwd, explicit), mustCreate: false };
+  const local = join(cwd, "mcp_config.json");
+  if (existsSync(local)) return { path: local, mustCreate: false };
+  const home = join(defaultDataDir(env), "mcp_config.json");
+  return { path: home, mustCreate: !existsSync(home) };
+}

@@ -1,0 +1,110 @@
+import * as v from "valibot";
+import { LOG_LEVELS } from "../log.ts";
+
+/**
+ * The config file schema. Server entries follow the `mcpServers` map of Claude Desktop, Cursor and
+ * VS Code so users can paste their existing config; unknown keys in a server entry are ignored for
+ * that reason. The proxy's own `mcpproxy` section is strict, because a typo there is a real mistake.
+ */
+
+const stringMap = v.record(v.string(), v.string("must be a string"));
+const timeoutMs = v.pipe(
+  v.number("must be a number of milliseconds"),
+  v.integer("must be a whole number of milliseconds"),
+  v.minValue(100, "must be at least 100"),
+  v.maxValue(3_600_000, "must be at most 3600000 (one hour)"),
+);
+
+const commonServerKeys = {
+  enabled: v.optional(v.boolean("must be true or false")),
+  /** Cline and Roo write `disabled: true`; accepted so their configs paste unchanged. */
+  disabled: v.optional(v.boolean("must be true or false")),
+  /** How long connecting (initialize + first tools/list) may take. */
+  timeoutMs: v.optional(timeoutMs),
+};
+
+export const StdioServerSchema = v.object({
+  ...commonServerKeys,
+  command: v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty")),
+  args: v.optional(v.array(v.string("must be a string"), "must be an array of strings")),
+  env: v.optional(stringMap),
+  cwd: v.optional(v.string("must be a string")),
+  type: v.optional(v.literal("stdio", 'must be "stdio" for a server with a command')),
+  transport: v.optional(v.literal("stdio", 'must be "stdio" for a server with a command')),
+});
+
+const httpTransport = v.picklist(
+  ["http", "streamable-http", "streamableHttp", "sse"],
+  'must be "streamable-http" (or "http") or "sse"',
+);
+
+export const HttpServerSchema = v.object({
+  ...commonServerKeys,
+  url: v.pipe(v.string("must be a string"), v.url("must be an absolute http(s) URL")),
+  headers: v.optional(stringMap),
+  type: v.optional(httpTransport),
+  transport: v.optional(httpTransport),
+});
+
+const intInRange = (min: number, max: number) =>
+  v.pipe(
+    v.union([v.number(), v.string()], `must be a whole number from ${min} to ${max}`),
+    v.transform((input) => (typeof input === "string" && input.trim() !== "" ? Number(input) : input)),
+    v.number(`must be a whole number from ${min} to ${max}`),
+    v.integer(`must be a whole number from ${min} to ${max}`),
+    v.minValue(min, `must be a whole number from ${min} to ${max}`),
+    v.maxValue(max, `must be a whole number from ${min} to ${max}`),
+  );
+
+const caseInsensitive = <const T extends readonly string[]>(options: T, message: string) =>
+  v.pipe(
+    v.string(message),
+    v.transform((input) => input.trim().toLowerCase()),
+    v.picklist(options, message),
+  );
+
+const booleanLike = v.pipe(
+  v.union([v.boolean(), v.string()], "must be true or false"),
+  v.transform((input) => (typeof input === "boolean" ? input : input.trim().toLowerCase())),
+  v.union([v.boolean(), v.picklist(["1", "0", "true", "false", "yes", "no", ""])], "must be true or false"),
+  v.transform((input) => input === true || input === "1" || input === "true" || input === "yes"),
+);
+
+const nonEmptyString = v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"));
+
+/** Proxy-wide settings: each has a file key (in `mcpproxy`), an environment variable and maybe a flag. */
+export const SETTINGS = {
+  topK: { env: "MCPPROXY_TOP_K", schema: intInRange(1, 50) },
+  toolNameLimit: { env: "MCPPROXY_TOOL_NAME_LIMIT", schema: intInRange(10, 200) },
+  transport: {
+    env: "MCPPROXY_TRANSPORT",
+    schema: v.pipe(
+      caseInsensitive(
+        ["stdio", "http", "streamable-http", "sse"],
+        'must be "stdio", "streamable-http" or "sse"',
+      ),
+      v.transform((input) => (input === "streamable-http" ? "http" : input)),
+    ),
+  },
+  host: { env: "MCPPROXY_HOST", schema: nonEmptyString },
+  port: { env: "MCPPROXY_PORT", schema: intInRange(0, 65535) },
+  dataDir: { env: "MCPPROXY_DATA_DIR", schema: nonEmptyString },
+  logLevel: {
+    env: "MCPPROXY_LOG_LEVEL",
+    schema: caseInsensitive(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(", ")}`),
+  },
+  logFile: { env: "MCPPROXY_LOG_FILE", schema: nonEmptyString },
+  resetData: { env: "MCPPROXY_RESET_DATA", schema: booleanLike },
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export type Settings = { [K in SettingName]: v.InferOutput<(typeof SETTINGS)[K]["schema"]> };
+
+/** The file's top level; each server entry and each `mcpproxy` key is then checked on its own. */
+export const ConfigFileSchema = v.object(
+  {
+    mcpServers: v.optional(v.record(v.string(), v.unknown(), "must be an object of servers"), {}),
+    mcpproxy: v.optional(v.record(v.string(), v.unknown(), "must be an object of settings"), {}),
+  },
+  "must be a JSON object",
+);

@@ -1,0 +1,16 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/** Temp file + rename in the same directory, so a reader never sees half a file. */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await writeFile(temp, content);
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,105 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ProxyError } from "../errors.ts";
+import type { UpstreamTool } from "./tool-document.ts";
+
+/**
+ * The durable record of every indexed tool: its definition, hash and public name, in SQLite (WAL).
+ * It is the source of truth; the search index snapshot is derived from it and rebuilt from it
+ * whenever the two disagree (their `generation` differs).
+ */
+export interface StoredTool {
+  server: string;
+  tool: string;
+  name: string;
+  hash: string;
+  definition: UpstreamTool;
+}
+
+export interface CatalogChanges {
+  upserts: readonly StoredTool[];
+  deletes: readonly { server: string; tool: string }[];
+  renames: readonly { server: string; tool: string; name: string }[];
+}
+
+export interface CatalogStore {
+  readonly path: string;
+  listTools(): StoredTool[];
+  /** Applies changes in one transaction and returns the new generation. */
+  apply(changes: CatalogChanges): number;
+  generation(): number;
+  close(): void;
+}
+
+const SCHEMA_VERSION = "1";
+export const CATALOG_FILE = "catalog.db";
+
+export function openCatalogStore(dataDir: string): CatalogStore {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, CATALOG_FILE);
+  let db: Database;
+  try {
+    db = new Database(path, { create: true });
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS tools (
+        server TEXT NOT NULL, tool TEXT NOT NULL, name TEXT NOT NULL, hash TEXT NOT NULL,
+        definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
+    const version = db
+      .query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema_version'")
+      .get();
+    if (version && version.value !== SCHEMA_VERSION) {
+      throw new Error(`catalog schema version ${version.value} is not ${SCHEMA_VERSION}`);
+    }
+    db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?), ('generation', '0')", [
+      SCHEMA_VERSION,
+    ]);
+  } catch (error) {
+    throw new ProxyError(
+      "INDEX_UNREADABLE",
+      `Cannot open the tool catalog ${path}. Run \`mcpproxy index\` with MCPPROXY_RESET_DATA=1 to rebuild it.`,
+      { cause: error },
+    );
+  }
+
+  const upsert = db.prepare(
+    `INSERT INTO tools (server, tool, name, hash, definition, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (server, tool) DO UPDATE SET name = excluded.name, hash = excluded.hash,
+       definition = excluded.definition, updated_at = excluded.updated_at`,
+  );
+  const remove = db.prepare("DELETE FROM tools WHERE server = ? AND tool = ?");
+  const rename = db.prepare("UPDATE tools SET name = ? WHERE server = ? AND tool = ?");
+  const readGeneration = () =>
+    Number(
+      db.query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'generation'").get()?.value ?? 0,
+    );
+
+  const applyAll = db.transaction((changes: CatalogChanges) => {
+    const now = Date.now();
+    for (const t of changes.upserts) {
+      upsert.run(t.server, t.tool, t.name, t.hash, JSON.stringify(t.definition), now);
+    }
+    for (const t of changes.deletes) remove.run(t.server, t.tool);
+    for (const t of changes.renames) rename.run(t.name, t.server, t.tool);
+    const next = readGeneration() + 1;
+    db.run("UPDATE meta SET value = ? WHERE key = 'generation'", [String(next)]);
+    return next;
+  });
+
+  return {
+    path,
+    listTools() {
+      const rows = db
+        .query<{ server: string; tool: string; name: string; hash: string; definition: string }, []>(
+          "SELECT server, tool, name, hash, definition FROM tools ORDER BY server, tool",
+        )
+        .all();
+      return rows.map((row) => ({ ...row, definition: JSON.parse(row.definition) as UpstreamTool }));
+    },
+    apply: (changes) => applyAll(changes) as number,
+    generation: readGeneration,
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../log.ts";
+import { openToolCatalog, SNAPSHOT_FILE } from "./tool-catalog.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir() {
+  const dir = mkdtempSync(join(tmpdir(), "mcpproxy-catalog-"));
+  dirs.push(dir);
+  return dir;
+}
+const open = (dataDir: string) =>
+  openToolCatalog({
+    dataDir,
+    toolNameLimit: 60,
+    reservedNames: new Set(["call_tool"]),
+    logger: silentLogger,
+  });
+
+const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
+
+describe("tool catalog", () => {
+  test("counts added, updated, removed and unchanged tools on each sync", async () => {
+    const catalog = await open(tempDir());
+    expect(
+      await catalog.syncServer("gh", [tool("create_issue", "Create an issue"), tool("list_prs", "List PRs")]),
+    ).toEqual({ added: 2, updated: 0, removed: 0, unchanged: 0 });
+    expect(
+      await catalog.syncServer("gh", [
+        tool("create_issue", "Open a new issue"),
+        tool("merge_pr", "Merge a PR"),
+      ]),
+    ).toEqual({ added: 1, updated: 1, removed: 1, unchanged: 0 });
+    expect(
+      await catalog.syncServer("gh", [
+        tool("create_issue", "Open a new issue"),
+        tool("merge_pr", "Merge a PR"),
+      ]),
+    ).toEqual({ added: 0, updated: 0, removed: 0, unchanged: 2 });
+    const hits = await catalog.search("open issue", 5);
+    expect(hits[0]?.tool.name).toBe("gh__create_issue");
+    expect((await catalog.search("list", 5)).map((h) => h.tool.name)).not.toContain("gh__list_prs");
+    catalog.close();
+  });
+
+  test("persists across reopen, and rebuilds the search index when the snapshot is damaged", async () => {
+    const dir = tempDir();
+    const first = await open(dir);
+    await first.syncServer("my server", [tool("echo", "Echo back a message")]);
+    await first.persist();
+    first.close();
+
+    const second = await open(dir);
+    expect(second.get("my_server__echo")?.tool).toBe("echo");
+    expect((await second.search("echo message", 3))[0]?.tool.server).toBe("my server");
+    second.close();
+
+    writeFileSync(join(dir, SNAPSHOT_FILE), "{not json");
+    const third = await open(dir);
+    expect((await third.search("echo message", 3))[0]?.tool.name).toBe("my_server__echo");
+    third.close();
+  });
+
+  test("removes the tools of servers that are no longer configured", async () => {
+    const catalog = await open(tempDir());
+    await catalog.syncServer("a", [tool("one", "first tool")]);
+    await catalog.syncServer("b", [tool("two", "second tool")]);
+    expect(await catalog.removeServersExcept(new Set(["b"]))).toMatchObject({ removed: 1 });
+    expect(catalog.get("a__one")).toBeUndefined();
+    expect((await catalog.search("first tool", 5)).map((h) => h.tool.name)).toEqual(["b__two"]);
+    catalog.close();
+  });
+
+  test("keeps the first of two tools with the same name from one server", async () => {
+    const catalog = await open(tempDir());
+    const counts = await catalog.syncServer("a", [tool("dup", "first"), tool("dup", "second")]);
+    expect(counts.added).toBe(1);
+    expect(catalog.get("a__dup")?.definition.description).toBe("first");
+    catalog.close();
+  });
+});

@@ -1,0 +1,176 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "../log.ts";
+import { CATALOG_FILE, openCatalogStore, type StoredTool } from "./catalog-store.ts";
+import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
+import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { assignToolNames, toolKey } from "./tool-naming.ts";
+
+/**
+ * Every known upstream tool with its public name, kept in step across three places: the SQLite
+ * catalog (truth), the Orama index (search) and an in-memory map (lookups on the call path).
+ * Changes are serialized so servers that connect at the same time cannot interleave.
+ */
+export interface CatalogTool extends StoredTool {
+  key: string;
+}
+
+export interface SyncCounts {
+  added: number;
+  updated: number;
+  removed: number;
+  unchanged: number;
+}
+
+export interface RankedTool {
+  tool: CatalogTool;
+  score: number;
+}
+
+export interface ToolCatalog {
+  list(): readonly CatalogTool[];
+  get(publicName: string): CatalogTool | undefined;
+  serverNames(): Set<string>;
+  /** Replaces one server's tools with what it listed now; unchanged hashes are not re-indexed. */
+  syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
+  /** Drops every server not in `keep` (servers removed from the config). */
+  removeServersExcept(keep: ReadonlySet<string>): Promise<SyncCounts>;
+  search(query: string, limit: number): Promise<RankedTool[]>;
+  /** Writes the search snapshot if anything changed since the last write. */
+  persist(): Promise<void>;
+  close(): void;
+}
+
+export interface ToolCatalogOptions {
+  dataDir: string;
+  toolNameLimit: number;
+  reservedNames: ReadonlySet<string>;
+  logger: Logger;
+  /** Start from nothing (MCPPROXY_RESET_DATA). */
+  reset?: boolean;
+}
+
+export const SNAPSHOT_FILE = "search-index.json";
+const EMPTY_COUNTS: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+
+export async function openToolCatalog(options: ToolCatalogOptions): Promise<ToolCatalog> {
+  const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
+  if (options.reset) {
+    for (const file of [CATALOG_FILE, `${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
+      rmSync(join(options.dataDir, file), { force: true });
+    }
+  }
+  const store = openCatalogStore(options.dataDir);
+  const tools = new Map<string, CatalogTool>();
+  for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
+
+  let index: SearchIndex | undefined = loadSearchIndex(snapshotPath, store.generation());
+  let isDirty = false;
+  if (!index || index.count() !== tools.size) {
+    index = createSearchIndex();
+    await index.add(
+      [...tools.values()].map((t) => ({ id: t.key, fields: toolFields(t.server, t.definition) })),
+    );
+    isDirty = tools.size > 0;
+    options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
+  }
+  const searchIndex = index;
+  const byName = new Map<string, CatalogTool>();
+
+  /** Recomputes every public name; returns the tools whose name changed. */
+  const renameAll = () => {
+    const names = assignToolNames([...tools.values()], options.toolNameLimit, options.reservedNames);
+    const renamed: CatalogTool[] = [];
+    byName.clear();
+    for (const tool of tools.values()) {
+      const name = names.get(tool.key)!;
+      if (name !== tool.name) {
+        tool.name = name;
+        renamed.push(tool);
+      }
+      byName.set(name, tool);
+    }
+    return renamed;
+  };
+  const initialRenames = renameAll();
+  if (initialRenames.length > 0) store.apply({ upserts: [], deletes: [], renames: initialRenames });
+
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  const replace = async (
+    server: string | undefined,
+    incoming: readonly UpstreamTool[],
+    keep?: ReadonlySet<string>,
+  ) => {
+    const counts = { ...EMPTY_COUNTS };
+    const fresh: CatalogTool[] = [];
+    const gone: CatalogTool[] = [];
+    const staleIds: string[] = [];
+    if (server !== undefined) {
+      const seen = new Set<string>();
+      for (const definition of incoming) {
+        const ref = { server, tool: definition.name };
+        const key = toolKey(ref);
+        if (seen.has(key)) {
+          options.logger.warn(`server ${server} lists tool ${definition.name} twice; keeping the first`);
+          continue;
+        }
+        seen.add(key);
+        const hash = hashTool(definition);
+        const existing = tools.get(key);
+        if (existing && existing.hash === hash) {
+          counts.unchanged++;
+          continue;
+        }
+        if (existing) {
+          counts.updated++;
+          staleIds.push(key);
+        } else {
+          counts.added++;
+        }
+        fresh.push({ ...ref, key, hash, definition, name: existing?.name ?? "" });
+      }
+      for (const tool of tools.values()) if (tool.server === server && !seen.has(tool.key)) gone.push(tool);
+    } else {
+      for (const tool of tools.values()) if (!keep?.has(tool.server)) gone.push(tool);
+    }
+    counts.removed = gone.length;
+    if (fresh.length === 0 && gone.length === 0) return counts;
+
+    for (const tool of gone) tools.delete(tool.key);
+    for (const tool of fresh) tools.set(tool.key, tool);
+    const renamed = renameAll().filter((tool) => !fresh.includes(tool));
+    store.apply({ upserts: fresh, deletes: gone, renames: renamed });
+    await searchIndex.remove([...gone.map((t) => t.key), ...staleIds]);
+    await searchIndex.add(fresh.map((t) => ({ id: t.key, fields: toolFields(t.server, t.definition) })));
+    isDirty = true;
+    return counts;
+  };
+
+  return {
+    list: () => [...tools.values()],
+    get: (publicName) => byName.get(publicName),
+    serverNames: () => new Set([...tools.values()].map((t) => t.server)),
+    syncServer: (server, incoming) => serialized(() => replace(server, incoming)),
+    removeServersExcept: (keep) => serialized(() => replace(undefined, [], keep)),
+    async search(query, limit) {
+      const hits = await searchIndex.search(query, limit);
+      return hits.flatMap((hit) => {
+        const tool = tools.get(hit.id);
+        return tool ? [{ tool, score: hit.score }] : [];
+      });
+    },
+    persist: () =>
+      serialized(async () => {
+        if (!isDirty) return;
+        await searchIndex.saveSnapshot(snapshotPath, store.generation());
+        isDirty = false;
+      }),
+    close: () => store.close(),
+  };
+}
