@@ -42,14 +42,17 @@ export function isProxyError(error: unknown): error is ProxyError {
   return error instanceof ProxyError;
 }
 
-/** One line for a log or a user: the message of any thrown value, with its cause chain. */
+/**
+ * One line for a log or a user: the message of any thrown value with its cause chain, except
+ * that a ProxyError's message is already complete and ends the chain.
+ */
 export function describeError(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
     const message = current instanceof Error ? current.message : String(current);
     if (message && !parts.some((part) => part.includes(message))) parts.push(message);
-    current = current instanceof Error ? current.cause : undefined;
+    current = current instanceof Error && !(current instanceof ProxyError) ? current.cause : undefined;
   }
   return parts.join(": ") || "unknown error";
 }

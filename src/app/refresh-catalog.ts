@@ -1,0 +1,82 @@
+import type { ResolvedConfig } from "../config/load-config.ts";
+import { describeError } from "../errors.ts";
+import type { SyncCounts, ToolCatalog } from "../index/tool-catalog.ts";
+import type { UpstreamTool } from "../index/tool-document.ts";
+import type { Logger } from "../log.ts";
+import type { ConnectOutcome, UpstreamPool } from "../upstream/upstream-pool.ts";
+
+/**
+ * Connects every enabled server and brings the catalog in line with what they list now:
+ * shared by `serve` (in the background) and `index` (in the foreground). A server that cannot
+ * be reached keeps the tools it had, so search still knows them; a server that left the config
+ * (or was disabled) loses its tools.
+ */
+export interface ServerReport {
+  name: string;
+  error?: string | undefined;
+  counts?: SyncCounts | undefined;
+  toolCount: number;
+}
+
+export interface RefreshReport {
+  servers: ServerReport[];
+  totals: SyncCounts;
+  toolCount: number;
+  elapsedMs: number;
+}
+
+export interface RefreshOptions {
+  logger: Logger;
+  onServerDone?: (report: ServerReport, done: number, total: number) => void;
+}
+
+export async function refreshCatalog(
+  config: ResolvedConfig,
+  catalog: ToolCatalog,
+  pool: UpstreamPool,
+  options: RefreshOptions,
+): Promise<RefreshReport> {
+  const started = performance.now();
+  const enabled = config.servers.filter((server) => server.enabled);
+  const reports: ServerReport[] = [];
+  const totals: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+  const add = (counts: SyncCounts) => {
+    for (const key of Object.keys(totals) as (keyof SyncCounts)[]) totals[key] += counts[key];
+  };
+
+  await pool.connectAll(async (outcome: ConnectOutcome) => {
+    let report: ServerReport;
+    if (outcome.tools) {
+      try {
+        const counts = await catalog.syncServer(outcome.server, outcome.tools as readonly UpstreamTool[]);
+        add(counts);
+        report = { name: outcome.server, counts, toolCount: outcome.tools.length };
+      } catch (error) {
+        report = { name: outcome.server, error: `indexing failed: ${describeError(error)}`, toolCount: 0 };
+      }
+    } else {
+      report = { name: outcome.server, error: outcome.error ?? "unknown error", toolCount: 0 };
+      options.logger.warn(`${outcome.server}: could not connect: ${report.error}`);
+    }
+    reports.push(report);
+    options.onServerDone?.(report, reports.length, enabled.length);
+  });
+  add(await catalog.removeServersExcept(new Set(enabled.map((server) => server.name))));
+  await catalog.persist();
+  reports.sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    servers: reports,
+    totals,
+    toolCount: catalog.list().length,
+    elapsedMs: performance.now() - started,
+  };
+}
+
+export function summarizeRefresh(report: RefreshReport): string {
+  const ok = report.servers.filter((server) => !server.error).length;
+  const { added, updated, removed, unchanged } = report.totals;
+  return (
+    `${ok} of ${report.servers.length} servers indexed in ${(report.elapsedMs / 1000).toFixed(1)}s; ` +
+    `${report.toolCount} tools (${added} added, ${updated} updated, ${removed} removed, ${unchanged} unchanged)`
+  );
+}

@@ -1,0 +1,72 @@
+import { parseArgs } from "node:util";
+import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
+import { ProxyError } from "../errors.ts";
+import { createLogger, type Logger } from "../log.ts";
+
+/** A subcommand as plain data: its help text, its flags, and what it runs. */
+export interface CommandOption {
+  type: "string" | "boolean";
+  short?: string;
+  /** One line for --help, e.g. "--port P  port for HTTP (default 8000)". */
+  help: string;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  options: Record<string, CommandOption>;
+  allowPositionals?: boolean;
+  /** Resolves to the exit code. */
+  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
+}
+
+export const COMMON_OPTIONS = {
+  config: {
+    type: "string",
+    help: "--config FILE      config file (default: ./mcp_config.json, then ~/.mcpproxy/mcp_config.json)",
+  },
+  "data-dir": { type: "string", help: "--data-dir DIR     where the index lives (default ~/.mcpproxy)" },
+  help: { type: "boolean", short: "h", help: "-h, --help         show this help" },
+} as const satisfies Record<string, CommandOption>;
+
+export function commandHelp(command: Command): string {
+  const lines = [`Usage: ${command.usage}`, "", command.summary, "", "Options:"];
+  for (const option of Object.values(command.options)) lines.push(`  ${option.help}`);
+  return `${lines.join("\n")}\n`;
+}
+
+export function parseCommandArgs(command: Command, argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: Object.fromEntries(
+        Object.entries(command.options).map(([name, o]) => [
+          name,
+          o.short ? { type: o.type, short: o.short } : { type: o.type },
+        ]),
+      ),
+      allowPositionals: command.allowPositionals ?? false,
+      strict: true,
+    });
+  } catch (error) {
+    throw new ProxyError("USAGE", `${(error as Error).message}. Run \`mcpproxy ${command.name} --help\`.`, {
+      cause: error,
+    });
+  }
+}
+
+/** Loads the config with the flags every command shares plus the command's own setting flags. */
+export function loadCommandConfig(
+  values: Record<string, string | boolean | undefined>,
+  extra: SettingOverrides = {},
+): ResolvedConfig {
+  const overrides: SettingOverrides = { ...extra };
+  if (typeof values["data-dir"] === "string")
+    overrides.dataDir = { value: values["data-dir"], flag: "--data-dir" };
+  return loadConfig({ configFlag: typeof values.config === "string" ? values.config : undefined, overrides });
+}
+
+export function commandLogger(config: ResolvedConfig): Logger {
+  return createLogger({ level: config.logLevel, file: config.logFile || undefined });
+}

@@ -1,0 +1,58 @@
+import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { openToolCatalog } from "../index/tool-catalog.ts";
+import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+
+export const indexCommand: Command = {
+  name: "index",
+  summary:
+    "Connect to every enabled server, index their tools incrementally and save the index. Prints what was\n" +
+    "added, updated, removed and unchanged. Exits 1 when a server could not be indexed (the others are saved).",
+  usage: "mcpproxy index [--config FILE] [--data-dir DIR] [--force]",
+  options: {
+    force: { type: "boolean", help: "--force            drop the saved index and rebuild it from scratch" },
+    ...COMMON_OPTIONS,
+  },
+  async run(values) {
+    const config = loadCommandConfig(values);
+    // The summary below reports every server; the log adds only errors unless asked for debug.
+    const logger = commandLogger({ ...config, logLevel: config.logLevel === "debug" ? "debug" : "error" });
+    const enabled = config.servers.filter((server) => server.enabled);
+    if (enabled.length === 0) {
+      process.stdout.write(`No enabled servers in ${config.configPath}; add some under "mcpServers".\n`);
+    }
+    const catalog = await openToolCatalog({
+      dataDir: config.dataDir,
+      toolNameLimit: config.toolNameLimit,
+      reservedNames: BUILTIN_TOOL_NAMES,
+      logger,
+      reset: Boolean(values.force) || config.resetData,
+    });
+    const pool = createUpstreamPool({ servers: config.servers, logger: logger.child("upstream") });
+    const isTty = Boolean(process.stderr.isTTY);
+    const progress = (report: ServerReport, done: number, total: number) => {
+      if (!isTty) return;
+      const state = report.error ? "failed" : `${report.toolCount} tools`;
+      process.stderr.write(`\r\x1b[2K[${done}/${total}] ${report.name}: ${state}`);
+    };
+    if (isTty && enabled.length > 0) process.stderr.write(`Connecting to ${enabled.length} servers...`);
+    try {
+      const report = await refreshCatalog(config, catalog, pool, { logger, onServerDone: progress });
+      if (isTty && enabled.length > 0) process.stderr.write("\r\x1b[2K");
+      const lines = [summarizeRefresh(report)];
+      for (const server of report.servers) {
+        lines.push(
+          server.error
+            ? `  FAILED  ${server.name}: ${server.error.split("\n").join("\n          ")}`
+            : `  ok      ${server.name}: ${server.toolCount} tools`,
+        );
+      }
+      process.stdout.write(`${lines.join("\n")}\n`);
+      return report.servers.some((server) => server.error) ? 1 : 0;
+    } finally {
+      await pool.close();
+      catalog.close();
+    }
+  },
+};

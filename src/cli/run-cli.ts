@@ -1,0 +1,53 @@
+import { ProxyError } from "../errors.ts";
+import { PRODUCT, VERSION } from "../version.ts";
+import { type Command, commandHelp, parseCommandArgs } from "./command.ts";
+import { indexCommand } from "./index-command.ts";
+import { searchCommand } from "./search-command.ts";
+import { serveCommand } from "./serve-command.ts";
+
+const COMMANDS: readonly Command[] = [serveCommand, indexCommand, searchCommand];
+
+export function mainHelp(): string {
+  const lines = [
+    `${PRODUCT} ${VERSION}: one MCP server in front of many. Agents search every upstream tool with`,
+    "retrieve_tools and run them with call_tool, instead of loading thousands of tool schemas.",
+    "",
+    "Usage: mcpproxy <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(8)} ${command.summary.split("\n")[0]}`),
+    "",
+    "Options:",
+    "  -h, --help       show help (also `mcpproxy <command> --help`)",
+    "  -v, --version    print the version",
+    "",
+    "Config: --config FILE, MCPPROXY_CONFIG_PATH, ./mcp_config.json, ~/.mcpproxy/mcp_config.json (in that order).",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** Runs one command line and resolves to the exit code; throws ProxyError for user mistakes. */
+export async function runCli(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+    process.stdout.write(mainHelp());
+    return first === undefined ? 2 : 0;
+  }
+  if (first === "-v" || first === "--version" || first === "version") {
+    process.stdout.write(`${PRODUCT} ${VERSION}\n`);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === first);
+  if (!command) {
+    throw new ProxyError(
+      "USAGE",
+      `Unknown command "${first}". Commands: ${COMMANDS.map((c) => c.name).join(", ")}. Run \`mcpproxy --help\`.`,
+    );
+  }
+  const { values, positionals } = parseCommandArgs(command, rest);
+  if (values.help) {
+    process.stdout.write(commandHelp(command));
+    return 0;
+  }
+  return command.run(values as Record<string, string | boolean | undefined>, positionals);
+}

@@ -1,0 +1,58 @@
+import { ProxyError } from "../errors.ts";
+import { retrieveTools } from "../index/retrieve-tools.ts";
+import { openToolCatalog } from "../index/tool-catalog.ts";
+import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+
+export const searchCommand: Command = {
+  name: "search",
+  summary:
+    "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running; run\n" +
+    "`mcpproxy index` (or `serve`) first to fill the index.",
+  usage: "mcpproxy search QUERY [--top-k N] [--json] [--config FILE] [--data-dir DIR]",
+  allowPositionals: true,
+  options: {
+    "top-k": {
+      type: "string",
+      help: "--top-k N          how many tools to show, 1-50 (default 5, or MCPPROXY_TOP_K)",
+    },
+    json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
+    ...COMMON_OPTIONS,
+  },
+  async run(values, positionals) {
+    const query = positionals.join(" ").trim();
+    if (!query)
+      throw new ProxyError("USAGE", 'search needs a QUERY, e.g. `mcpproxy search "create an issue"`.');
+    const config = loadCommandConfig(
+      values,
+      typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {},
+    );
+    const logger = commandLogger(config);
+    const catalog = await openToolCatalog({
+      dataDir: config.dataDir,
+      toolNameLimit: config.toolNameLimit,
+      reservedNames: BUILTIN_TOOL_NAMES,
+      logger,
+    });
+    try {
+      const result = await retrieveTools(catalog, query, config.topK);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        return 0;
+      }
+      if (result.tools.length === 0) {
+        process.stdout.write(`${result.hint}\n`);
+        return 0;
+      }
+      const lines = result.tools.map((tool, i) => {
+        const description = (tool.description.split("\n")[0] ?? "").trim();
+        const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
+        return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
+      });
+      process.stdout.write(`${lines.join("\n")}\n`);
+      return 0;
+    } finally {
+      catalog.close();
+    }
+  },
+};

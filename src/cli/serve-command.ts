@@ -1,0 +1,158 @@
+import { createCleanupStack } from "../app/cleanup-stack.ts";
+import { refreshCatalog, summarizeRefresh } from "../app/refresh-catalog.ts";
+import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
+import { describeError, ProxyError } from "../errors.ts";
+import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
+import type { UpstreamTool } from "../index/tool-document.ts";
+import type { Logger } from "../log.ts";
+import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { createHttpApp } from "../server/http-app.ts";
+import { startHttpServer } from "../server/http-server.ts";
+import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
+import { startStdioServer } from "../server/stdio-server.ts";
+import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary:
+    "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or streamable\n" +
+    "HTTP, answering from the saved index at once while upstream servers connect in the background.",
+  usage: "mcpproxy serve [--config FILE] [--transport stdio|http] [--host H] [--port P] [--data-dir DIR]",
+  options: {
+    transport: {
+      type: "string",
+      help: "--transport T      stdio (default) or streamable-http (alias http); or MCPPROXY_TRANSPORT",
+    },
+    host: {
+      type: "string",
+      help: "--host H           HTTP bind address (default 127.0.0.1); or MCPPROXY_HOST",
+    },
+    port: {
+      type: "string",
+      help: "--port P           HTTP port, 0 for any free one (default 8000); or MCPPROXY_PORT",
+    },
+    ...COMMON_OPTIONS,
+  },
+  async run(values) {
+    const overrides: SettingOverrides = {};
+    if (typeof values.transport === "string")
+      overrides.transport = { value: values.transport, flag: "--transport" };
+    if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
+    if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
+    const config = loadCommandConfig(values, overrides);
+    if (config.transport === "sse") {
+      throw new ProxyError(
+        "USAGE",
+        "The sse transport for MCP clients is not available yet; use --transport stdio or streamable-http.",
+      );
+    }
+    return serve(config, commandLogger(config));
+  },
+};
+
+async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
+  const cleanup = createCleanupStack();
+  const catalog = await openToolCatalog({
+    dataDir: config.dataDir,
+    toolNameLimit: config.toolNameLimit,
+    reservedNames: BUILTIN_TOOL_NAMES,
+    logger,
+    reset: config.resetData,
+  });
+  cleanup.defer("close the catalog", () => catalog.close());
+  cleanup.defer("save the index", () => catalog.persist());
+
+  const pool = createUpstreamPool({
+    servers: config.servers,
+    logger: logger.child("upstream"),
+    onToolsChanged: (server, tools) => void resync(catalog, server, tools, logger),
+  });
+  cleanup.defer("disconnect upstream servers", () => pool.close());
+
+  const deps: ProxyServerDeps = { catalog, pool, topK: config.topK, logger };
+  let stopped: Promise<unknown>;
+  if (config.transport === "stdio") {
+    const stdio = await startStdioServer(createProxyServer(deps));
+    cleanup.defer("stop the stdio server", () => stdio.close());
+    stopped = stdio.closed;
+    logger.info(`serving MCP over stdio; ${catalog.list().length} tools in the saved index`);
+  } else {
+    const app = createHttpApp({
+      bindHost: config.host,
+      logger,
+      createServer: () => createProxyServer(deps),
+      health: () => healthOf(catalog, pool),
+    });
+    const http = startHttpServer(app, config.host, config.port);
+    cleanup.defer("stop the HTTP server", () => http.close());
+    stopped = new Promise(() => {});
+    logger.info(`serving MCP at ${http.url}; ${catalog.list().length} tools in the saved index`);
+  }
+
+  const signalled = new Promise<string>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+      process.once(signal, () => resolve(signal));
+  });
+  void reportRefresh(config, catalog, pool, logger);
+  const reason = await Promise.race([stopped.then(() => "the client disconnected"), signalled]);
+  logger.info(`shutting down (${reason})`);
+  const failures = await cleanup.run();
+  for (const failure of failures) logger.error(`shutdown: ${failure}`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+async function reportRefresh(
+  config: ResolvedConfig,
+  catalog: ToolCatalog,
+  pool: UpstreamPool,
+  logger: Logger,
+) {
+  const enabled = config.servers.filter((server) => server.enabled);
+  if (enabled.length === 0) {
+    logger.warn(
+      `no enabled servers in ${config.configPath}: add some under "mcpServers"; ` +
+        `retrieve_tools answers from the ${catalog.list().length} tools of the saved index only`,
+    );
+  }
+  try {
+    const report = await refreshCatalog(config, catalog, pool, { logger });
+    if (enabled.length === 0) return;
+    logger.info(summarizeRefresh(report));
+    const reached = report.servers.filter((server) => !server.error).length;
+    if (reached === 0 && report.toolCount === 0) {
+      logger.warn(
+        "no upstream server could be reached and there is no saved index: retrieve_tools will find nothing " +
+          "until a server is reachable (see the errors above)",
+      );
+    } else if (reached === 0) {
+      logger.warn(
+        `no upstream server could be reached; searching the saved index of ${report.toolCount} tools`,
+      );
+    }
+  } catch (error) {
+    logger.error(`indexing failed: ${describeError(error)}`);
+  }
+}
+
+async function resync(catalog: ToolCatalog, server: string, tools: readonly object[], logger: Logger) {
+  try {
+    const counts = await catalog.syncServer(server, tools as readonly UpstreamTool[]);
+    await catalog.persist();
+    logger.info(`re-indexed ${server} after its tool list changed`, { ...counts });
+  } catch (error) {
+    logger.error(`re-indexing ${server} failed: ${describeError(error)}`);
+  }
+}
+
+function healthOf(catalog: ToolCatalog, pool: UpstreamPool) {
+  return {
+    tools: catalog.list().length,
+    servers: pool.status().map((s) => ({
+      name: s.name,
+      state: s.state,
+      tools: s.toolCount,
+      ...(s.error ? { error: s.error.split("\n")[0] } : {}),
+    })),
+  };
+}

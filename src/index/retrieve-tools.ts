@@ -1,0 +1,45 @@
+import type { ToolCatalog } from "./tool-catalog.ts";
+
+/** One hit of `retrieve_tools` and `search --json`: the shape of SPEC §5. */
+export interface RetrievedTool {
+  name: string;
+  server: string;
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  score: number;
+}
+
+export interface RetrieveToolsResult {
+  query: string;
+  tools: RetrievedTool[];
+  /** Present only when nothing matched: what to try instead. */
+  hint?: string;
+  [key: string]: unknown;
+}
+
+export const NO_MATCH_HINT =
+  "No tool matched. Describe the action in other words (a verb and an object, e.g. 'send email'), " +
+  "or check that the server that has the tool is configured and was indexed.";
+export const EMPTY_CATALOG_HINT =
+  "No tools are indexed yet: no upstream server has been reached. Check the server list in the config " +
+  "and the proxy's log, or run `mcpproxy index`.";
+
+/** Searches the catalog and shapes the answer the agent sees; best match first. */
+export async function retrieveTools(
+  catalog: ToolCatalog,
+  query: string,
+  topK: number,
+): Promise<RetrieveToolsResult> {
+  const ranked = await catalog.search(query, topK);
+  const tools = ranked.map(({ tool, score }) => ({
+    name: tool.name,
+    server: tool.server,
+    tool: tool.tool,
+    description: tool.definition.description ?? "",
+    inputSchema: tool.definition.inputSchema,
+    score: Math.round(score * 10_000) / 10_000,
+  }));
+  if (tools.length > 0) return { query, tools };
+  return { query, tools, hint: catalog.list().length === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+}

@@ -1,0 +1,99 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import * as v from "valibot";
+
+/** The tools the proxy itself offers. Upstream tools can never take these names. */
+export const RETRIEVE_TOOLS = "retrieve_tools";
+export const CALL_TOOL = "call_tool";
+export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set([RETRIEVE_TOOLS, CALL_TOOL]);
+export const MAX_TOP_K = 50;
+
+export const RetrieveToolsArgs = v.object({
+  query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+  top_k: v.optional(
+    v.pipe(
+      v.number("top_k must be a number"),
+      v.integer("top_k must be a whole number"),
+      v.minValue(1, "top_k must be at least 1"),
+      v.maxValue(MAX_TOP_K, `top_k must be at most ${MAX_TOP_K}`),
+    ),
+  ),
+});
+
+export const CallToolArgs = v.object({
+  name: v.pipe(v.string("name must be a string"), v.nonEmpty("name must not be empty")),
+  arguments: v.optional(v.record(v.string(), v.unknown(), "arguments must be an object")),
+});
+
+export function builtinToolDefinitions(defaultTopK: number): Tool[] {
+  return [
+    {
+      name: RETRIEVE_TOOLS,
+      title: "Find tools",
+      description:
+        "Search every tool of every connected MCP server by what you want to do, in plain words " +
+        "(for example 'create a GitHub issue' or 'read a file'). Returns the best matches first, each with " +
+        "its name and input schema. Then run one with call_tool, passing that name and arguments that fit the schema.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: "What you want to do, in a few words or a sentence." },
+          top_k: {
+            type: "integer",
+            minimum: 1,
+            maximum: MAX_TOP_K,
+            description: `How many tools to return (default ${defaultTopK}).`,
+          },
+        },
+        required: ["query"],
+      },
+      outputSchema: {
+        type: "object",
+        properties: {
+          query: { type: "string" },
+          tools: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: {
+                name: { type: "string" },
+                server: { type: "string" },
+                tool: { type: "string" },
+                description: { type: "string" },
+                inputSchema: { type: "object" },
+                score: { type: "number" },
+              },
+              required: ["name", "server", "tool", "description", "inputSchema", "score"],
+            },
+          },
+          hint: { type: "string" },
+        },
+        required: ["query", "tools"],
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: CALL_TOOL,
+      title: "Call a tool",
+      description:
+        "Run a tool found with retrieve_tools. `name` is the tool's name exactly as retrieve_tools returned it " +
+        "(server__tool); `arguments` must match that tool's input schema. Returns the tool's own result.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          name: {
+            type: "string",
+            description: "The tool name from retrieve_tools, e.g. github__create_issue.",
+          },
+          arguments: { type: "object", description: "The tool's arguments, per its input schema." },
+        },
+        required: ["name"],
+      },
+      annotations: { openWorldHint: true },
+    },
+  ];
+}
+
+/** Turns valibot issues into one sentence for an `isError` result. */
+export function describeIssues(tool: string, issues: readonly v.BaseIssue<unknown>[]): string {
+  return `Invalid arguments for ${tool}: ${issues.map((issue) => issue.message).join("; ")}.`;
+}

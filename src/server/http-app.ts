@@ -1,0 +1,94 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { Hono } from "hono";
+import { describeError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { VERSION } from "../version.ts";
+import { hostGuard } from "./host-guard.ts";
+
+/**
+ * The HTTP face of the proxy: streamable HTTP MCP at /mcp (one MCP server per session),
+ * /health for probes, and the DNS-rebinding guard in front of both.
+ */
+export interface HttpAppOptions {
+  bindHost: string;
+  logger: Logger;
+  createServer: () => Server;
+  health: () => Record<string, unknown>;
+}
+
+export interface HttpApp {
+  fetch: (request: Request) => Response | Promise<Response>;
+  /** Ends every open MCP session. */
+  close(): Promise<void>;
+  sessionCount(): number;
+}
+
+const jsonRpcError = (message: string, code = -32000) => ({
+  jsonrpc: "2.0",
+  error: { code, message },
+  id: null,
+});
+
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const app = new Hono();
+  app.use("*", hostGuard({ bindHost: options.bindHost }));
+
+  app.get("/health", (c) => c.json({ status: "ok", version: VERSION, ...options.health() }));
+
+  app.all("/mcp", async (c) => {
+    const sessionId = c.req.header("mcp-session-id");
+    if (sessionId) {
+      const transport = sessions.get(sessionId);
+      if (!transport)
+        return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
+      return transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== "POST") {
+      return c.json(jsonRpcError("Bad Request: send initialize first (no Mcp-Session-Id header)"), 400);
+    }
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json(jsonRpcError("Parse error: the body is not JSON", -32700), 400);
+    }
+    const isInit = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (!isInit)
+      return c.json(jsonRpcError("Bad Request: send initialize first (no Mcp-Session-Id header)"), 400);
+
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, transport);
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    const server = options.createServer();
+    await server.connect(transport);
+    return transport.handleRequest(c.req.raw, { parsedBody: body });
+  });
+
+  app.notFound((c) => c.json({ error: "Not found: the MCP endpoint is /mcp, health is /health" }, 404));
+  app.onError((error, c) => {
+    options.logger.error("HTTP request failed", { path: c.req.path, error: describeError(error) });
+    return c.json(jsonRpcError("Internal error", -32603), 500);
+  });
+
+  return {
+    fetch: app.fetch,
+    sessionCount: () => sessions.size,
+    async close() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(open.map((transport) => transport.close()));
+    },
+  };
+}

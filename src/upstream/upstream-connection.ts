@@ -1,0 +1,164 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConfig } from "../config/load-config.ts";
+import { describeError, ProxyError } from "../errors.ts";
+import { PRODUCT, VERSION } from "../version.ts";
+import { createStderrTail } from "./stderr-tail.ts";
+
+/**
+ * One live MCP client session to one upstream server. A stdio child gets only its configured
+ * environment on top of a small safe baseline (the SDK's HOME/LOGNAME/PATH/SHELL/TERM/USER plus
+ * the locale, time zone and temp dir below), never the proxy's whole environment, which may hold
+ * secrets meant for other servers.
+ */
+export const EXTRA_BASELINE_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"] as const;
+
+export interface UpstreamConnection {
+  readonly server: ServerConfig;
+  readonly client: Client;
+  readonly tools: readonly Tool[];
+  /** What the server wrote to stderr lately (stdio only). */
+  stderrTail(): string;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** Called after the server said its tool list changed and it was listed again. */
+  onToolsChanged?: (tools: readonly Tool[]) => void;
+  /** Called once when an established connection ends (the child died, the stream closed). */
+  onClosed?: (reason: string) => void;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of EXTRA_BASELINE_ENV) {
+    const value = env[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+function createTransport(server: ServerConfig, env: Readonly<Record<string, string | undefined>>): Transport {
+  switch (server.transport) {
+    case "stdio":
+      return new StdioClientTransport({
+        command: server.command,
+        args: [...server.args],
+        env: { ...baselineEnv(env), ...server.env },
+        ...(server.cwd ? { cwd: server.cwd } : {}),
+        stderr: "pipe",
+      });
+    case "streamable-http":
+      return new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { ...server.headers } },
+      });
+    case "sse":
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } } });
+  }
+}
+
+export async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const result = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+/**
+ * Starts the transport, runs initialize and lists every tool, all within `server.timeoutMs`.
+ * On failure the child is stopped and the error names the server, the reason and its stderr.
+ */
+export async function connectUpstream(
+  server: ServerConfig,
+  options: ConnectOptions = {},
+): Promise<UpstreamConnection> {
+  const transport = createTransport(server, options.env ?? process.env);
+  const tail = createStderrTail();
+  if (transport instanceof StdioClientTransport) {
+    transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+  }
+  const client = new Client({ name: PRODUCT, version: VERSION }, { capabilities: {} });
+  let isOpen = false;
+  let isClosing = false;
+  client.onclose = () => {
+    if (isOpen && !isClosing) options.onClosed?.(closedReason(tail.text()));
+    isOpen = false;
+  };
+  // Transport errors after connect (garbage on stdout, a dropped stream) are not fatal by themselves;
+  // a real end of the connection arrives through onclose.
+  client.onerror = () => {};
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`did not finish initialize and tools/list within ${server.timeoutMs} ms`)),
+      server.timeoutMs,
+    );
+  });
+  try {
+    const tools = await Promise.race([
+      (async () => {
+        await client.connect(transport, { timeout: server.timeoutMs });
+        return listAllTools(client, server.timeoutMs);
+      })(),
+      timeout,
+    ]);
+    isOpen = true;
+    const connection: UpstreamConnection = {
+      server,
+      client,
+      tools,
+      stderrTail: () => tail.text(),
+      async close() {
+        isClosing = true;
+        await client.close().catch(() => undefined);
+      },
+    };
+    if (client.getServerCapabilities()?.tools?.listChanged) {
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
+        if (fresh) {
+          (connection as { tools: readonly Tool[] }).tools = fresh;
+          options.onToolsChanged?.(fresh);
+        }
+      });
+    }
+    return connection;
+  } catch (error) {
+    isClosing = true;
+    await client.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+    // Give the child's last stderr lines a moment to arrive before reporting them.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    throw new ProxyError("UPSTREAM_CONNECT_FAILED", connectFailure(server, error, tail.text()), {
+      cause: error,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function connectFailure(server: ServerConfig, error: unknown, stderr: string): string {
+  const code = (error as { code?: unknown })?.code;
+  let reason = describeError(error);
+  if (server.transport === "stdio" && code === "ENOENT") {
+    reason = `command not found: ${server.command} (check the command and PATH)`;
+  } else if (/connection closed/i.test(reason)) {
+    reason = "the server closed the connection during initialize (it probably exited)";
+  }
+  return `${reason}${stderr ? `\n  stderr: ${stderr.split("\n").join("\n          ")}` : ""}`;
+}
+
+function closedReason(stderr: string): string {
+  return `the connection closed${stderr ? `; stderr: ${stderr.split("\n").slice(-5).join(" | ")}` : ""}`;
+}

@@ -1,0 +1,181 @@
+import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConfig } from "../config/load-config.ts";
+import { describeError, ProxyError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
+
+/**
+ * All upstream servers, connected in parallel. Each server is on its own: one that fails to
+ * start, hangs or dies is reported with its name, reason and stderr and never holds up another.
+ * A server that is down when a call arrives is reconnected once, on demand.
+ */
+export type ServerState = "connecting" | "connected" | "failed" | "disabled";
+
+export interface ServerStatus {
+  name: string;
+  state: ServerState;
+  transport: ServerConfig["transport"];
+  toolCount: number;
+  error?: string | undefined;
+}
+
+export interface ConnectOutcome {
+  server: string;
+  tools?: readonly Tool[] | undefined;
+  error?: string | undefined;
+}
+
+export interface UpstreamPool {
+  /** Connects every enabled server; `onOutcome` hears about each as soon as it settles. */
+  connectAll(onOutcome?: (outcome: ConnectOutcome) => void | Promise<void>): Promise<ConnectOutcome[]>;
+  callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult>;
+  status(): ServerStatus[];
+  close(): Promise<void>;
+}
+
+export interface UpstreamPoolOptions {
+  servers: readonly ServerConfig[];
+  logger: Logger;
+  /** An upstream re-listed its tools after `notifications/tools/list_changed`. */
+  onToolsChanged?: (server: string, tools: readonly Tool[]) => void;
+  env?: Readonly<Record<string, string | undefined>>;
+  callTimeoutMs?: number;
+}
+
+interface Slot {
+  config: ServerConfig;
+  state: ServerState;
+  connection?: UpstreamConnection | undefined;
+  pending?: Promise<UpstreamConnection> | undefined;
+  error?: string | undefined;
+  toolCount: number;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
+
+export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
+  const slots = new Map<string, Slot>();
+  for (const config of options.servers) {
+    slots.set(config.name, { config, state: config.enabled ? "connecting" : "disabled", toolCount: 0 });
+  }
+  let isClosed = false;
+
+  const connect = (slot: Slot): Promise<UpstreamConnection> => {
+    if (slot.pending) return slot.pending;
+    slot.state = "connecting";
+    const log = options.logger.child(slot.config.name);
+    const attempt = connectUpstream(slot.config, {
+      ...(options.env ? { env: options.env } : {}),
+      onToolsChanged: (tools) => {
+        slot.toolCount = tools.length;
+        log.info(`tool list changed (${tools.length} tools)`);
+        options.onToolsChanged?.(slot.config.name, tools);
+      },
+      onClosed: (reason) => {
+        slot.state = "failed";
+        slot.error = reason;
+        slot.connection = undefined;
+        if (!isClosed) log.warn(`disconnected: ${reason}`);
+      },
+    }).then(
+      async (connection) => {
+        if (isClosed) {
+          await connection.close();
+          throw new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down");
+        }
+        Object.assign(slot, {
+          connection,
+          state: "connected",
+          error: undefined,
+          toolCount: connection.tools.length,
+        });
+        log.info(`connected (${connection.tools.length} tools)`);
+        return connection;
+      },
+      (error: unknown) => {
+        Object.assign(slot, { connection: undefined, state: "failed", error: describeError(error) });
+        throw error;
+      },
+    );
+    slot.pending = attempt.finally(() => {
+      slot.pending = undefined;
+    });
+    return slot.pending;
+  };
+
+  return {
+    async connectAll(onOutcome) {
+      const enabled = [...slots.values()].filter((slot) => slot.config.enabled);
+      return Promise.all(
+        enabled.map(async (slot): Promise<ConnectOutcome> => {
+          let outcome: ConnectOutcome;
+          try {
+            const connection = await connect(slot);
+            outcome = { server: slot.config.name, tools: connection.tools };
+          } catch (error) {
+            outcome = { server: slot.config.name, error: describeError(error) };
+          }
+          try {
+            await onOutcome?.(outcome);
+          } catch (error) {
+            options.logger.error(`handling ${slot.config.name} failed: ${describeError(error)}`);
+          }
+          return outcome;
+        }),
+      );
+    },
+
+    async callTool(server, tool, args, signal) {
+      const slot = slots.get(server);
+      if (!slot) {
+        throw new ProxyError(
+          "UPSTREAM_UNAVAILABLE",
+          `Server ${server} is not in the configuration any more.`,
+        );
+      }
+      if (slot.state === "disabled") {
+        throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is disabled in the configuration.`);
+      }
+      let connection = slot.connection;
+      if (!connection) {
+        try {
+          connection = await connect(slot);
+        } catch (error) {
+          throw new ProxyError(
+            "UPSTREAM_UNAVAILABLE",
+            `Server ${server} is not connected and reconnecting failed: ${describeError(error)}`,
+            { cause: error },
+          );
+        }
+      }
+      // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
+      // upstream sent it, without the client-side output-schema checks of the SDK.
+      return (await connection.client.request(
+        { method: "tools/call", params: { name: tool, ...(args ? { arguments: args } : {}) } },
+        CallToolResultSchema,
+        { timeout: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+      )) as CallToolResult;
+    },
+
+    status() {
+      return [...slots.values()].map((slot) => ({
+        name: slot.config.name,
+        state: slot.state,
+        transport: slot.config.transport,
+        toolCount: slot.toolCount,
+        ...(slot.error ? { error: slot.error } : {}),
+      }));
+    },
+
+    async close() {
+      isClosed = true;
+      const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
+      await Promise.allSettled(connections.map((connection) => connection.close()));
+    },
+  };
+}
