@@ -70,7 +70,15 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
 
-  const deps: ProxyServerDeps = { catalog, pool, topK: config.topK, logger };
+  const isFirstRun = catalog.list().length === 0;
+  const indexing = reportRefresh(config, catalog, pool, logger);
+  const deps: ProxyServerDeps = {
+    catalog,
+    pool,
+    topK: config.topK,
+    logger,
+    firstIndexing: isFirstRun ? indexing : undefined,
+  };
   let stopped: Promise<unknown>;
   if (config.transport === "stdio") {
     const stdio = await startStdioServer(createProxyServer(deps));
@@ -94,7 +102,6 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.once(signal, () => resolve(signal));
   });
-  void reportRefresh(config, catalog, pool, logger);
   const reason = await Promise.race([stopped.then(() => "the client disconnected"), signalled]);
   logger.info(`shutting down (${reason})`);
   const failures = await cleanup.run();

@@ -95,5 +95,9 @@ export function builtinToolDefinitions(defaultTopK: number): Tool[] {
 
 /** Turns valibot issues into one sentence for an `isError` result. */
 export function describeIssues(tool: string, issues: readonly v.BaseIssue<unknown>[]): string {
-  return `Invalid arguments for ${tool}: ${issues.map((issue) => issue.message).join("; ")}.`;
+  const messages = issues.map((issue) => {
+    const path = v.getDotPath(issue);
+    return issue.input === undefined && path ? `${path} is required` : issue.message;
+  });
+  return `Invalid arguments for ${tool}: ${messages.join("; ")}.`;
 }

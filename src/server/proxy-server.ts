@@ -32,6 +32,11 @@ export interface ProxyServerDeps {
   pool: UpstreamPool;
   topK: number;
   logger: Logger;
+  /**
+   * Settles when the first indexing pass is over. Set only when the proxy started with an empty
+   * index: then a search or call waits for it rather than answering "no tools" on a first run.
+   */
+  firstIndexing?: Promise<unknown> | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -56,6 +61,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
+      await deps.firstIndexing;
       const result = await retrieveTools(deps.catalog, parsed.output.query, parsed.output.top_k ?? deps.topK);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     }
@@ -78,7 +84,11 @@ async function forwardCall(
   args: Record<string, unknown> | undefined,
   signal: AbortSignal,
 ): Promise<CallToolResult> {
-  const target = deps.catalog.get(name);
+  let target = deps.catalog.get(name);
+  if (!target && deps.firstIndexing) {
+    await deps.firstIndexing;
+    target = deps.catalog.get(name);
+  }
   if (!target) {
     return errorResult(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,

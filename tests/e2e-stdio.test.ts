@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  connectStdio,
+  createSandbox,
+  everythingEntry,
+  FIXTURE,
+  fixtureEntry,
+  retrieve,
+  type Sandbox,
+} from "./helpers.ts";
+
+setDefaultTimeout(30_000);
+
+/** The compiled binary over stdio, with the fixture server and the published server-everything upstream. */
+describe("mcpproxy serve over stdio", () => {
+  let sandbox: Sandbox;
+  let proxy: Awaited<ReturnType<typeof connectStdio>>;
+
+  beforeAll(async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        fixture: fixtureEntry({ env: { FIXTURE_VAR: "configured", GREETING: "${GREETING_SOURCE:-hello}" } }),
+        everything: everythingEntry(),
+      },
+    });
+    proxy = await connectStdio(sandbox, { SECRET_TOKEN: "must-not-leak", GREETING_SOURCE: "hi" });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    sandbox?.cleanup();
+  });
+
+  test("lists only retrieve_tools and call_tool", async () => {
+    const { tools } = await proxy.client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+  });
+
+  test("retrieve_tools finds tools of both upstreams, in the SPEC shape, best first", async () => {
+    const found = await retrieve(proxy.client, "add two numbers and return the sum", 10);
+    const names = found.tools.map((tool) => tool.name);
+    expect(names).toContain("fixture__add_numbers");
+    expect(names).toContain("everything__get-sum");
+    expect(found.query).toBe("add two numbers and return the sum");
+    const first = found.tools[0]!;
+    expect(Object.keys(first).sort()).toEqual([
+      "description",
+      "inputSchema",
+      "name",
+      "score",
+      "server",
+      "tool",
+    ]);
+    const scores = found.tools.map((tool) => tool.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    const add = found.tools.find((tool) => tool.name === "fixture__add_numbers")!;
+    expect(add).toMatchObject({ server: "fixture", tool: "add_numbers" });
+    expect(add.inputSchema).toMatchObject({ required: ["a", "b"] });
+  });
+
+  test("retrieve_tools respects top_k and returns an empty list with a hint when nothing matches", async () => {
+    expect((await retrieve(proxy.client, "echo", 1)).tools).toHaveLength(1);
+    const none = await retrieve(proxy.client, "zzyzx qwfp");
+    expect(none.tools).toEqual([]);
+    expect(none.hint).toContain("No tool matched");
+  });
+
+  test("call_tool forwards to each upstream", async () => {
+    const fromFixture = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__echo", arguments: { message: "ping" } },
+    });
+    expect(fromFixture.content).toEqual([{ type: "text", text: "fixture echo: ping" }]);
+    const fromEverything = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "everything__get-sum", arguments: { a: 2, b: 40 } },
+    });
+    expect(JSON.stringify(fromEverything.content)).toContain("42");
+  });
+
+  test("returns image, audio, resources, structuredContent and _meta exactly as the upstream sent them", async () => {
+    const direct = new Client({ name: "direct", version: "1.0.0" });
+    await direct.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE] }));
+    try {
+      for (const [tool, args] of [
+        ["mixed_content", {}],
+        ["add_numbers", { a: 1.5, b: 2 }],
+        ["tiny_picture", {}],
+        ["always_fails", {}],
+      ] as const) {
+        const expected = await direct.callTool({ name: tool, arguments: args });
+        const proxied = await proxy.client.callTool({
+          name: "call_tool",
+          arguments: { name: `fixture__${tool}`, arguments: args },
+        });
+        expect(proxied).toEqual(expected);
+      }
+      const image = await proxy.client.callTool({
+        name: "call_tool",
+        arguments: { name: "everything__get-tiny-image" },
+      });
+      expect((image.content as { type: string }[]).some((block) => block.type === "image")).toBe(true);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  test("reports unknown tools, bad arguments and upstream rejections as isError results", async () => {
+    const call = (args: Record<string, unknown>) =>
+      proxy.client.callTool({ name: "call_tool", arguments: args });
+    const text = (result: Awaited<ReturnType<typeof call>>) =>
+      (result.content as { text: string }[])[0]!.text;
+
+    const unknown = await call({ name: "nope__missing" });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toContain("retrieve_tools");
+
+    const noName = await call({ arguments: {} });
+    expect(noName.isError).toBe(true);
+    expect(text(noName)).toBe("Invalid arguments for call_tool: name is required.");
+
+    const badArgs = await call({ name: "fixture__add_numbers", arguments: { a: "one", b: 2 } });
+    expect(badArgs.isError).toBe(true);
+    expect(text(badArgs)).toContain("a and b must be numbers");
+
+    const badTopK = await proxy.client.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "echo", top_k: 0 },
+    });
+    expect(badTopK.isError).toBe(true);
+    expect(text(badTopK)).toContain("top_k must be at least 1");
+
+    const notBuiltin = await proxy.client.callTool({ name: "fixture__echo", arguments: { message: "x" } });
+    expect(notBuiltin.isError).toBe(true);
+    expect(text(notBuiltin)).toContain("retrieve_tools");
+  });
+
+  test("gives a stdio upstream its configured env and a safe baseline, not the proxy's environment", async () => {
+    const result = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__show_environment" },
+    });
+    const names = JSON.parse((result.content as { text: string }[])[0]!.text) as string[];
+    expect(names).toContain("FIXTURE_VAR");
+    expect(names).toContain("GREETING");
+    expect(names).toContain("PATH");
+    expect(names).not.toContain("SECRET_TOKEN");
+    expect(names).not.toContain("GREETING_SOURCE");
+  });
+
+  test("re-indexes a server after it announces tools/list_changed", async () => {
+    await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__grow_toolbox", arguments: { tool_name: "summon_unicorn" } },
+    });
+    let names: string[] = [];
+    for (let attempt = 0; attempt < 100 && !names.includes("fixture__summon_unicorn"); attempt++) {
+      names = (await retrieve(proxy.client, "summon unicorn")).tools.map((tool) => tool.name);
+      if (!names.includes("fixture__summon_unicorn")) await Bun.sleep(50);
+    }
+    expect(names[0]).toBe("fixture__summon_unicorn");
+    const ran = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__summon_unicorn" },
+    });
+    expect(ran.content).toEqual([{ type: "text", text: "ran summon_unicorn" }]);
+  });
+});

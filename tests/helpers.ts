@@ -1,0 +1,202 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+/** Shared plumbing for the end-to-end tests: the compiled binary, real fixture servers, temp homes. */
+export const ROOT = resolve(import.meta.dir, "..");
+export const BINARY = join(ROOT, "dist", "mcpproxy");
+export const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
+export const EVERYTHING = join(
+  ROOT,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
+
+export function requireBinary(): string {
+  if (!existsSync(BINARY))
+    throw new Error(`${BINARY} is missing: run \`npm run build\` first (npm test does)`);
+  return BINARY;
+}
+
+export interface Sandbox {
+  dir: string;
+  home: string;
+  dataDir: string;
+  configPath: string;
+  writeConfig(config: unknown): string;
+  /** The environment the proxy runs with: a private HOME and nothing secret unless added. */
+  env(extra?: Record<string, string>): Record<string, string>;
+  cleanup(): void;
+}
+
+export function createSandbox(): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), "mcpproxy-test-"));
+  const home = join(dir, "home");
+  const dataDir = join(dir, "data");
+  const configPath = join(dir, "mcp_config.json");
+  return {
+    dir,
+    home,
+    dataDir,
+    configPath,
+    writeConfig(config) {
+      writeFileSync(configPath, JSON.stringify(config, null, 2));
+      return configPath;
+    },
+    env: (extra = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...extra }),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A stdio server entry that runs the fixture server under the Bun that runs the tests. */
+export function fixtureEntry(
+  options: { args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
+) {
+  return {
+    command: process.execPath,
+    args: [FIXTURE, ...(options.args ?? [])],
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  };
+}
+
+/** The published reference server, run with Node as users run it through npx. */
+export function everythingEntry() {
+  return { command: "node", args: [EVERYTHING, "stdio"] };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
+  const child = Bun.spawn([requireBinary(), ...args], {
+    env,
+    cwd: cwd ?? tmpdir(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+/** A real MCP client talking to `mcpproxy serve` over stdio. */
+export async function connectStdio(sandbox: Sandbox, extraEnv: Record<string, string> = {}) {
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: ["serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+    env: sandbox.env(extraEnv),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: "e2e-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr, close: () => client.close() };
+}
+
+/** Starts `mcpproxy serve --transport http --port 0` and waits for the address it prints. */
+export async function startHttpProxy(sandbox: Sandbox, extraArgs: string[] = []) {
+  const child = Bun.spawn(
+    [
+      requireBinary(),
+      "serve",
+      "--transport",
+      "http",
+      "--port",
+      "0",
+      "--config",
+      sandbox.configPath,
+      "--data-dir",
+      sandbox.dataDir,
+      ...extraArgs,
+    ],
+    { env: sandbox.env(), stdout: "pipe", stderr: "pipe" },
+  );
+  const stderr = watchOutput(child.stderr);
+  const url = await stderr.waitFor(/serving MCP at (http:\/\/\S+?);/, 15_000);
+  return {
+    url: new URL(url),
+    child,
+    stderr,
+    async stop() {
+      child.kill("SIGTERM");
+      return child.exited;
+    },
+  };
+}
+
+/** Starts the fixture server over HTTP on a free port. */
+export async function startHttpFixture(name = "web") {
+  const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--name", name], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
+  return { url: `http://127.0.0.1:${port}/mcp`, child, stop: () => child.kill() };
+}
+
+export async function connectHttp(url: URL) {
+  const client = new Client({ name: "e2e-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+/** Reads a child's output to the end in the background (so its pipe never fills) and lets a test wait for a line. */
+export function watchOutput(stream: ReadableStream<Uint8Array>) {
+  let seen = "";
+  const decoder = new TextDecoder();
+  const done = (async () => {
+    for await (const chunk of stream) seen += decoder.decode(chunk, { stream: true });
+  })().catch(() => undefined);
+  return {
+    text: () => seen,
+    done,
+    async waitFor(pattern: RegExp, timeoutMs: number): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const match = pattern.exec(seen);
+        if (match) return match[1] ?? match[0];
+        await Bun.sleep(20);
+      }
+      throw new Error(`did not see ${pattern} within ${timeoutMs} ms; output so far:\n${seen}`);
+    },
+  };
+}
+
+/** The structured result of retrieve_tools. */
+export interface Retrieved {
+  query: string;
+  tools: {
+    name: string;
+    server: string;
+    tool: string;
+    description: string;
+    inputSchema: object;
+    score: number;
+  }[];
+  hint?: string;
+}
+
+export async function retrieve(client: Client, query: string, topK?: number): Promise<Retrieved> {
+  const result = await client.callTool({
+    name: "retrieve_tools",
+    arguments: { query, ...(topK ? { top_k: topK } : {}) },
+  });
+  if (result.isError) throw new Error(`retrieve_tools failed: ${JSON.stringify(result.content)}`);
+  return result.structuredContent as unknown as Retrieved;
+}
