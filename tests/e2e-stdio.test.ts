@@ -7,8 +7,10 @@ import {
   everythingEntry,
   FIXTURE,
   fixtureEntry,
+  requireBinary,
   retrieve,
   type Sandbox,
+  watchOutput,
 } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -166,5 +168,66 @@ describe("mcpproxy serve over stdio", () => {
       arguments: { name: "fixture__summon_unicorn" },
     });
     expect(ran.content).toEqual([{ type: "text", text: "ran summon_unicorn" }]);
+  });
+});
+
+describe("stdio hygiene", () => {
+  test("stdout carries only JSON-RPC, and the proxy exits 0 when the client closes stdin", async () => {
+    const sandbox = createSandbox();
+    try {
+      sandbox.writeConfig({
+        mcpServers: {
+          fixture: fixtureEntry({ args: ["--mode", "garbage"] }),
+          broken: { command: "no-such-cmd-x" },
+        },
+      });
+      const child = Bun.spawn(
+        [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        {
+          env: sandbox.env({ MCPPROXY_LOG_LEVEL: "debug" }),
+          stdin: "pipe",
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
+      const stderr = new Response(child.stderr).text();
+      const messages = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" },
+          },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "retrieve_tools", arguments: { query: "echo" } },
+        },
+        {
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "call_tool", arguments: { name: "fixture__echo", arguments: { message: "m" } } },
+        },
+      ];
+      for (const message of messages) child.stdin.write(`${JSON.stringify(message)}\n`);
+      child.stdin.flush();
+      const stdout = watchOutput(child.stdout);
+      await stdout.waitFor(/"id":3/, 15_000);
+      child.stdin.end();
+      expect(await child.exited).toBe(0);
+      const lines = stdout.text().trim().split("\n");
+      expect(lines).toHaveLength(3);
+      for (const line of lines) expect(JSON.parse(line).jsonrpc).toBe("2.0");
+      expect(await stderr).toContain("shutting down");
+    } finally {
+      sandbox.cleanup();
+    }
   });
 });

@@ -7,7 +7,16 @@ import { LOG_LEVELS } from "../log.ts";
  * that reason. The proxy's own `mcpproxy` section is strict, because a typo there is a real mistake.
  */
 
-const stringMap = v.record(v.string(), v.string("must be a string"));
+// valibot's object and record schemas accept arrays, which a JSON config must not be.
+const isPlainObject = (input: unknown) =>
+  input !== null && typeof input === "object" && !Array.isArray(input);
+const jsonObject = <T extends v.GenericSchema>(schema: T, message: string) =>
+  v.pipe(v.custom<v.InferInput<T>>(isPlainObject, message), schema);
+
+const stringMap = jsonObject(
+  v.record(v.string(), v.string("must be a string")),
+  "must be an object of strings",
+);
 const timeoutMs = v.pipe(
   v.number("must be a number of milliseconds"),
   v.integer("must be a whole number of milliseconds"),
@@ -101,10 +110,10 @@ export type SettingName = keyof typeof SETTINGS;
 export type Settings = { [K in SettingName]: v.InferOutput<(typeof SETTINGS)[K]["schema"]> };
 
 /** The file's top level; each server entry and each `mcpproxy` key is then checked on its own. */
-export const ConfigFileSchema = v.object(
-  {
-    mcpServers: v.optional(v.record(v.string(), v.unknown(), "must be an object of servers"), {}),
-    mcpproxy: v.optional(v.record(v.string(), v.unknown(), "must be an object of settings"), {}),
-  },
+export const ConfigFileSchema = jsonObject(
+  v.object({
+    mcpServers: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of servers"), {}),
+    mcpproxy: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of settings"), {}),
+  }),
   "must be a JSON object",
 );

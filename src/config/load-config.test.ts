@@ -1,0 +1,128 @@
+import { describe, expect, test } from "bun:test";
+import { isProxyError } from "../errors.ts";
+import { parseConfig } from "./load-config.ts";
+
+const parse = (raw: unknown, env: Record<string, string> = {}, overrides = {}) =>
+  parseConfig(raw, { configPath: "/cfg.json", env: { HOME: "/home/u", ...env }, cwd: "/work", overrides });
+
+function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (isProxyError(error)) return [...error.details];
+    throw error;
+  }
+  throw new Error("expected a config error");
+}
+
+describe("parseConfig", () => {
+  test("reads stdio, streamable HTTP and SSE servers in the mcpServers format", () => {
+    const config = parse({
+      mcpServers: {
+        local: { command: "npx", args: ["-y", "pkg"], env: { A: "1" }, cwd: "/tmp" },
+        remote: { url: "https://example.com/mcp", headers: { Authorization: "Bearer x" } },
+        legacy: { url: "http://127.0.0.1:9000/sse" },
+        forcedSse: { url: "http://127.0.0.1:9000/events", transport: "sse" },
+        off: { command: "x", enabled: false },
+        clineOff: { command: "x", disabled: true },
+      },
+    });
+    const byName = Object.fromEntries(config.servers.map((s) => [s.name, s]));
+    expect(byName.local).toMatchObject({
+      transport: "stdio",
+      command: "npx",
+      args: ["-y", "pkg"],
+      env: { A: "1" },
+      cwd: "/tmp",
+      enabled: true,
+      timeoutMs: 30000,
+    });
+    expect(byName.remote).toMatchObject({
+      transport: "streamable-http",
+      headers: { Authorization: "Bearer x" },
+    });
+    expect(byName.legacy?.transport).toBe("sse");
+    expect(byName.forcedSse?.transport).toBe("sse");
+    expect(byName.off?.enabled).toBe(false);
+    expect(byName.clineOff?.enabled).toBe(false);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test("expands ${VAR} and ${VAR:-default} in server strings", () => {
+    const config = parse(
+      {
+        mcpServers: {
+          s: { url: "https://${HOST:-api.example.com}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+        },
+      },
+      { TOKEN: "t0k" },
+    );
+    expect(config.servers[0]).toMatchObject({
+      url: "https://api.example.com/mcp",
+      headers: { Authorization: "Bearer t0k" },
+    });
+  });
+
+  test("a missing variable names the server and the field; a disabled server may lack it", () => {
+    expect(
+      problemsOf(() => parse({ mcpServers: { gh: { command: "x", env: { T: "${GH_TOKEN}" } } } })),
+    ).toEqual([
+      "mcpServers.gh.env.T: environment variable GH_TOKEN is not set (set it, or write ${GH_TOKEN:-default})",
+    ]);
+    expect(
+      parse({ mcpServers: { gh: { command: "x", env: { T: "${GH_TOKEN}" }, enabled: false } } }).servers,
+    ).toHaveLength(1);
+  });
+
+  test("settings come from flag, then environment, then file, then default", () => {
+    const file = { mcpServers: {}, mcpproxy: { topK: 7, port: 9000, transport: "sse" } };
+    expect(parse(file)).toMatchObject({
+      topK: 7,
+      port: 9000,
+      transport: "sse",
+      host: "127.0.0.1",
+      toolNameLimit: 60,
+    });
+    expect(parse(file, { MCPPROXY_TOP_K: "9", MCPPROXY_TRANSPORT: "Streamable-HTTP" })).toMatchObject({
+      topK: 9,
+      transport: "http",
+    });
+    expect(parse(file, { MCPPROXY_PORT: "9100" }, { port: { value: "9200", flag: "--port" } }).port).toBe(
+      9200,
+    );
+    expect(parse(file, { MCPPROXY_RESET_DATA: "1", MCPPROXY_LOG_LEVEL: "DEBUG" })).toMatchObject({
+      resetData: true,
+      logLevel: "debug",
+    });
+    expect(parse(file).dataDir).toBe("/home/u/.mcpproxy");
+    expect(parse(file, { MCPPROXY_DATA_DIR: "rel/data" }).dataDir).toBe("/work/rel/data");
+  });
+
+  test("lists every problem at once, each with where it came from", () => {
+    const problems = problemsOf(() =>
+      parse(
+        {
+          mcpServers: { both: { command: "x", url: "http://a" }, bad: { command: "" } },
+          mcpproxy: { toolNameLimit: 5 },
+        },
+        { MCPPROXY_TOP_K: "0", MCPPROXY_TRANSPORT: "carrier-pigeon" },
+        { port: { value: "-1", flag: "--port" } },
+      ),
+    );
+    expect(problems).toEqual([
+      "MCPPROXY_TOP_K: must be a whole number from 1 to 50",
+      "mcpproxy.toolNameLimit: must be a whole number from 10 to 200",
+      'MCPPROXY_TRANSPORT: must be "stdio", "streamable-http" or "sse"',
+      "--port: must be a whole number from 0 to 65535",
+      "mcpServers.both: has both command and url; keep command for stdio or url for HTTP/SSE",
+      "mcpServers.bad.command: must not be empty",
+    ]);
+  });
+
+  test("rejects a top level that is not an object of servers", () => {
+    expect(problemsOf(() => parse([]))[0]).toContain("must be a JSON object");
+    expect(problemsOf(() => parse({ mcpServers: [] }))[0]).toContain(
+      "mcpServers: must be an object of servers",
+    );
+  });
+});

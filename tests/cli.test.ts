@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createSandbox, fixtureEntry, runCli, type Sandbox, startHttpFixture } from "./helpers.ts";
+
+setDefaultTimeout(30_000);
+
+const sandboxes: Sandbox[] = [];
+afterEach(() => {
+  for (const sandbox of sandboxes.splice(0)) sandbox.cleanup();
+});
+function newSandbox() {
+  const sandbox = createSandbox();
+  sandboxes.push(sandbox);
+  return sandbox;
+}
+const flags = (sandbox: Sandbox) => ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+
+describe("command line", () => {
+  test("--version, --help and every command's --help exit 0 and say what they do", async () => {
+    const env = newSandbox().env();
+    const version = await runCli(["--version"], env);
+    expect(version).toMatchObject({ code: 0, stderr: "" });
+    expect(version.stdout).toMatch(/^mcpproxy \d+\.\d+\.\d+\n$/);
+    const help = await runCli(["--help"], env);
+    expect(help.code).toBe(0);
+    for (const command of ["serve", "index", "search"]) {
+      expect(help.stdout).toContain(command);
+      const sub = await runCli([command, "--help"], env);
+      expect(sub.code).toBe(0);
+      expect(sub.stdout).toContain(`Usage: mcpproxy ${command}`);
+    }
+  });
+
+  test("an unknown command or flag exits 2 with one line that says what to do", async () => {
+    const env = newSandbox().env();
+    const unknown = await runCli(["frobnicate"], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe(
+      'mcpproxy: Unknown command "frobnicate". Commands: serve, index, search. Run `mcpproxy --help`.\n',
+    );
+    const badFlag = await runCli(["search", "x", "--frob"], env);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain("Run `mcpproxy search --help`");
+    expect(badFlag.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("an invalid config lists every problem with its path and exits 2", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        noCommand: { args: ["x"] },
+        badArgs: { command: "x", args: "not-an-array" },
+        badUrl: { url: "not a url" },
+        needsVar: { command: "x", env: { TOKEN: "${MCPPROXY_TEST_UNSET_VAR}" } },
+      },
+      mcpproxy: { topK: 500, colour: "blue" },
+    });
+    const result = await runCli(["search", "x", ...flags(sandbox)], sandbox.env({ MCPPROXY_PORT: "eighty" }));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    for (const expected of [
+      "has 7 problems",
+      "mcpServers.noCommand: needs a command (stdio) or a url (HTTP/SSE)",
+      "mcpServers.badArgs.args: must be an array of strings",
+      "mcpServers.badUrl.url: must be an absolute http(s) URL",
+      "mcpServers.needsVar.env.TOKEN: environment variable MCPPROXY_TEST_UNSET_VAR is not set",
+      "mcpproxy.topK: must be a whole number from 1 to 50",
+      "mcpproxy.colour: unknown setting",
+      "MCPPROXY_PORT: must be a whole number from 0 to 65535",
+    ]) {
+      expect(result.stderr).toContain(expected);
+    }
+    expect(result.stderr).not.toContain("    at "); // no stack trace for a user mistake
+  });
+
+  test("a config that is not JSON exits 2 and names the file", async () => {
+    const sandbox = newSandbox();
+    await Bun.write(sandbox.configPath, "{ not json");
+    const result = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`Config file ${sandbox.configPath} is not valid JSON`);
+  });
+
+  test("creates ~/.mcpproxy/mcp_config.json with no servers when no config is found", async () => {
+    const sandbox = newSandbox();
+    const result = await runCli(["search", "anything"], sandbox.env(), sandbox.dir);
+    expect(result.code).toBe(0);
+    const created = join(sandbox.home, ".mcpproxy", "mcp_config.json");
+    expect(existsSync(created)).toBe(true);
+    expect(JSON.parse(readFileSync(created, "utf8"))).toEqual({ mcpServers: {} });
+    expect(result.stdout).toContain("No tools are indexed yet");
+  });
+
+  test("search needs a query", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: {} });
+    const result = await runCli(["search", ...flags(sandbox)], sandbox.env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("search needs a QUERY");
+  });
+});
+
+describe("index and search from the persisted index", () => {
+  test("search gives the same answer after every upstream has stopped", async () => {
+    const sandbox = newSandbox();
+    const web = await startHttpFixture("web");
+    sandbox.writeConfig({ mcpServers: { web: { url: web.url }, local: fixtureEntry() } });
+    const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(indexed.code).toBe(0);
+    expect(indexed.stdout).toContain("2 of 2 servers indexed");
+    expect(indexed.stdout).toContain("16 tools (16 added, 0 updated, 0 removed, 0 unchanged)");
+
+    const before = await runCli(
+      ["search", "return a tiny picture", "--json", "--top-k", "3", ...flags(sandbox)],
+      sandbox.env(),
+    );
+    web.stop();
+    await web.child.exited;
+    const after = await runCli(
+      ["search", "return a tiny picture", "--json", "--top-k", "3", ...flags(sandbox)],
+      sandbox.env(),
+    );
+    expect(after.code).toBe(0);
+    expect(after.stdout).toBe(before.stdout);
+    const parsed = JSON.parse(after.stdout);
+    expect(parsed.query).toBe("return a tiny picture");
+    expect(parsed.tools).toHaveLength(3);
+    expect(
+      parsed.tools
+        .map((t: { name: string }) => t.name)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(["local__tiny_picture", "web__tiny_picture"]);
+
+    const human = await runCli(["search", "tiny picture", ...flags(sandbox)], sandbox.env());
+    expect(human.stdout).toMatch(
+      /^1\. (web|local)__tiny_picture {2}\(score \d+\.\d\d\)\n {3}Return a tiny red picture/,
+    );
+  });
+
+  test("a changed description is re-indexed and the rest is left alone", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    sandbox.writeConfig({
+      mcpServers: {
+        fx: fixtureEntry({ env: { FIXTURE_ECHO_DESCRIPTION: "Repeat a phrase verbatim like a parrot" } }),
+      },
+    });
+    const again = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(again.stdout).toContain("8 tools (0 added, 1 updated, 0 removed, 7 unchanged)");
+    const found = JSON.parse(
+      (await runCli(["search", "parrot phrase verbatim", "--json", ...flags(sandbox)], sandbox.env())).stdout,
+    );
+    expect(found.tools[0]).toMatchObject({
+      name: "fx__echo",
+      description: "Repeat a phrase verbatim like a parrot",
+    });
+  });
+
+  test("a server removed from the config loses its tools; --force rebuilds everything", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { keep: fixtureEntry(), drop: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("16 added");
+    sandbox.writeConfig({ mcpServers: { keep: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
+      "8 tools (0 added, 0 updated, 8 removed, 8 unchanged)",
+    );
+    const found = JSON.parse(
+      (await runCli(["search", "echo", "--json", "--top-k", "50", ...flags(sandbox)], sandbox.env())).stdout,
+    );
+    expect(found.tools.some((tool: { server: string }) => tool.server === "drop")).toBe(false);
+    const forced = await runCli(["index", "--force", ...flags(sandbox)], sandbox.env());
+    expect(forced.stdout).toContain("8 tools (8 added, 0 updated, 0 removed, 0 unchanged)");
+  });
+});

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { connect } from "node:net";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  connectHttp,
+  createSandbox,
+  everythingEntry,
+  retrieve,
+  type Sandbox,
+  startHttpFixture,
+  startHttpProxy,
+} from "./helpers.ts";
+
+setDefaultTimeout(30_000);
+
+/** Sends one raw HTTP request, so the Host header is exactly what the test says. */
+function rawRequest(port: number, lines: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(`${lines.join("\r\n")}\r\n\r\n`));
+    let data = "";
+    socket.on("data", (chunk) => {
+      data += chunk.toString();
+    });
+    socket.on("end", () => resolve(data));
+    socket.on("error", reject);
+    socket.setTimeout(5000, () => {
+      socket.destroy();
+      resolve(data);
+    });
+  });
+}
+
+describe("mcpproxy serve over streamable HTTP", () => {
+  let sandbox: Sandbox;
+  let web: Awaited<ReturnType<typeof startHttpFixture>>;
+  let proxy: Awaited<ReturnType<typeof startHttpProxy>>;
+  let client: Client;
+
+  beforeAll(async () => {
+    sandbox = createSandbox();
+    web = await startHttpFixture("web");
+    sandbox.writeConfig({ mcpServers: { web: { url: web.url }, everything: everythingEntry() } });
+    proxy = await startHttpProxy(sandbox);
+    client = await connectHttp(proxy.url);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await proxy?.stop();
+    web?.stop();
+    sandbox?.cleanup();
+  });
+
+  test("binds 127.0.0.1 by default and serves MCP at /mcp", () => {
+    expect(proxy.url.hostname).toBe("127.0.0.1");
+    expect(proxy.url.pathname).toBe("/mcp");
+  });
+
+  test("searches and calls tools on an HTTP upstream and a stdio upstream", async () => {
+    const found = await retrieve(client, "echo back the message");
+    const names = found.tools.map((tool) => tool.name);
+    expect(names).toContain("web__echo");
+    expect(names).toContain("everything__echo");
+    const echoed = await client.callTool({
+      name: "call_tool",
+      arguments: { name: "web__echo", arguments: { message: "over http" } },
+    });
+    expect(echoed.content).toEqual([{ type: "text", text: "web echo: over http" }]);
+    const structured = await client.callTool({
+      name: "call_tool",
+      arguments: { name: "web__add_numbers", arguments: { a: 20, b: 22 } },
+    });
+    expect(structured.structuredContent).toEqual({ sum: 42 });
+    const everything = await client.callTool({
+      name: "call_tool",
+      arguments: { name: "everything__echo", arguments: { message: "hi" } },
+    });
+    expect(JSON.stringify(everything.content)).toContain("hi");
+  });
+
+  test("keeps separate sessions for separate clients", async () => {
+    const second = await connectHttp(proxy.url);
+    try {
+      const { tools } = await second.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  test("/health reports the servers and the tool count", async () => {
+    const response = await fetch(new URL("/health", proxy.url));
+    expect(response.status).toBe(200);
+    const health = (await response.json()) as {
+      status: string;
+      tools: number;
+      servers: { name: string; state: string }[];
+    };
+    expect(health.status).toBe("ok");
+    expect(health.tools).toBeGreaterThanOrEqual(8 + 13);
+    expect(health.servers.map((s) => [s.name, s.state])).toEqual([
+      ["everything", "connected"],
+      ["web", "connected"],
+    ]);
+  });
+
+  test("rejects a foreign Origin and a foreign Host with 403 (DNS rebinding)", async () => {
+    const port = Number(proxy.url.port);
+    const foreignOrigin = await fetch(proxy.url, {
+      method: "POST",
+      headers: {
+        origin: "http://evil.example",
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(foreignOrigin.status).toBe(403);
+    const foreignHost = await rawRequest(port, [
+      "GET /health HTTP/1.1",
+      "Host: evil.example",
+      "Connection: close",
+    ]);
+    expect(foreignHost).toMatch(/^HTTP\/1\.1 403/);
+    const goodHost = await rawRequest(port, [
+      "GET /health HTTP/1.1",
+      `Host: localhost:${port}`,
+      "Connection: close",
+    ]);
+    expect(goodHost).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  test("answers requests without a session, or with an unknown one, with a JSON-RPC error", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const noSession = await fetch(proxy.url, { method: "POST", headers, body });
+    expect(noSession.status).toBe(400);
+    expect(((await noSession.json()) as { error: { message: string } }).error.message).toContain(
+      "initialize",
+    );
+    const unknown = await fetch(proxy.url, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": "nope" },
+      body,
+    });
+    expect(unknown.status).toBe(404);
+  });
+});
