@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+/** Helpers the benchmarks share: the compiled binary, run as users run it. */
+export const ROOT = resolve(import.meta.dir, "..");
+export const BINARY = join(ROOT, "dist", "mcpproxy");
+
+export function requireBinary(): string {
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`npm run build\` first`);
+  return BINARY;
+}
+
+/** Peak resident set size (VmHWM) of a live process in MiB, from /proc; NaN where there is no /proc. */
+export function peakRssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export async function runBinary(args: string[], env: Record<string, string>) {
+  const started = performance.now();
+  const child = Bun.spawn([requireBinary(), ...args], { env, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr, ms: performance.now() - started };
+}
+
+/** `mcpproxy serve` over stdio with a real SDK client; `pid` is the proxy's. */
+export async function startProxyStdio(configPath: string, dataDir: string, env: Record<string, string>) {
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: ["serve", "--config", configPath, "--data-dir", dataDir],
+    env,
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", () => {});
+  const client = new Client({ name: "mcpproxy-bench", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, pid: transport.pid ?? 0, close: () => client.close() };
+}
+
+export function benchEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, MCPPROXY_LOG_LEVEL: "warn", ...extra };
+}
