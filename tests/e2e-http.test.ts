@@ -3,10 +3,12 @@ import { connect } from "node:net";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   connectHttp,
+  connectStdio,
   createSandbox,
   everythingEntry,
   retrieve,
   type Sandbox,
+  startEverythingSse,
   startHttpFixture,
   startHttpProxy,
 } from "./helpers.ts";
@@ -143,5 +145,30 @@ describe("mcpproxy serve over streamable HTTP", () => {
       body,
     });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("an upstream on the legacy SSE transport", () => {
+  test("is indexed and called through the proxy (server-everything in sse mode)", async () => {
+    const sandbox = createSandbox();
+    const sse = await startEverythingSse();
+    try {
+      sandbox.writeConfig({ mcpServers: { legacy: { url: sse.url } } });
+      const proxy = await connectStdio(sandbox);
+      try {
+        const found = await retrieve(proxy.client, "echo the input message");
+        expect(found.tools[0]).toMatchObject({ name: "legacy__echo", server: "legacy", tool: "echo" });
+        const echoed = await proxy.client.callTool({
+          name: "call_tool",
+          arguments: { name: "legacy__echo", arguments: { message: "via sse" } },
+        });
+        expect(JSON.stringify(echoed.content)).toContain("via sse");
+      } finally {
+        await proxy.close();
+      }
+    } finally {
+      sse.stop();
+      sandbox.cleanup();
+    }
   });
 });

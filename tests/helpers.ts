@@ -200,3 +200,18 @@ export async function retrieve(client: Client, query: string, topK?: number): Pr
   if (result.isError) throw new Error(`retrieve_tools failed: ${JSON.stringify(result.content)}`);
   return result.structuredContent as unknown as Retrieved;
 }
+
+/** Runs server-everything's legacy SSE transport on a free port; resolves once it listens. */
+export async function startEverythingSse() {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port;
+  await probe.stop(true);
+  const child = Bun.spawn(["node", EVERYTHING, "sse"], {
+    env: { ...process.env, PORT: String(port) },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  watchOutput(child.stdout);
+  await watchOutput(child.stderr).waitFor(/running on port (\d+)/, 15_000);
+  return { url: `http://127.0.0.1:${port}/sse`, child, stop: () => child.kill() };
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bun
+/**
+ * `npm run bench`: every benchmark of the repo, against the compiled binary. Figures, not
+ * pass/fail: they go into the README and the closing notes of issues.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
+import { ROOT } from "./proxy-process.ts";
+import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
+
+const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+if (existsSync(evalFile)) {
+  process.stdout.write(`${formatEvalReport(await runRetrievalEval(evalFile))}\n\n`);
+} else {
+  process.stdout.write(
+    `(retrieval eval skipped: ${evalFile} is not here; pass a catalog to \`npm run eval -- FILE\`)\n\n`,
+  );
+}
+process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n`);
