@@ -175,3 +175,40 @@ describe("index and search from the persisted index", () => {
     expect(forced.stdout).toContain("8 tools (8 added, 0 updated, 0 removed, 0 unchanged)");
   });
 });
+
+describe("settings from the environment", () => {
+  test("MCPPROXY_TOOL_NAME_LIMIT shortens public names with a hash suffix and keeps the way back to server and tool", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { "a-rather-long-server": fixtureEntry() } });
+    const env = sandbox.env({ MCPPROXY_TOOL_NAME_LIMIT: "16" });
+    expect((await runCli(["index", ...flags(sandbox)], env)).code).toBe(0);
+    const found = JSON.parse(
+      (await runCli(["search", "add numbers sum", "--json", ...flags(sandbox)], env)).stdout,
+    );
+    const add = found.tools.find((tool: { tool: string }) => tool.tool === "add_numbers");
+    expect(add.name).toMatch(/^a-rather-_[0-9a-f]{6}$/);
+    expect(add.server).toBe("a-rather-long-server");
+  });
+
+  test("MCPPROXY_RESET_DATA drops the saved index and rebuilds it", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("8 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("8 unchanged");
+    const reset = await runCli(["index", ...flags(sandbox)], sandbox.env({ MCPPROXY_RESET_DATA: "true" }));
+    expect(reset.stdout).toContain("8 tools (8 added, 0 updated, 0 removed, 0 unchanged)");
+  });
+
+  test("MCPPROXY_LOG_FILE takes the log off stderr", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { missing: { command: "mcpproxy-no-such-command-anywhere" } } });
+    const logFile = join(sandbox.dir, "proxy.log");
+    const result = await runCli(
+      ["index", ...flags(sandbox)],
+      sandbox.env({ MCPPROXY_LOG_FILE: logFile, MCPPROXY_LOG_LEVEL: "debug" }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("");
+    expect(readFileSync(logFile, "utf8")).toContain("missing: could not connect: command not found");
+  });
+});

@@ -7,6 +7,7 @@ import {
   createSandbox,
   everythingEntry,
   retrieve,
+  runCli,
   type Sandbox,
   startEverythingSse,
   startHttpFixture,
@@ -145,6 +146,36 @@ describe("mcpproxy serve over streamable HTTP", () => {
       body,
     });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("the HTTP listener's life cycle", () => {
+  test("a busy port is a clear error with exit 1; SIGTERM stops the proxy with exit 0", async () => {
+    const sandbox = createSandbox();
+    try {
+      sandbox.writeConfig({ mcpServers: {} });
+      const first = await startHttpProxy(sandbox);
+      const second = await runCli(
+        [
+          "serve",
+          "--transport",
+          "http",
+          "--port",
+          first.url.port,
+          "--config",
+          sandbox.configPath,
+          "--data-dir",
+          sandbox.dataDir,
+        ],
+        sandbox.env(),
+      );
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`Cannot listen on 127.0.0.1:${first.url.port}`);
+      expect(await first.stop()).toBe(0);
+      expect(first.stderr.text()).toContain("shutting down (SIGTERM)");
+    } finally {
+      sandbox.cleanup();
+    }
   });
 });
 

@@ -13,6 +13,9 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
+/** How long a search on a first run (no saved index) waits for the first indexing pass. */
+export const FIRST_INDEXING_WAIT_MS = 15_000;
+
 export const serveCommand: Command = {
   name: "serve",
   summary:
@@ -77,7 +80,8 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     pool,
     topK: config.topK,
     logger,
-    firstIndexing: isFirstRun ? indexing : undefined,
+    // Bounded: one server that hangs until its connect timeout must not hold up every first search.
+    firstIndexing: isFirstRun ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };
   let stopped: Promise<unknown>;
   if (config.transport === "stdio") {
