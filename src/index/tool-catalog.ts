@@ -30,7 +30,6 @@ export interface RankedTool {
 export interface ToolCatalog {
   list(): readonly CatalogTool[];
   get(publicName: string): CatalogTool | undefined;
-  serverNames(): Set<string>;
   /** Replaces one server's tools with what it listed now; unchanged hashes are not re-indexed. */
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
@@ -51,7 +50,12 @@ export interface ToolCatalogOptions {
 }
 
 export const SNAPSHOT_FILE = "search-index.json";
-const EMPTY_COUNTS: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+interface CatalogDiff {
+  /** Tools that are new or whose hash changed. */
+  fresh: CatalogTool[];
+  gone: CatalogTool[];
+  unchanged: number;
+}
 
 export async function openToolCatalog(options: ToolCatalogOptions): Promise<ToolCatalog> {
   const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
@@ -102,52 +106,52 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     return next;
   };
 
-  const replace = async (
-    server: string | undefined,
-    incoming: readonly UpstreamTool[],
-    keep?: ReadonlySet<string>,
-  ) => {
-    const counts = { ...EMPTY_COUNTS };
-    const fresh: CatalogTool[] = [];
-    const gone: CatalogTool[] = [];
-    const staleIds: string[] = [];
-    if (server !== undefined) {
-      const seen = new Set<string>();
-      for (const definition of incoming) {
-        const ref = { server, tool: definition.name };
-        const key = toolKey(ref);
-        if (seen.has(key)) {
-          options.logger.warn(`server ${server} lists tool ${definition.name} twice; keeping the first`);
-          continue;
-        }
-        seen.add(key);
-        const hash = hashTool(definition);
-        const existing = tools.get(key);
-        if (existing && existing.hash === hash) {
-          counts.unchanged++;
-          continue;
-        }
-        if (existing) {
-          counts.updated++;
-          staleIds.push(key);
-        } else {
-          counts.added++;
-        }
-        fresh.push({ ...ref, key, hash, definition, name: existing?.name ?? "" });
+  /** What a server's fresh tool list changes: new or changed tools, and tools it no longer has. */
+  const diffServer = (server: string, incoming: readonly UpstreamTool[]): CatalogDiff => {
+    const diff: CatalogDiff = { fresh: [], gone: [], unchanged: 0 };
+    const seen = new Set<string>();
+    for (const definition of incoming) {
+      const ref = { server, tool: definition.name };
+      const key = toolKey(ref);
+      if (seen.has(key)) {
+        options.logger.warn(`server ${server} lists tool ${definition.name} twice; keeping the first`);
+        continue;
       }
-      for (const tool of tools.values()) if (tool.server === server && !seen.has(tool.key)) gone.push(tool);
-    } else {
-      for (const tool of tools.values()) if (!keep?.has(tool.server)) gone.push(tool);
+      seen.add(key);
+      const hash = hashTool(definition);
+      const existing = tools.get(key);
+      if (existing?.hash === hash) diff.unchanged++;
+      else diff.fresh.push({ ...ref, key, hash, definition, name: existing?.name ?? "" });
     }
-    counts.removed = gone.length;
-    if (fresh.length === 0 && gone.length === 0) return counts;
+    for (const tool of tools.values())
+      if (tool.server === server && !seen.has(tool.key)) diff.gone.push(tool);
+    return diff;
+  };
 
+  const diffRemovedServers = (keep: ReadonlySet<string>): CatalogDiff => ({
+    fresh: [],
+    gone: [...tools.values()].filter((tool) => !keep.has(tool.server)),
+    unchanged: 0,
+  });
+
+  /** Applies a diff to the map, the names, SQLite and the search index, in that order. */
+  const apply = async ({ fresh, gone, unchanged }: CatalogDiff): Promise<SyncCounts> => {
+    const updatedKeys = fresh.filter((tool) => tools.has(tool.key)).map((tool) => tool.key);
+    const counts = {
+      added: fresh.length - updatedKeys.length,
+      updated: updatedKeys.length,
+      removed: gone.length,
+      unchanged,
+    };
+    if (fresh.length === 0 && gone.length === 0) return counts;
     for (const tool of gone) tools.delete(tool.key);
     for (const tool of fresh) tools.set(tool.key, tool);
     const renamed = renameAll().filter((tool) => !fresh.includes(tool));
     store.apply({ upserts: fresh, deletes: gone, renames: renamed });
-    await searchIndex.remove([...gone.map((t) => t.key), ...staleIds]);
-    await searchIndex.add(fresh.map((t) => ({ id: t.key, fields: toolFields(t.server, t.definition) })));
+    await searchIndex.remove([...gone.map((tool) => tool.key), ...updatedKeys]);
+    await searchIndex.add(
+      fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
+    );
     isDirty = true;
     return counts;
   };
@@ -155,9 +159,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   return {
     list: () => [...tools.values()],
     get: (publicName) => byName.get(publicName),
-    serverNames: () => new Set([...tools.values()].map((t) => t.server)),
-    syncServer: (server, incoming) => serialized(() => replace(server, incoming)),
-    removeServersExcept: (keep) => serialized(() => replace(undefined, [], keep)),
+    syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
+    removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     async search(query, limit) {
       const hits = await searchIndex.search(query, limit);
       return hits.flatMap((hit) => {

@@ -114,25 +114,27 @@ export async function connectUpstream(
       timeout,
     ]);
     isOpen = true;
+    let current: readonly Tool[] = tools;
+    // Registered whatever the server declared: some servers send list_changed without declaring it.
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
+      if (fresh) {
+        current = fresh;
+        options.onToolsChanged?.(fresh);
+      }
+    });
     const connection: UpstreamConnection = {
       server,
       client,
-      tools,
+      get tools() {
+        return current;
+      },
       stderrTail: () => tail.text(),
       async close() {
         isClosing = true;
         await client.close().catch(() => undefined);
       },
     };
-    if (client.getServerCapabilities()?.tools?.listChanged) {
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
-        if (fresh) {
-          (connection as { tools: readonly Tool[] }).tools = fresh;
-          options.onToolsChanged?.(fresh);
-        }
-      });
-    }
     return connection;
   } catch (error) {
     isClosing = true;
