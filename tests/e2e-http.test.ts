@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "node:net";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import {
   connectHttp,
   connectStdio,
@@ -88,6 +89,24 @@ describe("mcpproxy serve over streamable HTTP", () => {
     } finally {
       await second.close();
     }
+  });
+
+  test("serves old clients over the legacy SSE transport at /sse on the same listener", async () => {
+    const legacy = new Client({ name: "legacy-client", version: "1.0.0" });
+    await legacy.connect(new SSEClientTransport(new URL("/sse", proxy.url)));
+    try {
+      const { tools } = await legacy.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+      const echoed = await legacy.callTool({
+        name: "call_tool",
+        arguments: { name: "web__echo", arguments: { message: "over legacy sse" } },
+      });
+      expect(echoed.content).toEqual([{ type: "text", text: "web echo: over legacy sse" }]);
+    } finally {
+      await legacy.close();
+    }
+    const stale = await fetch(new URL("/messages?sessionId=nope", proxy.url), { method: "POST", body: "{}" });
+    expect(stale.status).toBe(404);
   });
 
   test("/health reports the servers and the tool count", async () => {

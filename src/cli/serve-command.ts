@@ -1,7 +1,7 @@
 import { createCleanupStack } from "../app/cleanup-stack.ts";
 import { refreshCatalog, summarizeRefresh } from "../app/refresh-catalog.ts";
 import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
-import { describeError, ProxyError } from "../errors.ts";
+import { describeError } from "../errors.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
@@ -19,13 +19,15 @@ export const FIRST_INDEXING_WAIT_MS = 15_000;
 export const serveCommand: Command = {
   name: "serve",
   summary:
-    "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or streamable\n" +
-    "HTTP, answering from the saved index at once while upstream servers connect in the background.",
-  usage: "mcpproxy serve [--config FILE] [--transport stdio|http] [--host H] [--port P] [--data-dir DIR]",
+    "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or HTTP,\n" +
+    "answering from the saved index at once while upstream servers connect in the background. Over HTTP,\n" +
+    "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
+  usage:
+    "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
-      help: "--transport T      stdio (default) or streamable-http (alias http); or MCPPROXY_TRANSPORT",
+      help: "--transport T      stdio (default), streamable-http (alias http) or sse; or MCPPROXY_TRANSPORT",
     },
     host: {
       type: "string",
@@ -44,12 +46,6 @@ export const serveCommand: Command = {
     if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     const config = loadCommandConfig(values, overrides);
-    if (config.transport === "sse") {
-      throw new ProxyError(
-        "USAGE",
-        "The sse transport for MCP clients is not available yet; use --transport stdio or streamable-http.",
-      );
-    }
     return serve(config, commandLogger(config));
   },
 };
@@ -99,7 +95,10 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     const http = startHttpServer(app, config.host, config.port);
     cleanup.defer("stop the HTTP server", () => http.close());
     stopped = new Promise(() => {});
-    logger.info(`serving MCP at ${http.url}; ${catalog.list().length} tools in the saved index`);
+    const sseUrl = http.url.replace(/\/mcp$/, "/sse");
+    logger.info(
+      `serving MCP at ${http.url}; legacy SSE clients at ${sseUrl}; ${catalog.list().length} tools in the saved index`,
+    );
   }
 
   const signalled = new Promise<string>((resolve) => {

@@ -6,10 +6,12 @@ import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { hostGuard } from "./host-guard.ts";
+import { WebSseServerTransport } from "./sse-transport.ts";
 
 /**
- * The HTTP face of the proxy: streamable HTTP MCP at /mcp (one MCP server per session),
- * /health for probes, and the DNS-rebinding guard in front of both.
+ * The HTTP face of the proxy: streamable HTTP MCP at /mcp, the legacy SSE transport at /sse
+ * (+ /messages) for old clients, one MCP server per session on both, /health for probes, and the
+ * DNS-rebinding guard in front of everything.
  */
 export interface HttpAppOptions {
   bindHost: string;
@@ -33,6 +35,7 @@ const jsonRpcError = (message: string, code = -32000) => ({
 
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sseSessions = new Map<string, WebSseServerTransport>();
   const app = new Hono();
   app.use("*", hostGuard({ bindHost: options.bindHost }));
 
@@ -76,7 +79,27 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return transport.handleRequest(c.req.raw, { parsedBody: body });
   });
 
-  app.notFound((c) => c.json({ error: "Not found: the MCP endpoint is /mcp, health is /health" }, 404));
+  app.get("/sse", async () => {
+    const transport = new WebSseServerTransport("/messages");
+    sseSessions.set(transport.sessionId, transport);
+    transport.onclose = () => sseSessions.delete(transport.sessionId);
+    const response = transport.response();
+    await options.createServer().connect(transport);
+    return response;
+  });
+
+  app.post("/messages", async (c) => {
+    const transport = sseSessions.get(c.req.query("sessionId") ?? "");
+    if (!transport) return c.text("Session not found: open a new one with GET /sse", 404);
+    return transport.handlePost(c.req.raw);
+  });
+
+  app.notFound((c) =>
+    c.json(
+      { error: "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health" },
+      404,
+    ),
+  );
   app.onError((error, c) => {
     options.logger.error("HTTP request failed", { path: c.req.path, error: describeError(error) });
     return c.json(jsonRpcError("Internal error", -32603), 500);
@@ -84,10 +107,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   return {
     fetch: app.fetch,
-    sessionCount: () => sessions.size,
+    sessionCount: () => sessions.size + sseSessions.size,
     async close() {
-      const open = [...sessions.values()];
+      const open = [...sessions.values(), ...sseSessions.values()];
       sessions.clear();
+      sseSessions.clear();
       await Promise.allSettled(open.map((transport) => transport.close()));
     },
   };
