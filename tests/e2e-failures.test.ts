@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { connectStdio, createSandbox, fixtureEntry, retrieve, runCli, type Sandbox } from "./helpers.ts";
+import {
+  connectStdio,
+  createSandbox,
+  FIXTURE,
+  fixtureEntry,
+  retrieve,
+  runCli,
+  type Sandbox,
+} from "./helpers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -95,6 +103,31 @@ describe("upstream failures", () => {
       });
       expect(called.content).toEqual([{ type: "text", text: `${marker} echo: back again` }]);
     } finally {
+      await proxy.close();
+    }
+  });
+
+  test("a server that was down at start is retried in the background and its tools appear", async () => {
+    const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const port = probe.port;
+    await probe.stop(true);
+    const sandbox = sandboxWith({ late: { url: `http://127.0.0.1:${port}/mcp` } });
+    const proxy = await connectStdio(sandbox, { MCPPROXY_LOG_LEVEL: "debug" });
+    const late = Bun.spawn([process.execPath, FIXTURE, "--http", String(port), "--name", "late"], {
+      stdout: "ignore",
+    });
+    try {
+      expect((await retrieve(proxy.client, "echo back the message")).tools).toEqual([]);
+      let names: string[] = [];
+      for (let i = 0; i < 150 && !names.includes("late__echo"); i++) {
+        await Bun.sleep(100);
+        names = (await retrieve(proxy.client, "echo back the message")).tools.map((tool) => tool.name);
+      }
+      if (names[0] !== "late__echo") console.error(proxy.stderr());
+      expect(names[0]).toBe("late__echo");
+      expect(proxy.stderr()).toContain("reconnected (8 tools)");
+    } finally {
+      late.kill();
       await proxy.close();
     }
   });

@@ -69,6 +69,7 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
 
+  pool.startRetrying();
   const isFirstRun = catalog.list().length === 0;
   const indexing = reportRefresh(config, catalog, pool, logger);
   const deps: ProxyServerDeps = {

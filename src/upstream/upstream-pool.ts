@@ -7,7 +7,8 @@ import { connectUpstream, type UpstreamConnection } from "./upstream-connection.
 /**
  * All upstream servers, connected in parallel. Each server is on its own: one that fails to
  * start, hangs or dies is reported with its name, reason and stderr and never holds up another.
- * A server that is down when a call arrives is reconnected once, on demand.
+ * A server that is down when a call arrives is reconnected once, on demand; with retrying on
+ * (`serve`), failed and dead servers are also retried in the background with exponential backoff.
  */
 export type ServerState = "connecting" | "connected" | "failed" | "disabled";
 
@@ -35,13 +36,25 @@ export interface UpstreamPool {
     signal?: AbortSignal,
   ): Promise<CallToolResult>;
   status(): ServerStatus[];
+  /** From now on, retry every failed or disconnected server in the background until it connects. */
+  startRetrying(policy?: RetryPolicy): void;
   close(): Promise<void>;
 }
+
+export interface RetryPolicy {
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 5_000, maxDelayMs: 300_000 };
 
 export interface UpstreamPoolOptions {
   servers: readonly ServerConfig[];
   logger: Logger;
-  /** An upstream re-listed its tools after `notifications/tools/list_changed`. */
+  /**
+   * A server's tools may have changed: it sent `notifications/tools/list_changed`, or it connected
+   * again after a failure (its list is then fresh). Not called for a server's first connection.
+   */
   onToolsChanged?: (server: string, tools: readonly Tool[]) => void;
   env?: Readonly<Record<string, string | undefined>>;
   callTimeoutMs?: number;
@@ -54,6 +67,10 @@ interface Slot {
   pending?: Promise<UpstreamConnection> | undefined;
   error?: string | undefined;
   toolCount: number;
+  attempts: number;
+  /** Failed attempts since the last success, for the backoff. */
+  failures: number;
+  retryTimer?: ReturnType<typeof setTimeout> | undefined;
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
@@ -61,13 +78,32 @@ export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
   for (const config of options.servers) {
-    slots.set(config.name, { config, state: config.enabled ? "connecting" : "disabled", toolCount: 0 });
+    slots.set(config.name, {
+      config,
+      state: config.enabled ? "connecting" : "disabled",
+      toolCount: 0,
+      attempts: 0,
+      failures: 0,
+    });
   }
   let isClosed = false;
+  let retry: RetryPolicy | undefined;
+
+  const scheduleRetry = (slot: Slot) => {
+    if (!retry || isClosed || slot.retryTimer || slot.state === "disabled") return;
+    const delay = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** Math.max(0, slot.failures - 1));
+    slot.retryTimer = setTimeout(() => {
+      slot.retryTimer = undefined;
+      connect(slot).catch(() => undefined); // a failure schedules the next try
+    }, delay);
+    slot.retryTimer.unref?.();
+  };
 
   const connect = (slot: Slot): Promise<UpstreamConnection> => {
     if (slot.pending) return slot.pending;
     slot.state = "connecting";
+    slot.attempts++;
+    const isReconnect = slot.attempts > 1;
     const log = options.logger.child(slot.config.name);
     const attempt = connectUpstream(slot.config, {
       ...(options.env ? { env: options.env } : {}),
@@ -81,6 +117,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         slot.error = reason;
         slot.connection = undefined;
         if (!isClosed) log.warn(`disconnected: ${reason}`);
+        scheduleRetry(slot);
       },
     }).then(
       async (connection) => {
@@ -93,12 +130,17 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           state: "connected",
           error: undefined,
           toolCount: connection.tools.length,
+          failures: 0,
         });
-        log.info(`connected (${connection.tools.length} tools)`);
+        log.info(`${isReconnect ? "reconnected" : "connected"} (${connection.tools.length} tools)`);
+        if (isReconnect) options.onToolsChanged?.(slot.config.name, connection.tools);
         return connection;
       },
       (error: unknown) => {
         Object.assign(slot, { connection: undefined, state: "failed", error: describeError(error) });
+        slot.failures++;
+        if (isReconnect) log.debug(`reconnecting failed: ${describeError(error)}`);
+        scheduleRetry(slot);
         throw error;
       },
     );
@@ -172,8 +214,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       }));
     },
 
+    startRetrying(policy = DEFAULT_RETRY_POLICY) {
+      retry = policy;
+      for (const slot of slots.values()) if (slot.state === "failed") scheduleRetry(slot);
+    },
+
     async close() {
       isClosed = true;
+      for (const slot of slots.values()) clearTimeout(slot.retryTimer);
       const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
       await Promise.allSettled(connections.map((connection) => connection.close()));
     },
