@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSandbox, fixtureEntry, runCli, type Sandbox, startHttpFixture } from "./helpers.ts";
+import {
+  createSandbox,
+  fixtureEntry,
+  requireBinary,
+  runCli,
+  type Sandbox,
+  startHttpFixture,
+} from "./helpers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -210,5 +217,20 @@ describe("settings from the environment", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("");
     expect(readFileSync(logFile, "utf8")).toContain("missing: could not connect: command not found");
+  });
+});
+
+describe("progress", () => {
+  test("index shows per-server progress on a terminal and none otherwise", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const command = [requireBinary(), "index", ...flags(sandbox)].map((arg) => `'${arg}'`).join(" ");
+    // script(1) gives the binary a real pseudo-terminal.
+    const onTty = await Bun.$`script -qec ${command} /dev/null`.env(sandbox.env()).nothrow().quiet();
+    expect(onTty.exitCode).toBe(0);
+    expect(onTty.stdout.toString()).toContain("[1/1] fx: 8 tools");
+    const piped = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(piped.stderr).toBe("");
+    expect(piped.stdout).not.toContain("[1/1]");
   });
 });
