@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util";
 import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
+import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
 
 /** A subcommand as plain data: its help text, its flags, and what it runs. */
 export interface CommandOption {
@@ -69,4 +71,19 @@ export function loadCommandConfig(
 
 export function commandLogger(config: ResolvedConfig): Logger {
   return createLogger({ level: config.logLevel, file: config.logFile || undefined });
+}
+
+/** The catalog in the config's data dir, with the built-in tool names kept off-limits. */
+export function openCommandCatalog(
+  config: ResolvedConfig,
+  logger: Logger,
+  reset = config.resetData,
+): Promise<ToolCatalog> {
+  return openToolCatalog({
+    dataDir: config.dataDir,
+    toolNameLimit: config.toolNameLimit,
+    reservedNames: BUILTIN_TOOL_NAMES,
+    logger,
+    reset,
+  });
 }

@@ -1,8 +1,12 @@
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
-import { openToolCatalog } from "../index/tool-catalog.ts";
-import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import {
+  COMMON_OPTIONS,
+  type Command,
+  commandLogger,
+  loadCommandConfig,
+  openCommandCatalog,
+} from "./command.ts";
 
 export const indexCommand: Command = {
   name: "index",
@@ -22,13 +26,7 @@ export const indexCommand: Command = {
     if (enabled.length === 0) {
       process.stdout.write(`No enabled servers in ${config.configPath}; add some under "mcpServers".\n`);
     }
-    const catalog = await openToolCatalog({
-      dataDir: config.dataDir,
-      toolNameLimit: config.toolNameLimit,
-      reservedNames: BUILTIN_TOOL_NAMES,
-      logger,
-      reset: Boolean(values.force) || config.resetData,
-    });
+    const catalog = await openCommandCatalog(config, logger, Boolean(values.force) || config.resetData);
     const pool = createUpstreamPool({ servers: config.servers, logger: logger.child("upstream") });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {

@@ -1,8 +1,12 @@
 import { ProxyError } from "../errors.ts";
 import { retrieveTools } from "../index/retrieve-tools.ts";
-import { openToolCatalog } from "../index/tool-catalog.ts";
-import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import {
+  COMMON_OPTIONS,
+  type Command,
+  commandLogger,
+  loadCommandConfig,
+  openCommandCatalog,
+} from "./command.ts";
 
 export const searchCommand: Command = {
   name: "search",
@@ -28,12 +32,7 @@ export const searchCommand: Command = {
       typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {},
     );
     const logger = commandLogger(config);
-    const catalog = await openToolCatalog({
-      dataDir: config.dataDir,
-      toolNameLimit: config.toolNameLimit,
-      reservedNames: BUILTIN_TOOL_NAMES,
-      logger,
-    });
+    const catalog = await openCommandCatalog(config, logger);
     try {
       const result = await retrieveTools(catalog, query, config.topK);
       if (values.json) {
@@ -52,6 +51,8 @@ export const searchCommand: Command = {
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {
+      // Saves the search index if it had to be rebuilt, so the next search loads it instead.
+      await catalog.persist();
       catalog.close();
     }
   },

@@ -2,16 +2,21 @@ import { createCleanupStack } from "../app/cleanup-stack.ts";
 import { refreshCatalog, summarizeRefresh } from "../app/refresh-catalog.ts";
 import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
 import { describeError } from "../errors.ts";
-import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
-import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import {
+  COMMON_OPTIONS,
+  type Command,
+  commandLogger,
+  loadCommandConfig,
+  openCommandCatalog,
+} from "./command.ts";
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
 export const FIRST_INDEXING_WAIT_MS = 15_000;
@@ -52,13 +57,7 @@ export const serveCommand: Command = {
 
 async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
   const cleanup = createCleanupStack();
-  const catalog = await openToolCatalog({
-    dataDir: config.dataDir,
-    toolNameLimit: config.toolNameLimit,
-    reservedNames: BUILTIN_TOOL_NAMES,
-    logger,
-    reset: config.resetData,
-  });
+  const catalog = await openCommandCatalog(config, logger);
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
 

@@ -97,7 +97,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     return renamed;
   };
   const initialRenames = renameAll();
-  if (initialRenames.length > 0) store.apply({ upserts: [], deletes: [], renames: initialRenames });
+  if (initialRenames.length > 0) {
+    // The name limit changed since the last run: store the new names (the snapshot is then stale).
+    store.apply({ upserts: [], deletes: [], renames: initialRenames });
+    isDirty = true;
+  }
 
   let queue: Promise<unknown> = Promise.resolve();
   const serialized = <T>(work: () => Promise<T>): Promise<T> => {
