@@ -1,4 +1,4 @@
-import { createCleanupStack } from "../app/cleanup-stack.ts";
+import { type CleanupStack, createCleanupStack } from "../app/cleanup-stack.ts";
 import { refreshCatalog, summarizeRefresh } from "../app/refresh-catalog.ts";
 import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
 import { describeError } from "../errors.ts";
@@ -57,9 +57,24 @@ export const serveCommand: Command = {
 
 async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
   const cleanup = createCleanupStack();
+  let failures: string[];
+  try {
+    const reason = await run(config, logger, cleanup);
+    logger.info(`shutting down (${reason})`);
+  } finally {
+    // Also after a failed start (a busy port): children already spawned must not outlive us.
+    failures = await cleanup.run();
+    for (const failure of failures) logger.error(`shutdown: ${failure}`);
+  }
+  return failures.length > 0 ? 1 : 0;
+}
+
+/** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
+async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack): Promise<string> {
   const catalog = await openCommandCatalog(config, logger);
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
+  const savedTools = catalog.list().length;
 
   const pool = createUpstreamPool({
     servers: config.servers,
@@ -67,9 +82,7 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     onToolsChanged: (server, tools) => void resync(catalog, server, tools, logger),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
-
   pool.startRetrying();
-  const isFirstRun = catalog.list().length === 0;
   const indexing = reportRefresh(config, catalog, pool, logger);
   const deps: ProxyServerDeps = {
     catalog,
@@ -77,14 +90,15 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     topK: config.topK,
     logger,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
-    firstIndexing: isFirstRun ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
+    firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };
-  let stopped: Promise<unknown>;
+
+  let clientGone: Promise<unknown> = new Promise(() => {});
   if (config.transport === "stdio") {
     const stdio = await startStdioServer(createProxyServer(deps));
     cleanup.defer("stop the stdio server", () => stdio.close());
-    stopped = stdio.closed;
-    logger.info(`serving MCP over stdio; ${catalog.list().length} tools in the saved index`);
+    clientGone = stdio.closed;
+    logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index`);
   } else {
     const app = createHttpApp({
       bindHost: config.host,
@@ -94,10 +108,9 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     });
     const http = startHttpServer(app, config.host, config.port);
     cleanup.defer("stop the HTTP server", () => http.close());
-    stopped = new Promise(() => {});
-    const sseUrl = http.url.replace(/\/mcp$/, "/sse");
     logger.info(
-      `serving MCP at ${http.url}; legacy SSE clients at ${sseUrl}; ${catalog.list().length} tools in the saved index`,
+      `serving MCP at ${http.url}; legacy SSE clients at ${http.url.replace(/\/mcp$/, "/sse")}; ` +
+        `${savedTools} tools in the saved index`,
     );
   }
 
@@ -105,11 +118,7 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.once(signal, () => resolve(signal));
   });
-  const reason = await Promise.race([stopped.then(() => "the client disconnected"), signalled]);
-  logger.info(`shutting down (${reason})`);
-  const failures = await cleanup.run();
-  for (const failure of failures) logger.error(`shutdown: ${failure}`);
-  return failures.length > 0 ? 1 : 0;
+  return Promise.race([clientGone.then(() => "the client disconnected"), signalled]);
 }
 
 async function reportRefresh(
