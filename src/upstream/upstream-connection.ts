@@ -21,8 +21,6 @@ export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
   readonly tools: readonly Tool[];
-  /** What the server wrote to stderr lately (stdio only). */
-  stderrTail(): string;
   close(): Promise<void>;
 }
 
@@ -98,6 +96,17 @@ export async function connectUpstream(
   // a real end of the connection arrives through onclose.
   client.onerror = () => {};
 
+  let current: readonly Tool[] = [];
+  // Handled whatever the server declared: some servers send list_changed without declaring it.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    if (!isOpen) return;
+    const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
+    if (fresh && isOpen) {
+      current = fresh;
+      options.onToolsChanged?.(fresh);
+    }
+  });
+
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -114,22 +123,13 @@ export async function connectUpstream(
       timeout,
     ]);
     isOpen = true;
-    let current: readonly Tool[] = tools;
-    // Registered whatever the server declared: some servers send list_changed without declaring it.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
-      if (fresh) {
-        current = fresh;
-        options.onToolsChanged?.(fresh);
-      }
-    });
+    current = tools;
     const connection: UpstreamConnection = {
       server,
       client,
       get tools() {
         return current;
       },
-      stderrTail: () => tail.text(),
       async close() {
         isClosing = true;
         await client.close().catch(() => undefined);
