@@ -131,4 +131,16 @@ describe("upstream failures", () => {
       await proxy.close();
     }
   });
+
+  test("malformed entries in a tools/list are left out and named; the server's other tools are indexed", async () => {
+    const sandbox = sandboxWith({ sloppy: fixtureEntry({ env: { FIXTURE_MALFORMED_TOOLS: "1" } }) });
+    const result = await runCli(
+      ["index", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      sandbox.env(),
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      "ok      sloppy: 8 tools (left out 2 malformed: no_schema (no inputSchema object), a tool without a name)",
+    );
+  });
 });

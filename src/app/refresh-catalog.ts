@@ -16,6 +16,8 @@ export interface ServerReport {
   error?: string | undefined;
   counts?: SyncCounts | undefined;
   toolCount: number;
+  /** Malformed tools the server listed, left out of the index. */
+  skipped?: readonly string[] | undefined;
 }
 
 export interface RefreshReport {
@@ -50,7 +52,7 @@ export async function refreshCatalog(
       try {
         const counts = await catalog.syncServer(outcome.server, outcome.tools as readonly UpstreamTool[]);
         add(counts);
-        report = { name: outcome.server, counts, toolCount: outcome.tools.length };
+        report = { name: outcome.server, counts, toolCount: outcome.tools.length, skipped: outcome.skipped };
       } catch (error) {
         report = { name: outcome.server, error: `indexing failed: ${describeError(error)}`, toolCount: 0 };
       }

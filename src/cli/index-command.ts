@@ -43,7 +43,7 @@ export const indexCommand: Command = {
         lines.push(
           server.error
             ? `  FAILED  ${server.name}: ${server.error.split("\n").join("\n          ")}`
-            : `  ok      ${server.name}: ${server.toolCount} tools`,
+            : `  ok      ${server.name}: ${server.toolCount} tools${skippedNote(server.skipped)}`,
         );
       }
       process.stdout.write(`${lines.join("\n")}\n`);
@@ -54,3 +54,9 @@ export const indexCommand: Command = {
     }
   },
 };
+
+function skippedNote(skipped: readonly string[] | undefined): string {
+  return skipped && skipped.length > 0
+    ? ` (left out ${skipped.length} malformed: ${skipped.join(", ")})`
+    : "";
+}

@@ -3,7 +3,11 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ResultSchema,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/load-config.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION } from "../version.ts";
@@ -21,6 +25,8 @@ export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
   readonly tools: readonly Tool[];
+  /** Malformed entries of the last tools/list, left out. */
+  readonly skipped: readonly string[];
   close(): Promise<void>;
 }
 
@@ -60,16 +66,46 @@ function createTransport(server: ServerConfig, env: Readonly<Record<string, stri
   }
 }
 
-export async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
-  const tools: Tool[] = [];
+export interface ToolListing {
+  tools: Tool[];
+  /** Entries that are not tools (no name, no object input schema), described for the log. */
+  skipped: string[];
+}
+
+/**
+ * Every page of tools/list. Read leniently and checked tool by tool: the SDK's strict result
+ * schema would reject a server's whole list for one malformed entry, and the agent would lose
+ * all of that server's good tools with it.
+ */
+export async function listAllTools(client: Client, timeoutMs: number): Promise<ToolListing> {
+  const listing: ToolListing = { tools: [], skipped: [] };
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
-    const result = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
+    const result = (await client.request(
+      { method: "tools/list", params: cursor ? { cursor } : {} },
+      ResultSchema,
+      { timeout: timeoutMs },
+    )) as { tools?: unknown; nextCursor?: unknown };
+    if (!Array.isArray(result.tools)) throw new Error("tools/list returned no tools array");
+    for (const entry of result.tools) {
+      const problem = toolProblem(entry);
+      if (problem) listing.skipped.push(problem);
+      else listing.tools.push(entry as Tool);
+    }
+    cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
     if (!cursor) break;
   }
-  return tools;
+  return listing;
+}
+
+function toolProblem(entry: unknown): string | undefined {
+  if (entry === null || typeof entry !== "object") return "an entry that is not an object";
+  const { name, inputSchema } = entry as { name?: unknown; inputSchema?: unknown };
+  if (typeof name !== "string" || name === "") return "a tool without a name";
+  if (inputSchema === null || typeof inputSchema !== "object" || Array.isArray(inputSchema)) {
+    return `${name} (no inputSchema object)`;
+  }
+  return undefined;
 }
 
 /**
@@ -96,14 +132,14 @@ export async function connectUpstream(
   // a real end of the connection arrives through onclose.
   client.onerror = () => {};
 
-  let current: readonly Tool[] = [];
+  let current: ToolListing = { tools: [], skipped: [] };
   // Handled whatever the server declared: some servers send list_changed without declaring it.
   client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
     if (!isOpen) return;
     const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
     if (fresh && isOpen) {
       current = fresh;
-      options.onToolsChanged?.(fresh);
+      options.onToolsChanged?.(fresh.tools);
     }
   });
 
@@ -115,7 +151,7 @@ export async function connectUpstream(
     );
   });
   try {
-    const tools = await Promise.race([
+    const listing = await Promise.race([
       (async () => {
         await client.connect(transport, { timeout: server.timeoutMs });
         return listAllTools(client, server.timeoutMs);
@@ -123,12 +159,15 @@ export async function connectUpstream(
       timeout,
     ]);
     isOpen = true;
-    current = tools;
+    current = listing;
     const connection: UpstreamConnection = {
       server,
       client,
       get tools() {
-        return current;
+        return current.tools;
+      },
+      get skipped() {
+        return current.skipped;
       },
       async close() {
         isClosing = true;

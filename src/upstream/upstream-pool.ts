@@ -23,6 +23,8 @@ export interface ServerStatus {
 export interface ConnectOutcome {
   server: string;
   tools?: readonly Tool[] | undefined;
+  /** Malformed tools/list entries that were left out. */
+  skipped?: readonly string[] | undefined;
   error?: string | undefined;
 }
 
@@ -133,6 +135,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           failures: 0,
         });
         log.info(`${isReconnect ? "reconnected" : "connected"} (${connection.tools.length} tools)`);
+        if (connection.skipped.length > 0) {
+          log.warn(`left out ${connection.skipped.length} malformed tools: ${connection.skipped.join(", ")}`);
+        }
         if (isReconnect) options.onToolsChanged?.(slot.config.name, connection.tools);
         return connection;
       },
@@ -158,7 +163,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           let outcome: ConnectOutcome;
           try {
             const connection = await connect(slot);
-            outcome = { server: slot.config.name, tools: connection.tools };
+            outcome = { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
           } catch (error) {
             outcome = { server: slot.config.name, error: describeError(error) };
           }
