@@ -151,6 +151,26 @@ describe("mcpproxy serve over streamable HTTP", () => {
     expect(goodHost).toMatch(/^HTTP\/1\.1 200/);
   });
 
+  test("answers a CORS preflight from a local web client and exposes the session header", async () => {
+    const preflight = await fetch(proxy.url, {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, mcp-session-id",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-session-id");
+    const foreign = await fetch(proxy.url, {
+      method: "OPTIONS",
+      headers: { origin: "http://evil.example", "access-control-request-method": "POST" },
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   test("answers requests without a session, or with an unknown one, with a JSON-RPC error", async () => {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });

@@ -2,6 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { Hono } from "hono";
+import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
@@ -38,6 +39,24 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const sseSessions = new Map<string, WebSseServerTransport>();
   const app = new Hono();
   app.use("*", hostGuard({ bindHost: options.bindHost }));
+  // Browser-based local clients (inspectors, web UIs) need CORS. Only origins the guard above let
+  // through ever get here, so reflecting the origin grants nothing to a foreign page.
+  app.use(
+    "*",
+    cors({
+      origin: (origin) => origin,
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      allowHeaders: [
+        "content-type",
+        "accept",
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+      ],
+      exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
+    }),
+  );
 
   app.get("/health", (c) => c.json({ status: "ok", version: VERSION, ...options.health() }));
 
