@@ -69,7 +69,7 @@ export async function refreshCatalog(
   return {
     servers: reports,
     totals,
-    toolCount: catalog.list().length,
+    toolCount: catalog.size(),
     elapsedMs: performance.now() - started,
   };
 }

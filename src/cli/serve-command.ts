@@ -74,7 +74,7 @@ async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack
   const catalog = await openCommandCatalog(config, logger);
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
-  const savedTools = catalog.list().length;
+  const savedTools = catalog.size();
 
   const pool = createUpstreamPool({
     servers: config.servers,
@@ -131,7 +131,7 @@ async function reportRefresh(
   if (enabled.length === 0) {
     logger.warn(
       `no enabled servers in ${config.configPath}: add some under "mcpServers"; ` +
-        `retrieve_tools answers from the ${catalog.list().length} tools of the saved index only`,
+        `retrieve_tools answers from the ${catalog.size()} tools of the saved index only`,
     );
   }
   try {
@@ -166,7 +166,7 @@ async function resync(catalog: ToolCatalog, server: string, tools: readonly obje
 
 function healthOf(catalog: ToolCatalog, pool: UpstreamPool) {
   return {
-    tools: catalog.list().length,
+    tools: catalog.size(),
     servers: pool.status().map((s) => ({
       name: s.name,
       state: s.state,

@@ -41,5 +41,5 @@ export async function retrieveTools(
     score: Math.round(score * 10_000) / 10_000,
   }));
   if (tools.length > 0) return { query, tools };
-  return { query, tools, hint: catalog.list().length === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+  return { query, tools, hint: catalog.size() === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
 }

@@ -28,7 +28,8 @@ export interface RankedTool {
 }
 
 export interface ToolCatalog {
-  list(): readonly CatalogTool[];
+  /** How many tools are indexed. */
+  size(): number;
   get(publicName: string): CatalogTool | undefined;
   /** Replaces one server's tools with what it listed now; unchanged hashes are not re-indexed. */
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
@@ -161,7 +162,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   };
 
   return {
-    list: () => [...tools.values()],
+    size: () => tools.size,
     get: (publicName) => byName.get(publicName),
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
