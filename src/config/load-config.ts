@@ -13,8 +13,6 @@ import {
   StdioServerSchema,
 } from "./schema.ts";
 
-export type ServerTransport = "stdio" | "streamable-http" | "sse";
-
 interface ServerBase {
   name: string;
   enabled: boolean;
