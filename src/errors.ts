@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   CONFIG_INVALID: { exit: 2, summary: "the configuration is invalid" },
   CONFIG_NOT_FOUND: { exit: 2, summary: "the configuration file was not found" },
   USAGE: { exit: 2, summary: "the command line is invalid" },
+  EMBEDDER_UNAVAILABLE: { exit: 2, summary: "the configured embedding model cannot be used" },
+  EMBEDDING_FAILED: { exit: 1, summary: "embedding tools failed" },
   INDEX_UNREADABLE: { exit: 1, summary: "the persisted index cannot be read" },
   UPSTREAM_CONNECT_FAILED: { exit: 1, summary: "an upstream server could not be reached" },
   UPSTREAM_UNAVAILABLE: { exit: 1, summary: "an upstream server is not connected" },

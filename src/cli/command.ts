@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
+import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
@@ -73,17 +74,32 @@ export function commandLogger(config: ResolvedConfig): Logger {
   return createLogger({ level: config.logLevel, file: config.logFile || undefined });
 }
 
-/** The catalog in the config's data dir, with the built-in tool names kept off-limits. */
-export function openCommandCatalog(
+/**
+ * The catalog in the config's data dir, with the built-in tool names kept off-limits and the
+ * configured embedder; embedding progress goes to `onEmbedProgress` (the commands draw it on a TTY).
+ */
+export async function openCommandCatalog(
   config: ResolvedConfig,
   logger: Logger,
   reset = config.resetData,
+  onEmbedProgress?: (done: number, total: number) => void,
 ): Promise<ToolCatalog> {
+  const embedder = await createEmbedder(config);
   return openToolCatalog({
     dataDir: config.dataDir,
     toolNameLimit: config.toolNameLimit,
     reservedNames: BUILTIN_TOOL_NAMES,
     logger,
     reset,
+    embedder,
+    vectorWeight: config.vectorWeight,
+    ...(onEmbedProgress ? { onEmbedProgress } : {}),
   });
+}
+
+/** Embedding progress as one redrawn stderr line, on a terminal only (SPEC: quiet otherwise). */
+export function ttyEmbedProgress(): ((done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  return (done, total) =>
+    process.stderr.write(done >= total ? "\r\x1b[2K" : `\r\x1b[2KEmbedding tools: ${done}/${total}`);
 }

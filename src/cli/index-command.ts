@@ -6,6 +6,7 @@ import {
   commandLogger,
   loadCommandConfig,
   openCommandCatalog,
+  ttyEmbedProgress,
 } from "./command.ts";
 
 export const indexCommand: Command = {
@@ -26,7 +27,12 @@ export const indexCommand: Command = {
     if (enabled.length === 0) {
       process.stdout.write(`No enabled servers in ${config.configPath}; add some under "mcpServers".\n`);
     }
-    const catalog = await openCommandCatalog(config, logger, Boolean(values.force) || config.resetData);
+    const catalog = await openCommandCatalog(
+      config,
+      logger,
+      Boolean(values.force) || config.resetData,
+      ttyEmbedProgress(),
+    );
     const pool = createUpstreamPool({ servers: config.servers, logger: logger.child("upstream") });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {
@@ -50,7 +56,7 @@ export const indexCommand: Command = {
       return report.servers.some((server) => server.error) ? 1 : 0;
     } finally {
       await pool.close();
-      catalog.close();
+      await catalog.close();
     }
   },
 };

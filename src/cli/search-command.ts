@@ -34,7 +34,7 @@ export const searchCommand: Command = {
     const logger = commandLogger(config);
     const catalog = await openCommandCatalog(config, logger);
     try {
-      const result = await retrieveTools(catalog, query, config.topK);
+      const result = await retrieveTools(catalog, query, config.topK, config.minScore);
       if (values.json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         return 0;
@@ -53,7 +53,7 @@ export const searchCommand: Command = {
     } finally {
       // Saves the search index if it had to be rebuilt, so the next search loads it instead.
       await catalog.persist();
-      catalog.close();
+      await catalog.close();
     }
   },
 };

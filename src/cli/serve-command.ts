@@ -16,6 +16,7 @@ import {
   commandLogger,
   loadCommandConfig,
   openCommandCatalog,
+  ttyEmbedProgress,
 } from "./command.ts";
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
@@ -71,7 +72,7 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
 
 /** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
 async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack): Promise<string> {
-  const catalog = await openCommandCatalog(config, logger);
+  const catalog = await openCommandCatalog(config, logger, config.resetData, ttyEmbedProgress());
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
@@ -88,6 +89,7 @@ async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack
     catalog,
     pool,
     topK: config.topK,
+    minScore: config.minScore,
     logger,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,

@@ -62,6 +62,12 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     logLevel: "info",
     logFile: "",
     resetData: false,
+    embedder: "bm25",
+    hfModel: "sentence-transformers/all-MiniLM-L6-v2",
+    openaiBaseUrl: "https://api.openai.com/v1",
+    openaiModel: "text-embedding-3-small",
+    minScore: 0.1,
+    vectorWeight: 0.2,
   };
 }
 

@@ -81,6 +81,14 @@ const booleanLike = v.pipe(
 
 const nonEmptyString = v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"));
 
+const fraction = v.pipe(
+  v.union([v.number(), v.string()], "must be a number from 0 to 1"),
+  v.transform((input) => (typeof input === "string" && input.trim() !== "" ? Number(input) : input)),
+  v.number("must be a number from 0 to 1"),
+  v.minValue(0, "must be a number from 0 to 1"),
+  v.maxValue(1, "must be a number from 0 to 1"),
+);
+
 /** Proxy-wide settings: each has a file key (in `mcpproxy`), an environment variable and maybe a flag. */
 export const SETTINGS = {
   topK: { env: "MCPPROXY_TOP_K", schema: intInRange(1, 50) },
@@ -104,6 +112,18 @@ export const SETTINGS = {
   },
   logFile: { env: "MCPPROXY_LOG_FILE", schema: nonEmptyString },
   resetData: { env: "MCPPROXY_RESET_DATA", schema: booleanLike },
+  embedder: {
+    env: "MCPPROXY_EMBEDDER",
+    schema: caseInsensitive(["bm25", "hf", "openai"], 'must be "BM25", "HF" or "OPENAI"'),
+  },
+  hfModel: { env: "MCPPROXY_HF_MODEL", schema: nonEmptyString },
+  openaiBaseUrl: {
+    env: "MCPPROXY_OPENAI_BASE_URL",
+    schema: v.pipe(v.string("must be a string"), v.url("must be an absolute http(s) URL")),
+  },
+  openaiModel: { env: "MCPPROXY_OPENAI_MODEL", schema: nonEmptyString },
+  minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
+  vectorWeight: { env: "MCPPROXY_VECTOR_WEIGHT", schema: fraction },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

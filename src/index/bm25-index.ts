@@ -1,72 +1,160 @@
-import type { AnyIndexStore, IIndex, SearchableType, Tokenizer, TokenScore } from "@orama/orama";
-import { index as oramaIndex } from "@orama/orama/components";
+import type { AnyIndexStore, BM25Params, IIndex, SearchableType, Tokenizer, TokenScore } from "@orama/orama";
+import { selectTopK } from "./top-k.ts";
 
 /**
- * Orama's index component with textbook BM25 scoring. Orama's own full-text search (3.x) does
- * three things that wreck long natural-language queries over tool descriptions:
+ * An Orama index component for full-text search over tool documents: textbook BM25 on compact
+ * postings, written for long natural-language queries over a few thousand to tens of thousands of
+ * tools. Orama's own component (3.x) is far off for this load:
  *  - each query word matches every indexed word it is a prefix of ("a" matches "app", "api", …),
  *    and `exact: true` instead demands the whole query as a case-sensitive phrase;
- *  - term frequency is divided by the field length before BM25 divides by it again;
- *  - a word repeated in a document counts as several documents in its document frequency.
- * Here a query word matches that exact word only, tf is the raw count, df counts documents, and
- * the score is Σ over fields and query words of boost·idf·tf·(k1+1)/(tf + k1·(1 − b + b·len/avg)).
- * Storage (radix trees, frequencies, lengths, save/load) stays Orama's.
+ *  - term frequency is divided by the field length before BM25 divides by it again, and a word
+ *    repeated in a document counts as several documents in its document frequency;
+ *  - its radix trees and per-document frequency objects cost several hundred MB at 10k tools,
+ *    load slowly from a snapshot, and `search()` then sorts every matching document.
+ * Here a posting list per word and field holds (document, raw term frequency) pairs; a query word
+ * matches that exact word; scores accumulate in a typed array and only the best `limit`
+ * documents are returned (see `LimitedRelevance`), with scores scaled to 0–1 (see `queryMass`). Snapshots store postings as base64 Int32
+ * arrays, so loading is a decode, not a rebuild.
  */
-type Store = oramaIndex.Index;
-const defaults = oramaIndex as unknown as IIndex<Store>;
-
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
-function insertTokenScoreParameters(
-  index: Store,
-  prop: string,
-  id: unknown,
-  tokens: string[],
-  token: string,
-): void {
-  const internalId = id as number;
-  const frequencies = index.frequencies[prop]![internalId]!;
-  if (token in frequencies) return; // counted already: Orama calls this once per occurrence
-  let count = 0;
-  for (const t of tokens) if (t === token) count++;
-  frequencies[token] = count;
-  const occurrences = index.tokenOccurrences[prop]!;
-  occurrences[token] = (occurrences[token] ?? 0) + 1;
+/** Orama passes `relevance` through to the component; `limit` asks for only the best N documents. */
+export interface LimitedRelevance extends BM25Params {
+  limit?: number;
 }
 
-function remove(
-  implementation: IIndex<Store>,
-  index: Store,
+interface Posting {
+  /** Internal document ids and their term frequencies; typed arrays after a load, copied on first write. */
+  ids: number[] | Int32Array;
+  tfs: number[] | Int32Array;
+}
+
+interface FieldIndex {
+  postings: Map<string, Posting>;
+  /** Token count per internal document id (0 when absent). */
+  lengths: number[];
+  totalLength: number;
+  docs: number;
+  /** Words of each document, built on the first removal only (removals are rare). */
+  docTerms?: Map<number, string[]>;
+}
+
+export interface Bm25Store {
+  /** Orama's search reads this; tools carry no vectors here (see vector-index.ts). */
+  vectorIndexes: Record<string, never>;
+  fields: Record<string, FieldIndex>;
+  types: Record<string, SearchableType>;
+  scores: Float64Array;
+}
+
+interface RawField {
+  terms: string[];
+  /** base64 Int32: for each term in order, its count n, then n ids, then n term frequencies. */
+  postings: string;
+  /** base64 Int32: token count by internal id. */
+  lengths: string;
+  totalLength: number;
+  docs: number;
+}
+
+interface RawStore {
+  types: Record<string, SearchableType>;
+  fields: Record<string, RawField>;
+}
+
+function newField(): FieldIndex {
+  return { postings: new Map(), lengths: [], totalLength: 0, docs: 0 };
+}
+
+function create(_orama: unknown, _ids: unknown, schema: Record<string, unknown>): Bm25Store {
+  const store: Bm25Store = { vectorIndexes: {}, fields: {}, types: {}, scores: new Float64Array(1024) };
+  for (const [prop, type] of Object.entries(schema)) {
+    if (type !== "string")
+      throw new Error(`the BM25 index supports string properties only, not ${prop}: ${type}`);
+    store.types[prop] = "string";
+    store.fields[prop] = newField();
+  }
+  return store;
+}
+
+function writable(posting: Posting): { ids: number[]; tfs: number[] } {
+  if (!Array.isArray(posting.ids)) posting.ids = Array.from(posting.ids);
+  if (!Array.isArray(posting.tfs)) posting.tfs = Array.from(posting.tfs);
+  return posting as { ids: number[]; tfs: number[] };
+}
+
+function insert(
+  _implementation: unknown,
+  store: Bm25Store,
   prop: string,
-  id: unknown,
+  _id: unknown,
   internalId: number,
   value: unknown,
-  schemaType: SearchableType,
+  _schemaType: SearchableType,
   language: string | undefined,
   tokenizer: Tokenizer,
-  docsCount: number,
+): void {
+  const field = store.fields[prop]!;
+  const tokens = tokenizer.tokenize(value as string, language, prop);
+  const counts = new Map<string, number>();
+  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  for (const [term, tf] of counts) {
+    let posting = field.postings.get(term);
+    if (!posting) {
+      posting = { ids: [], tfs: [] };
+      field.postings.set(term, posting);
+    }
+    const list = writable(posting);
+    list.ids.push(internalId);
+    list.tfs.push(tf);
+  }
+  field.lengths[internalId] = tokens.length;
+  field.totalLength += tokens.length;
+  field.docs++;
+  field.docTerms?.set(internalId, [...counts.keys()]);
+}
+
+function docTermsOf(field: FieldIndex): Map<number, string[]> {
+  if (field.docTerms) return field.docTerms;
+  const docTerms = new Map<number, string[]>();
+  for (const [term, posting] of field.postings) {
+    for (const id of posting.ids) {
+      const terms = docTerms.get(id);
+      if (terms) terms.push(term);
+      else docTerms.set(id, [term]);
+    }
+  }
+  field.docTerms = docTerms;
+  return docTerms;
+}
+
+/** The stored document holds no text, so the words to remove come from the index itself. */
+function remove(
+  _implementation: unknown,
+  store: Bm25Store,
+  prop: string,
+  _id: unknown,
+  internalId: number,
 ): boolean {
-  if (schemaType !== "string") {
-    return defaults.remove(
-      implementation,
-      index,
-      prop,
-      id as string,
-      internalId,
-      value as string,
-      schemaType,
-      language,
-      tokenizer,
-      docsCount,
-    ) as boolean;
+  const field = store.fields[prop]!;
+  const docTerms = docTermsOf(field);
+  const terms = docTerms.get(internalId);
+  if (!terms) return false;
+  for (const term of terms) {
+    const posting = field.postings.get(term);
+    if (!posting) continue;
+    const list = writable(posting);
+    const at = list.ids.indexOf(internalId);
+    if (at < 0) continue;
+    list.ids.splice(at, 1);
+    list.tfs.splice(at, 1);
+    if (list.ids.length === 0) field.postings.delete(term);
   }
-  const tree = index.indexes[prop] as { node: { removeDocumentByWord(word: string, id: number): void } };
-  implementation.removeDocumentScoreParameters(index, prop, id as string, docsCount);
-  for (const token of new Set(tokenizer.tokenize(value as string, language, prop))) {
-    implementation.removeTokenScoreParameters(index, prop, token);
-    tree.node.removeDocumentByWord(token, internalId);
-  }
+  docTerms.delete(internalId);
+  field.totalLength -= field.lengths[internalId] ?? 0;
+  field.lengths[internalId] = 0;
+  field.docs--;
   return true;
 }
 
@@ -79,46 +167,132 @@ function search(
   _exact: boolean,
   _tolerance: number,
   boost: Partial<Record<string, number>>,
-  _relevance: unknown,
+  relevance: LimitedRelevance,
   docsCount: number,
   whereFiltersIDs: Set<number> | undefined,
 ): TokenScore[] {
-  const store = index as Store;
-  const queryWeights = new Map<string, number>();
+  const store = index as unknown as Bm25Store;
+  const k1 = relevance.k ?? BM25_K1;
+  const b = relevance.b ?? BM25_B;
+  const queryCounts = new Map<string, number>();
   for (const token of tokenizer.tokenize(term, language))
-    queryWeights.set(token, (queryWeights.get(token) ?? 0) + 1);
-  const scores = new Map<number, number>();
+    queryCounts.set(token, (queryCounts.get(token) ?? 0) + 1);
+
+  let scores = store.scores;
+  const touched: number[] = [];
+  // The score of a document that holds every query word once, at average length, in every field:
+  // dividing by it turns BM25 into "how much of the query this tool matches", 0–1. Words no tool
+  // has count at full weight, so a query about something absent scores low everywhere.
+  let queryMass = 0;
   for (const prop of propertiesToSearch) {
-    const tree = store.indexes[prop] as
-      | { node: { find(p: { term: string; exact: boolean }): Record<string, number[]> } }
-      | undefined;
-    if (!tree) continue;
+    const field = store.fields[prop];
+    if (!field || field.docs === 0) continue;
     const weight = boost[prop] ?? 1;
-    const avgLength = store.avgFieldLength[prop] || 1;
-    const lengths = store.fieldLengths[prop]!;
-    const frequencies = store.frequencies[prop]!;
-    const occurrences = store.tokenOccurrences[prop]!;
-    for (const [token, queryCount] of queryWeights) {
-      const ids = tree.node.find({ term: token, exact: true })[token];
-      if (!ids || ids.length === 0) continue;
-      const df = occurrences[token] ?? ids.length;
-      const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5));
-      for (const id of ids) {
+    const avgLength = field.totalLength / field.docs || 1;
+    const lengths = field.lengths;
+    for (const [token, queryCount] of queryCounts) {
+      const posting: Posting | undefined = field.postings.get(token);
+      const df = posting ? posting.ids.length : 0;
+      const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * weight * queryCount;
+      queryMass += idf;
+      if (!posting) continue;
+      const ids: ArrayLike<number> = posting.ids;
+      const tfs: ArrayLike<number> = posting.tfs;
+      for (let i = 0; i < df; i++) {
+        const id = ids[i]!;
         if (whereFiltersIDs && !whereFiltersIDs.has(id)) continue;
-        const tf = frequencies[id]?.[token] ?? 0;
-        if (tf === 0) continue;
-        const norm = 1 - BM25_B + (BM25_B * (lengths[id] ?? avgLength)) / avgLength;
-        const score = (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * norm);
-        scores.set(id, (scores.get(id) ?? 0) + score * weight * queryCount);
+        if (id >= scores.length) {
+          const grown = new Float64Array(Math.max(id + 1, scores.length * 2));
+          grown.set(scores);
+          scores = store.scores = grown;
+        }
+        const tf = tfs[i]!;
+        const norm = 1 - b + (b * (lengths[id] ?? avgLength)) / avgLength;
+        if (scores[id] === 0) touched.push(id);
+        scores[id]! += (idf * tf * (k1 + 1)) / (tf + k1 * norm);
       }
     }
   }
-  return [...scores.entries()].sort((a, b) => b[1] - a[1]) as TokenScore[];
+  const best = selectTopK(touched, scores, relevance.limit ?? touched.length);
+  for (const id of touched) scores[id] = 0;
+  for (const hit of best) hit[1] = Math.min(1, hit[1] / queryMass);
+  return best;
 }
 
+function encodeInt32(values: ArrayLike<number>): string {
+  return Buffer.from(Int32Array.from(values as ArrayLike<number>).buffer).toString("base64");
+}
+
+function decodeInt32(base64: string): Int32Array {
+  const bytes = Buffer.from(base64, "base64");
+  // Copy into a fresh, aligned buffer: Buffer.from may return a view into a shared pool.
+  return new Int32Array(new Uint8Array(bytes).buffer);
+}
+
+function save(store: Bm25Store): RawStore {
+  const fields: Record<string, RawField> = {};
+  for (const [prop, field] of Object.entries(store.fields)) {
+    const terms = [...field.postings.keys()];
+    const flat: number[] = [];
+    for (const term of terms) {
+      const { ids, tfs } = field.postings.get(term)!;
+      flat.push(ids.length);
+      for (const id of ids) flat.push(id);
+      for (const tf of tfs) flat.push(tf);
+    }
+    const lengths = Array.from({ length: field.lengths.length }, (_, id) => field.lengths[id] ?? 0);
+    fields[prop] = {
+      terms,
+      postings: encodeInt32(flat),
+      lengths: encodeInt32(lengths),
+      totalLength: field.totalLength,
+      docs: field.docs,
+    };
+  }
+  return { types: store.types, fields };
+}
+
+function load(_ids: unknown, raw: unknown): Bm25Store {
+  const { types, fields } = raw as RawStore;
+  const store: Bm25Store = { vectorIndexes: {}, fields: {}, types, scores: new Float64Array(1024) };
+  for (const [prop, rawField] of Object.entries(fields)) {
+    const field = newField();
+    const flat = decodeInt32(rawField.postings);
+    let at = 0;
+    for (const term of rawField.terms) {
+      const n = flat[at]!;
+      field.postings.set(term, {
+        ids: flat.subarray(at + 1, at + 1 + n),
+        tfs: flat.subarray(at + 1 + n, at + 1 + 2 * n),
+      });
+      at += 1 + 2 * n;
+    }
+    field.lengths = Array.from(decodeInt32(rawField.lengths));
+    field.totalLength = rawField.totalLength;
+    field.docs = rawField.docs;
+    store.fields[prop] = field;
+  }
+  return store;
+}
+
+const unsupported = (what: string) => () => {
+  throw new Error(`the BM25 index does not support ${what}`);
+};
+
+/** Orama's IIndex, implemented for string properties; the score-parameter hooks are folded into insert/remove. */
 export const bm25IndexComponent = {
-  ...defaults,
-  insertTokenScoreParameters,
+  create,
+  insert,
   remove,
+  insertDocumentScoreParameters: () => undefined,
+  insertTokenScoreParameters: () => undefined,
+  removeDocumentScoreParameters: () => undefined,
+  removeTokenScoreParameters: () => undefined,
+  calculateResultScores: unsupported("calculateResultScores"),
   search,
-} as unknown as IIndex<Store>;
+  searchByWhereClause: unsupported("where filters"),
+  getSearchableProperties: (store: Bm25Store) => Object.keys(store.types),
+  getSearchablePropertiesWithTypes: (store: Bm25Store) => store.types,
+  load,
+  save,
+} as unknown as IIndex<Bm25Store>;

@@ -23,9 +23,23 @@ export interface CatalogChanges {
   renames: readonly { server: string; tool: string; name: string }[];
 }
 
+export interface StoredVector {
+  server: string;
+  tool: string;
+  /** The tool hash the vector was computed from; a different current hash means it is stale. */
+  hash: string;
+  vector: Float32Array;
+}
+
 export interface CatalogStore {
   readonly path: string;
   listTools(): StoredTool[];
+  /** The embedder (id and dimensions) the stored vectors came from, if any. */
+  embedderKey(): string | undefined;
+  /** Records the embedder; when it differs from the stored one every vector is dropped. */
+  useEmbedder(key: string): void;
+  listVectors(): StoredVector[];
+  putVectors(vectors: readonly StoredVector[]): void;
   /** Applies changes in one transaction and returns the new generation. */
   apply(changes: CatalogChanges): number;
   generation(): number;
@@ -46,7 +60,10 @@ export function openCatalogStore(dataDir: string): CatalogStore {
     db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS tools (
         server TEXT NOT NULL, tool TEXT NOT NULL, name TEXT NOT NULL, hash TEXT NOT NULL,
-        definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
+        definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));
+      CREATE TABLE IF NOT EXISTS vectors (
+        server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
+        PRIMARY KEY (server, tool));`);
     const version = db
       .query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema_version'")
       .get();
@@ -70,18 +87,43 @@ export function openCatalogStore(dataDir: string): CatalogStore {
        definition = excluded.definition, updated_at = excluded.updated_at`,
   );
   const remove = db.prepare("DELETE FROM tools WHERE server = ? AND tool = ?");
+  const removeVector = db.prepare("DELETE FROM vectors WHERE server = ? AND tool = ?");
+  const putVector = db.prepare(
+    `INSERT INTO vectors (server, tool, hash, vector) VALUES (?, ?, ?, ?)
+     ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, vector = excluded.vector`,
+  );
+  const readMeta = (key: string) =>
+    db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
   const rename = db.prepare("UPDATE tools SET name = ? WHERE server = ? AND tool = ?");
-  const readGeneration = () =>
-    Number(
-      db.query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'generation'").get()?.value ?? 0,
+  const readGeneration = () => Number(readMeta("generation") ?? 0);
+  const putVectors = db.transaction((vectors: readonly StoredVector[]) => {
+    for (const v of vectors) {
+      putVector.run(
+        v.server,
+        v.tool,
+        v.hash,
+        new Uint8Array(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength),
+      );
+    }
+  });
+  const useEmbedder = db.transaction((key: string) => {
+    if (readMeta("embedder") === key) return;
+    db.run("DELETE FROM vectors");
+    db.run(
+      "INSERT INTO meta (key, value) VALUES ('embedder', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [key],
     );
+  });
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
     const now = Date.now();
     for (const t of changes.upserts) {
       upsert.run(t.server, t.tool, t.name, t.hash, JSON.stringify(t.definition), now);
     }
-    for (const t of changes.deletes) remove.run(t.server, t.tool);
+    for (const t of changes.deletes) {
+      remove.run(t.server, t.tool);
+      removeVector.run(t.server, t.tool);
+    }
     for (const t of changes.renames) rename.run(t.name, t.server, t.tool);
     const next = readGeneration() + 1;
     db.run("UPDATE meta SET value = ? WHERE key = 'generation'", [String(next)]);
@@ -98,6 +140,17 @@ export function openCatalogStore(dataDir: string): CatalogStore {
         .all();
       return rows.map((row) => ({ ...row, definition: JSON.parse(row.definition) as UpstreamTool }));
     },
+    embedderKey: () => readMeta("embedder"),
+    useEmbedder: (key) => useEmbedder(key),
+    listVectors() {
+      return db
+        .query<{ server: string; tool: string; hash: string; vector: Uint8Array }, []>(
+          "SELECT server, tool, hash, vector FROM vectors",
+        )
+        .all()
+        .map((row) => ({ ...row, vector: new Float32Array(row.vector.slice().buffer) }));
+    },
+    putVectors: (vectors) => putVectors(vectors),
     apply: (changes) => applyAll(changes) as number,
     generation: readGeneration,
     close: () => db.close(),

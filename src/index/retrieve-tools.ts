@@ -19,7 +19,7 @@ export interface RetrieveToolsResult {
 }
 
 export const NO_MATCH_HINT =
-  "No tool matched. Describe the action in other words (a verb and an object, e.g. 'send email'), " +
+  "No tool matched well enough. Describe the action in other words (a verb and an object, e.g. 'send email'), " +
   "or check that the server that has the tool is configured and was indexed.";
 export const EMPTY_CATALOG_HINT =
   "No tools are indexed yet: no upstream server has been reached. Check the server list in the config " +
@@ -30,8 +30,9 @@ export async function retrieveTools(
   catalog: ToolCatalog,
   query: string,
   topK: number,
+  minScore = 0,
 ): Promise<RetrieveToolsResult> {
-  const ranked = await catalog.search(query, topK);
+  const ranked = await catalog.search(query, topK, minScore);
   const tools = ranked.map(({ tool, score }) => ({
     name: tool.name,
     server: tool.server,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BM25_B, BM25_K1 } from "./bm25-index.ts";
-import { createSearchIndex, loadSearchIndex } from "./search-index.ts";
+import { createSearchIndex, FIELD_BOOST, loadSearchIndex } from "./search-index.ts";
 import type { ToolFields } from "./tool-document.ts";
 
 const fields = (name: string, description: string): ToolFields => ({
@@ -32,7 +32,24 @@ describe("search index (BM25 over Orama)", () => {
     // text field: a = 3 tokens, b = 1 token; the name field is empty for both.
     const idf = Math.log(1 + (2 - 1 + 0.5) / (1 + 0.5));
     const norm = 1 - BM25_B + (BM25_B * 3) / 2;
-    expect(hit?.score).toBeCloseTo((idf * 3 * (BM25_K1 + 1)) / (3 + BM25_K1 * norm), 10);
+    const bm25 = (idf * 3 * (BM25_K1 + 1)) / (3 + BM25_K1 * norm);
+    // Scaled by the query's full weight: its idf in each field times the field's boost.
+    const nameIdf = Math.log(1 + (2 + 0.5) / 0.5);
+    expect(hit?.score).toBeCloseTo(bm25 / (idf * FIELD_BOOST.text + nameIdf * FIELD_BOOST.name), 10);
+  });
+
+  test("scores are the 0–1 share of the query a tool matches", async () => {
+    const index = createSearchIndex();
+    await index.add([
+      { id: "1", fields: fields("send_email", "Send an email message to a recipient") },
+      { id: "2", fields: fields("create_issue", "Create an issue in a repository") },
+      { id: "3", fields: fields("list_files", "List the files of a directory") },
+    ]);
+    const [full] = await index.search("send email", 5);
+    const [half] = await index.search("send pizza", 5);
+    expect(full!.score).toBeLessThanOrEqual(1);
+    expect(half!.id).toBe("1");
+    expect(half!.score).toBeLessThan(full!.score * 0.7);
   });
 
   test("after removals, scores equal those of an index built without the removed tools", async () => {

@@ -1,21 +1,33 @@
 import { existsSync, readFileSync } from "node:fs";
-import { count, create, insertMultiple, load, type Orama, removeMultiple, save, search } from "@orama/orama";
+import {
+  type AnyDocument,
+  count,
+  create,
+  type IDocumentsStore,
+  insertMultiple,
+  load,
+  type Orama,
+  removeMultiple,
+  save,
+  search,
+} from "@orama/orama";
+import { internalDocumentIDStore as idStore } from "@orama/orama/components";
 import { writeFileAtomic } from "./atomic-file.ts";
-import { bm25IndexComponent } from "./bm25-index.ts";
-import { tokenize } from "./tokenizer.ts";
-import type { ToolFields } from "./tool-document.ts";
+import { BM25_B, BM25_K1, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
+import { analyze } from "./tokenizer.ts";
+import { type ToolFields, toolText } from "./tool-document.ts";
 
 /**
  * The Orama full-text index over tool fields. Orama stays in this folder; callers see ids and
- * scores. It is created with our tokenizer, and snapshots are loaded into an instance created
- * the same way: the persistence plugin's `restore` would bring back Orama's default tokenizer,
- * which does not split camelCase, so queries and documents would stop agreeing.
+ * scores. It is created with our tokenizer, index and document store, and snapshots are loaded
+ * into an instance created the same way: the persistence plugin's `restore` would bring back
+ * Orama's default components, so queries and documents would stop agreeing.
  */
 const SCHEMA = { text: "string", name: "string" } as const;
 type ToolIndex = Orama<typeof SCHEMA>;
 
 /** Bump when the schema, the tokenizer, the scoring data or the snapshot layout change: old snapshots are rebuilt. */
-export const INDEX_FORMAT_VERSION = 2;
+export const INDEX_FORMAT_VERSION = 3;
 
 /**
  * BM25 runs over `text`, the whole tool as one document (server, name, description, parameters),
@@ -28,10 +40,46 @@ export const FIELD_BOOST: Readonly<Record<keyof typeof SCHEMA, number>> = { text
 
 function documentOf(fields: ToolFields) {
   return {
-    text: [fields.server, fields.name, fields.description, fields.params].join("\n"),
+    text: toolText(fields),
     name: fields.name,
   };
 }
+
+/**
+ * Keeps no document text: the catalog (SQLite) holds the tools, and the BM25 component removes a
+ * document by the words it recorded. Every stored document is this placeholder, whose empty
+ * properties make Orama's `remove` still call the index for each property.
+ */
+const PLACEHOLDER: AnyDocument = Object.freeze({ text: "", name: "" });
+interface TextFreeStore {
+  shared: idStore.InternalDocumentIDStore;
+  ids: Set<number>;
+}
+const internalIdOf = (store: TextFreeStore, id: unknown) =>
+  idStore.getInternalDocumentId(store.shared, id as string | number);
+const textFreeDocumentsStore = {
+  create: (_orama: unknown, shared: idStore.InternalDocumentIDStore): TextFreeStore => ({
+    shared,
+    ids: new Set(),
+  }),
+  get: (store: TextFreeStore, id: unknown) =>
+    store.ids.has(internalIdOf(store, id)) ? PLACEHOLDER : undefined,
+  getMultiple: (store: TextFreeStore, ids: unknown[]) =>
+    ids.map((id) => (store.ids.has(internalIdOf(store, id)) ? PLACEHOLDER : undefined)),
+  getAll: (store: TextFreeStore) => Object.fromEntries([...store.ids].map((id) => [id, PLACEHOLDER])),
+  store(store: TextFreeStore, _id: unknown, internalId: number) {
+    if (store.ids.has(internalId)) return false;
+    store.ids.add(internalId);
+    return true;
+  },
+  remove: (store: TextFreeStore, id: unknown) => store.ids.delete(internalIdOf(store, id)),
+  count: (store: TextFreeStore) => store.ids.size,
+  load: (shared: idStore.InternalDocumentIDStore, raw: unknown): TextFreeStore => ({
+    shared,
+    ids: new Set(raw as number[]),
+  }),
+  save: (store: TextFreeStore) => [...store.ids],
+};
 
 export interface SearchHit {
   id: string;
@@ -58,13 +106,14 @@ function newOrama(): ToolIndex {
     schema: SCHEMA,
     components: {
       index: bm25IndexComponent,
+      documentsStore: textFreeDocumentsStore as unknown as IDocumentsStore,
       tokenizer: {
         language: "english",
         normalizationCache: new Map(),
-        tokenize: (raw: string) => tokenize(raw),
+        tokenize: (raw: string) => analyze(raw),
       },
     },
-  }) as ToolIndex;
+  }) as unknown as ToolIndex;
 }
 
 function wrap(db: ToolIndex): SearchIndex {
@@ -82,11 +131,13 @@ function wrap(db: ToolIndex): SearchIndex {
       await removeMultiple(db, [...ids], 500);
     },
     async search(query, limit) {
-      if (tokenize(query).length === 0) return [];
+      if (limit <= 0 || analyze(query).length === 0) return [];
+      const relevance: LimitedRelevance = { k: BM25_K1, b: BM25_B, d: 0.5, limit };
       const result = await search(db, {
         term: query,
         properties: ["text", "name"],
         boost: FIELD_BOOST,
+        relevance,
         threshold: 1,
         limit,
       });

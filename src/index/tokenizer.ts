@@ -1,3 +1,5 @@
+import { tokenizer as oramaTokenizer } from "@orama/orama/components";
+
 /**
  * Splits text the way tool names and descriptions are written: camelCase and acronyms
  * (`getHTTPResponse` → get, http, response), snake_case, kebab-case, dotted names and prose
@@ -16,4 +18,42 @@ export function tokenize(text: string): string[] {
 /** Tool and parameter names as the words they are made of: `list_pull_requests` → "list pull requests". */
 export function splitIdentifier(identifier: string): string {
   return tokenize(identifier).join(" ");
+}
+
+/**
+ * Function words that carry no evidence about which tool is meant. Agents phrase requests as
+ * sentences ("I need you to …, and then …"); these words would otherwise match nearly every tool.
+ * Action words (get, list, create, send, search, use) are deliberately not here.
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a about after again all also am an and any are as at be been before being both but by can could " +
+    "did do does doing each few for from further had has have having he her here hers him his how i if " +
+    "in into is it its itself just me more most my myself no nor not now of off on once only or other " +
+    "our ours out over own please same she should so some such than that the their theirs them then " +
+    "there these they this those through to too under until up very was we were what when where which " +
+    "while who whom why will with would you your yours"
+  ).split(" "),
+);
+
+const porter = oramaTokenizer.createTokenizer({ language: "english", stemming: true }).stemmer!;
+const STEM_CACHE_LIMIT = 100_000;
+const stems = new Map<string, string>();
+
+/** Orama's English (Porter) stemmer, cached: the same few thousand words recur in every query. */
+export function stem(word: string): string {
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    if (stems.size >= STEM_CACHE_LIMIT) stems.clear();
+    stemmed = word.length > 2 && !/\d/.test(word) ? porter(word) : word;
+    stems.set(word, stemmed);
+  }
+  return stemmed;
+}
+
+/** The index terms of a text: words without stop words, stemmed. Documents and queries both go through it. */
+export function analyze(text: string): string[] {
+  const terms: string[] = [];
+  for (const word of tokenize(text)) if (!STOP_WORDS.has(word)) terms.push(stem(word));
+  return terms;
 }

@@ -1,10 +1,14 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, openCatalogStore, type StoredTool } from "./catalog-store.ts";
+import { CATALOG_FILE, type CatalogStore, openCatalogStore, type StoredTool } from "./catalog-store.ts";
+import type { Embedder } from "./embedders/embedder.ts";
+import { fuseRankings } from "./hybrid-ranking.ts";
+import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
-import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, toolFields, toolText, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
+import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
 
 /**
  * Every known upstream tool with its public name, kept in step across three places: the SQLite
@@ -35,10 +39,11 @@ export interface ToolCatalog {
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
   removeServersExcept(keep: ReadonlySet<string>): Promise<SyncCounts>;
-  search(query: string, limit: number): Promise<RankedTool[]>;
+  /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
+  search(query: string, limit: number, minScore?: number): Promise<RankedTool[]>;
   /** Writes the search snapshot if anything changed since the last write. */
   persist(): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface ToolCatalogOptions {
@@ -48,6 +53,65 @@ export interface ToolCatalogOptions {
   logger: Logger;
   /** Start from nothing (MCPPROXY_RESET_DATA). */
   reset?: boolean;
+  /** With an embedder the search is hybrid: BM25 and vector similarity fused. */
+  embedder?: Embedder | undefined;
+  /** The vector share of the fused score, 0–1. */
+  vectorWeight?: number;
+  /** Called while tools are embedded: done so far, out of total. */
+  onEmbedProgress?: (done: number, total: number) => void;
+}
+
+/** How many lexical and vector candidates the fusion considers, at least. */
+const HYBRID_CANDIDATES = 50;
+const DEFAULT_VECTOR_WEIGHT = 0.2;
+
+interface VectorSide {
+  embedder: Embedder;
+  index: VectorIndex;
+  /** Embeds tools and stores their vectors; tools keep their hash as the vector's stamp. */
+  add(tools: readonly CatalogTool[]): Promise<void>;
+}
+
+/** Loads the stored vectors that are still current and embeds every tool that has none. */
+async function openVectorSide(
+  embedder: Embedder,
+  store: CatalogStore,
+  tools: ReadonlyMap<string, CatalogTool>,
+  options: ToolCatalogOptions,
+): Promise<VectorSide> {
+  store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
+  const index = createVectorIndex(embedder.dimensions);
+  for (const stored of store.listVectors()) {
+    const key = toolKey(stored);
+    if (tools.get(key)?.hash === stored.hash && stored.vector.length === embedder.dimensions)
+      index.set(key, stored.vector);
+  }
+  const side: VectorSide = {
+    embedder,
+    index,
+    async add(fresh) {
+      if (fresh.length === 0) return;
+      const vectors = await embedder.embed(
+        fresh.map((tool) => toolText(toolFields(tool.server, tool.definition))),
+        (done) => options.onEmbedProgress?.(done, fresh.length),
+      );
+      store.putVectors(
+        fresh.map((tool, i) => ({
+          server: tool.server,
+          tool: tool.tool,
+          hash: tool.hash,
+          vector: vectors[i]!,
+        })),
+      );
+      for (const [i, tool] of fresh.entries()) index.set(tool.key, vectors[i]!);
+    },
+  };
+  const missing = [...tools.values()].filter((tool) => !index.has(tool.key));
+  if (missing.length > 0) {
+    options.logger.info(`embedding ${missing.length} tools with ${embedder.id}`);
+    await side.add(missing);
+  }
+  return side;
 }
 
 export const SNAPSHOT_FILE = "search-index.json";
@@ -80,6 +144,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
   }
   const searchIndex = index;
+  const vectors = options.embedder
+    ? await openVectorSide(options.embedder, store, tools, options)
+    : undefined;
+  const vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const byName = new Map<string, CatalogTool>();
 
   /** Recomputes every public name; returns the tools whose name changed. */
@@ -149,7 +217,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       unchanged,
     };
     if (fresh.length === 0 && gone.length === 0) return counts;
-    for (const tool of gone) tools.delete(tool.key);
+    // Embed first: if the embedder fails, nothing has changed yet and the next sync retries.
+    await vectors?.add(fresh);
+    for (const tool of gone) {
+      tools.delete(tool.key);
+      vectors?.index.delete(tool.key);
+    }
     for (const tool of fresh) tools.set(tool.key, tool);
     const renamed = renameAll().filter((tool) => !fresh.includes(tool));
     store.apply({ upserts: fresh, deletes: gone, renames: renamed });
@@ -166,11 +239,23 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     get: (publicName) => byName.get(publicName),
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
-    async search(query, limit) {
-      const hits = await searchIndex.search(query, limit);
+    async search(query, limit, minScore = 0) {
+      const text = withoutLiterals(query).trim() ? withoutLiterals(query) : query;
+      let hits = await searchIndex.search(text, vectors ? Math.max(limit, HYBRID_CANDIDATES) : limit);
+      if (vectors && limit > 0) {
+        const [queryVector] = await vectors.embedder.embed([text]);
+        const vectorHits = vectors.index.search(queryVector!, Math.max(limit, HYBRID_CANDIDATES));
+        hits = fuseRankings(
+          hits,
+          (id) => vectors.index.similarity(id, queryVector!),
+          vectorHits,
+          vectorWeight,
+          limit,
+        );
+      }
       return hits.flatMap((hit) => {
         const tool = tools.get(hit.id);
-        return tool ? [{ tool, score: hit.score }] : [];
+        return tool && hit.score >= minScore ? [{ tool, score: hit.score }] : [];
       });
     },
     persist: () =>
@@ -179,6 +264,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
         await searchIndex.saveSnapshot(snapshotPath, store.generation());
         isDirty = false;
       }),
-    close: () => store.close(),
+    close: async () => {
+      store.close();
+      await options.embedder?.close?.();
+    },
   };
 }

@@ -39,6 +39,11 @@ export function toolFields(server: string, tool: UpstreamTool): ToolFields {
   };
 }
 
+/** A tool as one text (server, name, description, parameters): the BM25 document and the text that is embedded. */
+export function toolText(fields: ToolFields): string {
+  return [fields.server, fields.name, fields.description, fields.params].join("\n");
+}
+
 /** Parameter names, titles and descriptions, nested objects and arrays included. */
 function collectParams(schema: unknown, out: string[], depth: number): void {
   if (depth > 8 || schema === null || typeof schema !== "object") return;

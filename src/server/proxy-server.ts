@@ -31,6 +31,8 @@ export interface ProxyServerDeps {
   catalog: ToolCatalog;
   pool: UpstreamPool;
   topK: number;
+  /** Hits scoring below this (0–1) are left out: an empty answer with a hint beats filler. */
+  minScore: number;
   logger: Logger;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
@@ -62,7 +64,12 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
       await deps.firstIndexing;
-      const result = await retrieveTools(deps.catalog, parsed.output.query, parsed.output.top_k ?? deps.topK);
+      const result = await retrieveTools(
+        deps.catalog,
+        parsed.output.query,
+        parsed.output.top_k ?? deps.topK,
+        deps.minScore,
+      );
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     }
     if (name === CALL_TOOL) {

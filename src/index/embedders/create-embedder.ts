@@ -1,0 +1,85 @@
+import { existsSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describeError, ProxyError } from "../../errors.ts";
+import type { Embedder } from "./embedder.ts";
+import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
+import { createOpenAiEmbedder } from "./openai-embedder.ts";
+import { isStaticModelDir, loadStaticEmbedder } from "./static-embedder.ts";
+
+/** The settings that pick and configure the embedder (MCPPROXY_EMBEDDER and friends). */
+export interface EmbedderSettings {
+  embedder: "bm25" | "hf" | "openai";
+  hfModel: string;
+  openaiBaseUrl: string;
+  openaiModel: string;
+  dataDir: string;
+}
+
+/** Where Hugging Face ids are looked up and downloaded to, under the data dir. */
+export const MODELS_DIR = "models";
+
+/** Loaded on demand: onnxruntime and transformers.js are megabytes of code that BM25 users never need. */
+async function loadOnnxEmbedder(options: OnnxEmbedderOptions, id: string): Promise<Embedder> {
+  return (await import("./onnx-embedder.ts")).loadOnnxEmbedder(options, id);
+}
+
+const isOnnxModelDir = (dir: string) => existsSync(join(dir, "config.json")) && existsSync(join(dir, "onnx"));
+
+const unavailable = (message: string, cause?: unknown) =>
+  new ProxyError("EMBEDDER_UNAVAILABLE", message, cause === undefined ? {} : { cause });
+
+/**
+ * The embedder the settings ask for, or undefined for BM25. Never falls back silently: a model
+ * that cannot be loaded is an EMBEDDER_UNAVAILABLE error (exit 2) that says what to do.
+ */
+export async function createEmbedder(
+  settings: EmbedderSettings,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<Embedder | undefined> {
+  if (settings.embedder === "bm25") return undefined;
+  if (settings.embedder === "openai") return openAi(settings, env.OPENAI_API_KEY);
+  return huggingFace(settings);
+}
+
+async function openAi(settings: EmbedderSettings, apiKey: string | undefined): Promise<Embedder> {
+  const id = `openai:${settings.openaiBaseUrl.replace(/\/+$/, "")}#${settings.openaiModel}`;
+  try {
+    return await createOpenAiEmbedder(
+      { baseUrl: settings.openaiBaseUrl, model: settings.openaiModel, apiKey: apiKey || undefined },
+      id,
+    );
+  } catch (error) {
+    throw unavailable(
+      `The OpenAI-compatible embeddings endpoint cannot be used (${describeError(error)}). ` +
+        "Check MCPPROXY_OPENAI_BASE_URL, MCPPROXY_OPENAI_MODEL and OPENAI_API_KEY, or set MCPPROXY_EMBEDDER=BM25.",
+    );
+  }
+}
+
+async function huggingFace(settings: EmbedderSettings): Promise<Embedder> {
+  const cacheDir = join(settings.dataDir, MODELS_DIR);
+  const asPath = resolve(settings.hfModel);
+  const isDirectory = existsSync(asPath) && statSync(asPath).isDirectory();
+  const cached = join(cacheDir, settings.hfModel);
+  const dir = isDirectory ? asPath : existsSync(cached) ? cached : undefined;
+  const id = `hf:${settings.hfModel}`;
+  const advice =
+    "Set MCPPROXY_HF_MODEL to a local model directory (a model2vec/static model with model.safetensors, " +
+    "or a transformers.js model with onnx/model*.onnx), or set MCPPROXY_EMBEDDER=BM25.";
+  try {
+    if (dir && isStaticModelDir(dir)) return loadStaticEmbedder(dir, id);
+    if (dir && isOnnxModelDir(dir))
+      return await loadOnnxEmbedder({ model: dir, cacheDir, allowDownload: false }, id);
+    if (isDirectory)
+      throw new Error(`${asPath} holds neither model.safetensors with config.json nor an onnx/ folder`);
+    if (!/^[\w.-]+\/[\w.-]+$/.test(settings.hfModel)) throw new Error(`no directory ${asPath}`);
+    // A Hugging Face id not downloaded yet: transformers.js fetches it into the data dir once.
+    return await loadOnnxEmbedder({ model: settings.hfModel, cacheDir, allowDownload: true }, id);
+  } catch (error) {
+    if (error instanceof ProxyError) throw error;
+    throw unavailable(
+      `The HF embedding model ${settings.hfModel} cannot be loaded: ${describeError(error)}. ${advice}`,
+      error,
+    );
+  }
+}

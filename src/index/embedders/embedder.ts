@@ -1,0 +1,22 @@
+/**
+ * Turns texts into unit-length vectors for the hybrid search. Tool documents are embedded once
+ * per changed hash; queries once per search. Implementations: static tables (model2vec and
+ * word-level, pure TypeScript), ONNX transformer models (transformers.js) and any
+ * OpenAI-compatible `/v1/embeddings` endpoint.
+ */
+export interface Embedder {
+  /** What produced the vectors, recorded in the index: a different id means every tool is re-embedded. */
+  readonly id: string;
+  readonly dimensions: number;
+  /** One L2-normalized vector per text, in order. `onProgress` reports texts done so far. */
+  embed(texts: readonly string[], onProgress?: (done: number) => void): Promise<Float32Array[]>;
+  close?(): Promise<void>;
+}
+
+export function l2Normalize(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
