@@ -48,6 +48,19 @@ export async function startProxyStdio(configPath: string, dataDir: string, env: 
   return { client, pid: transport.pid ?? 0, close: () => client.close() };
 }
 
+/**
+ * A clean environment for the proxy under test, plus the caller's MCPPROXY_* settings and
+ * OPENAI_API_KEY, so `MCPPROXY_EMBEDDER=HF MCPPROXY_HF_MODEL=DIR npm run eval` measures that embedder.
+ */
 export function benchEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, MCPPROXY_LOG_LEVEL: "warn", ...extra };
+  const passed = Object.entries(process.env).filter(
+    ([key, value]) => value !== undefined && (key.startsWith("MCPPROXY_") || key === "OPENAI_API_KEY"),
+  ) as [string, string][];
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    MCPPROXY_LOG_LEVEL: "warn",
+    ...Object.fromEntries(passed),
+    ...extra,
+  };
 }

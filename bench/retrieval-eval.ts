@@ -1,17 +1,26 @@
 #!/usr/bin/env bun
 /**
- * Retrieval eval through the real proxy: serves a catalog file (the ../shared/eval format) as real
- * MCP servers over HTTP, indexes it with the compiled `mcpproxy index`, asks every query through
- * `retrieve_tools` over MCP stdio, and prints recall@1/5/10, MRR@10, nDCG@10 and all@10 per subset
- * and overall, with the latency of retrieve_tools, the index time and the proxy's peak RSS.
+ * Retrieval eval through the real proxy. Two modes:
+ *  - a catalog file (the ../shared/eval format): its servers are served as real MCP servers over
+ *    HTTP by one process, indexed with the compiled `mcpproxy index`, and every query is asked
+ *    through `retrieve_tools` over MCP stdio;
+ *  - your own setup: `--config mcp_config.json --queries queries.json` indexes the servers of your
+ *    config and asks your queries. queries.json is `{"queries": [{"query": "…", "expected":
+ *    ["server/tool", …]}]}`, where `expected` lists the tools that would be a right answer (any one
+ *    of them counts), or `expected_groups` as in the eval format for tasks that need several tools.
+ * Prints recall@1/5/10, MRR@10, nDCG@10 and all@10 per subset and overall, the latency of
+ * retrieve_tools, the index time, the cold start and the proxy's peak RSS. MCPPROXY_* variables
+ * (MCPPROXY_EMBEDDER, MCPPROXY_HF_MODEL, …) and OPENAI_API_KEY are passed to the proxy.
  *
  *   npm run eval -- FILE.json [--top-k 10] [--limit N] [--json OUT.json]
+ *   npm run eval -- --config mcp_config.json --queries queries.json [--top-k 10] [--json OUT.json]
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type EvalCatalog, loadEvalCatalog, serverPath, toolId } from "./eval-catalog.ts";
+import { launchCatalog } from "./catalog-launcher.ts";
+import { type EvalQuery, loadEvalCatalog, toolId } from "./eval-catalog.ts";
 import { meanScores, percentile, type QueryScore, scoreQuery } from "./metrics.ts";
 import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
 
@@ -28,83 +37,132 @@ export interface EvalReport {
   subsets: Record<string, QueryScore & { queries: number }>;
 }
 
-export async function runRetrievalEval(
-  file: string,
-  options: { topK?: number; limit?: number; env?: Record<string, string> } = {},
-): Promise<EvalReport> {
-  const catalog: EvalCatalog = loadEvalCatalog(file);
-  const topK = options.topK ?? 10;
-  const queries = options.limit ? catalog.queries.slice(0, options.limit) : catalog.queries;
+interface EvalOptions {
+  topK?: number;
+  limit?: number;
+  env?: Record<string, string>;
+}
+
+export async function runRetrievalEval(file: string, options: EvalOptions = {}): Promise<EvalReport> {
+  const catalog = loadEvalCatalog(file);
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-eval-"));
-  const server = Bun.spawn([process.execPath, join(ROOT, "bench", "catalog-server.ts"), resolve(file)], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const launched = await launchCatalog(resolve(file), catalog, work);
   try {
-    const reader = server.stdout.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    reader.releaseLock();
-    const { port, servers } = JSON.parse(first.split("\n")[0]!) as { port: number; servers: number };
-    const mcpServers: Record<string, unknown> = {};
-    for (const tool of catalog.tools) {
-      mcpServers[tool.server] ??= { url: `http://127.0.0.1:${port}${serverPath(tool.server)}` };
-    }
-    const configPath = join(work, "mcp_config.json");
-    writeFileSync(configPath, JSON.stringify({ mcpServers }));
-    const dataDir = join(work, "data");
-    const env = benchEnv(join(work, "home"), options.env);
-
-    const indexed = await runBinary(["index", "--config", configPath, "--data-dir", dataDir], env);
-    if (indexed.code !== 0) throw new Error(`mcpproxy index failed:\n${indexed.stdout}\n${indexed.stderr}`);
-
-    const spawned = performance.now();
-    const proxy = await startProxyStdio(configPath, dataDir, env);
-    await proxy.client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
-    const coldStartMs = performance.now() - spawned;
-    const latencies: number[] = [];
-    const scores = new Map<string, QueryScore[]>();
-    let rss = Number.NaN;
-    try {
-      for (const query of queries) {
-        const started = performance.now();
-        const result = await proxy.client.callTool({
-          name: "retrieve_tools",
-          arguments: { query: query.query, top_k: topK },
-        });
-        latencies.push(performance.now() - started);
-        const found = (result.structuredContent as { tools: { server: string; tool: string }[] }).tools;
-        const score = scoreQuery(
-          found.map((hit) => toolId(hit.server, hit.tool)),
-          query.expected_groups,
-        );
-        for (const subset of [query.subset ?? "all", "ALL"])
-          scores.set(subset, [...(scores.get(subset) ?? []), score]);
-      }
-    } finally {
-      rss = peakRssMiB(proxy.pid);
-      await proxy.close();
-    }
-    const subsets: EvalReport["subsets"] = {};
-    for (const [subset, list] of [...scores.entries()].sort(([a], [b]) =>
-      a === "ALL" ? 1 : b === "ALL" ? -1 : a.localeCompare(b),
-    )) {
-      subsets[subset] = { queries: list.length, ...meanScores(list) };
-    }
-    return {
-      file,
+    return await evaluate(file, launched.configPath, catalog.queries, work, options, {
       tools: catalog.tools.length,
-      servers,
-      queries: queries.length,
-      indexSeconds: indexed.ms / 1000,
-      latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
-      coldStartMs,
-      peakRssMiB: rss,
-      subsets,
-    };
+      servers: launched.servers,
+    });
   } finally {
-    server.kill();
+    await launched.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** Your own servers (a config file) and your own queries. */
+export async function runConfigEval(configPath: string, queriesFile: string, options: EvalOptions = {}) {
+  const queries = loadQueries(queriesFile);
+  const work = mkdtempSync(join(tmpdir(), "mcpproxy-eval-"));
+  try {
+    return await evaluate(configPath, resolve(configPath), queries, work, options);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function loadQueries(path: string): EvalQuery[] {
+  const raw = JSON.parse(readFileSync(path, "utf8")) as { queries?: unknown } | unknown[];
+  const list = Array.isArray(raw) ? raw : (raw as { queries?: unknown }).queries;
+  if (!Array.isArray(list)) throw new Error(`${path}: expected {"queries": [...]} or a list of queries`);
+  return list.map((entry, i) => {
+    const q = entry as {
+      id?: string;
+      query?: unknown;
+      expected?: unknown;
+      expected_groups?: unknown;
+      subset?: string;
+    };
+    if (typeof q.query !== "string") throw new Error(`${path}: queries[${i}].query must be a string`);
+    const groups = Array.isArray(q.expected_groups)
+      ? (q.expected_groups as string[][])
+      : Array.isArray(q.expected)
+        ? [q.expected as string[]]
+        : undefined;
+    if (!groups || groups.length === 0 || groups.some((g) => !Array.isArray(g) || g.length === 0)) {
+      throw new Error(`${path}: queries[${i}] needs "expected": ["server/tool", …] or "expected_groups"`);
+    }
+    return {
+      id: q.id ?? `q${i + 1}`,
+      query: q.query,
+      expected_groups: groups,
+      ...(q.subset ? { subset: q.subset } : {}),
+    };
+  });
+}
+
+async function evaluate(
+  label: string,
+  configPath: string,
+  allQueries: readonly EvalQuery[],
+  work: string,
+  options: EvalOptions,
+  counts?: { tools: number; servers: number },
+): Promise<EvalReport> {
+  const topK = options.topK ?? 10;
+  const queries = options.limit ? allQueries.slice(0, options.limit) : allQueries;
+  const dataDir = join(work, "data");
+  const env = benchEnv(join(work, "home"), options.env);
+
+  const indexed = await runBinary(["index", "--config", configPath, "--data-dir", dataDir], env);
+  if (indexed.code !== 0) throw new Error(`mcpproxy index failed:\n${indexed.stdout}\n${indexed.stderr}`);
+
+  const spawned = performance.now();
+  const proxy = await startProxyStdio(configPath, dataDir, env);
+  await proxy.client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
+  const coldStartMs = performance.now() - spawned;
+  const latencies: number[] = [];
+  const scores = new Map<string, QueryScore[]>();
+  let rss = Number.NaN;
+  try {
+    for (const query of queries) {
+      const started = performance.now();
+      const result = await proxy.client.callTool({
+        name: "retrieve_tools",
+        arguments: { query: query.query, top_k: topK },
+      });
+      latencies.push(performance.now() - started);
+      const found = (result.structuredContent as { tools: { server: string; tool: string }[] }).tools;
+      const score = scoreQuery(
+        found.map((hit) => toolId(hit.server, hit.tool)),
+        query.expected_groups,
+      );
+      for (const subset of [query.subset ?? "all", "ALL"])
+        scores.set(subset, [...(scores.get(subset) ?? []), score]);
+    }
+  } finally {
+    rss = peakRssMiB(proxy.pid);
+    await proxy.close();
+  }
+  const subsets: EvalReport["subsets"] = {};
+  for (const [subset, list] of [...scores.entries()].sort(([a], [b]) =>
+    a === "ALL" ? 1 : b === "ALL" ? -1 : a.localeCompare(b),
+  )) {
+    if (subset === "all" && scores.size === 2) continue; // one subset only: ALL says it
+    subsets[subset] = { queries: list.length, ...meanScores(list) };
+  }
+  const summary = /(\d+) tools .* on (\d+) of (\d+) servers|(\d+) of (\d+) servers indexed/.exec(
+    indexed.stdout,
+  );
+  return {
+    file: label,
+    tools: counts?.tools ?? Number(/(\d+) tools/.exec(indexed.stdout)?.[1] ?? Number.NaN),
+    servers: counts?.servers ?? Number(summary?.[4] ?? summary?.[2] ?? Number.NaN),
+    queries: queries.length,
+    indexSeconds: indexed.ms / 1000,
+    latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+    coldStartMs,
+    peakRssMiB: rss,
+    subsets,
+  };
 }
 
 export function formatEvalReport(report: EvalReport): string {
@@ -113,8 +171,9 @@ export function formatEvalReport(report: EvalReport): string {
     ([name, s]) =>
       `| ${name} | ${s.queries} | ${f(s.recall1)} | ${f(s.recall5)} | ${f(s.recall10)} | ${f(s.mrr10)} | ${f(s.ndcg10)} | ${f(s.all10)} |`,
   );
+  const embedder = process.env.MCPPROXY_EMBEDDER ?? "BM25";
   return [
-    `${report.file}: ${report.tools} tools on ${report.servers} servers, ${report.queries} queries`,
+    `${report.file}: ${report.tools} tools on ${report.servers} servers, ${report.queries} queries, embedder ${embedder}`,
     "",
     "| subset | queries | recall@1 | recall@5 | recall@10 | MRR@10 | nDCG@10 | all@10 |",
     "|---|---|---|---|---|---|---|---|",
@@ -128,14 +187,29 @@ export function formatEvalReport(report: EvalReport): string {
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
-    options: { "top-k": { type: "string" }, limit: { type: "string" }, json: { type: "string" } },
+    options: {
+      "top-k": { type: "string" },
+      limit: { type: "string" },
+      json: { type: "string" },
+      config: { type: "string" },
+      queries: { type: "string" },
+    },
     allowPositionals: true,
   });
-  const file = positionals[0] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
-  const report = await runRetrievalEval(file, {
+  const options: EvalOptions = {
     topK: values["top-k"] ? Number(values["top-k"]) : 10,
     ...(values.limit ? { limit: Number(values.limit) } : {}),
-  });
+  };
+  if (Boolean(values.config) !== Boolean(values.queries)) {
+    process.stderr.write("--config and --queries go together: your servers and the queries to ask them\n");
+    process.exit(2);
+  }
+  const report = values.config
+    ? await runConfigEval(values.config, values.queries!, options)
+    : await runRetrievalEval(
+        positionals[0] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json"),
+        options,
+      );
   process.stdout.write(`${formatEvalReport(report)}\n`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
 }

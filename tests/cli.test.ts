@@ -132,10 +132,10 @@ describe("index and search from the persisted index", () => {
     expect(after.stdout).toBe(before.stdout);
     const parsed = JSON.parse(after.stdout);
     expect(parsed.query).toBe("return a tiny picture");
-    // At most 3; tools scoring under MCPPROXY_MIN_SCORE (default 0.1) are left out.
+    // At most 3; tools scoring under MCPPROXY_MIN_SCORE (default 0.05) are left out.
     expect(parsed.tools.length).toBeGreaterThanOrEqual(2);
     expect(parsed.tools.length).toBeLessThanOrEqual(3);
-    for (const tool of parsed.tools) expect(tool.score).toBeGreaterThanOrEqual(0.1);
+    for (const tool of parsed.tools) expect(tool.score).toBeGreaterThanOrEqual(0.05);
     expect(
       parsed.tools
         .map((t: { name: string }) => t.name)

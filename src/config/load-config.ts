@@ -66,7 +66,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     hfModel: "sentence-transformers/all-MiniLM-L6-v2",
     openaiBaseUrl: "https://api.openai.com/v1",
     openaiModel: "text-embedding-3-small",
-    minScore: 0.1,
+    minScore: 0.05,
     vectorWeight: 0.2,
   };
 }

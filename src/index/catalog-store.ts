@@ -6,14 +6,19 @@ import type { UpstreamTool } from "./tool-document.ts";
 
 /**
  * The durable record of every indexed tool: its definition, hash and public name, in SQLite (WAL).
+ * Definitions stay on disk and are read for the few tools a search returns: at 10k tools, holding
+ * every schema in memory cost tens of MB and its parse a good part of the start-up time.
  * It is the source of truth; the search index snapshot is derived from it and rebuilt from it
  * whenever the two disagree (their `generation` differs).
  */
-export interface StoredTool {
+export interface ToolRow {
   server: string;
   tool: string;
   name: string;
   hash: string;
+}
+
+export interface StoredTool extends ToolRow {
   definition: UpstreamTool;
 }
 
@@ -33,7 +38,11 @@ export interface StoredVector {
 
 export interface CatalogStore {
   readonly path: string;
-  listTools(): StoredTool[];
+  /** Every tool without its definition: what the proxy keeps in memory. */
+  listTools(): ToolRow[];
+  /** Every tool with its definition (rebuilding the search index). */
+  listDefinitions(): StoredTool[];
+  definitionOf(server: string, tool: string): UpstreamTool | undefined;
   /** The embedder (id and dimensions) the stored vectors came from, if any. */
   embedderKey(): string | undefined;
   /** Records the embedder; when it differs from the stored one every vector is dropped. */
@@ -87,6 +96,9 @@ export function openCatalogStore(dataDir: string): CatalogStore {
        definition = excluded.definition, updated_at = excluded.updated_at`,
   );
   const remove = db.prepare("DELETE FROM tools WHERE server = ? AND tool = ?");
+  const selectDefinition = db.query<{ definition: string }, [string, string]>(
+    "SELECT definition FROM tools WHERE server = ? AND tool = ?",
+  );
   const removeVector = db.prepare("DELETE FROM vectors WHERE server = ? AND tool = ?");
   const putVector = db.prepare(
     `INSERT INTO vectors (server, tool, hash, vector) VALUES (?, ?, ?, ?)
@@ -132,13 +144,19 @@ export function openCatalogStore(dataDir: string): CatalogStore {
 
   return {
     path,
-    listTools() {
+    listTools: () =>
+      db.query<ToolRow, []>("SELECT server, tool, name, hash FROM tools ORDER BY server, tool").all(),
+    listDefinitions() {
       const rows = db
         .query<{ server: string; tool: string; name: string; hash: string; definition: string }, []>(
           "SELECT server, tool, name, hash, definition FROM tools ORDER BY server, tool",
         )
         .all();
       return rows.map((row) => ({ ...row, definition: JSON.parse(row.definition) as UpstreamTool }));
+    },
+    definitionOf(server, tool) {
+      const row = selectDefinition.get(server, tool);
+      return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
     },
     embedderKey: () => readMeta("embedder"),
     useEmbedder: (key) => useEmbedder(key),

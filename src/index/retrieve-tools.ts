@@ -33,12 +33,12 @@ export async function retrieveTools(
   minScore = 0,
 ): Promise<RetrieveToolsResult> {
   const ranked = await catalog.search(query, topK, minScore);
-  const tools = ranked.map(({ tool, score }) => ({
+  const tools = ranked.map(({ tool, definition, score }) => ({
     name: tool.name,
     server: tool.server,
     tool: tool.tool,
-    description: tool.definition.description ?? "",
-    inputSchema: tool.definition.inputSchema,
+    description: definition.description ?? "",
+    inputSchema: definition.inputSchema,
     score: Math.round(score * 10_000) / 10_000,
   }));
   if (tools.length > 0) return { query, tools };

@@ -45,7 +45,7 @@ describe("tool catalog", () => {
     const hits = await catalog.search("open issue", 5);
     expect(hits[0]?.tool.name).toBe("gh__create_issue");
     expect((await catalog.search("list", 5)).map((h) => h.tool.name)).not.toContain("gh__list_prs");
-    catalog.close();
+    await catalog.close();
   });
 
   test("persists across reopen, and rebuilds the search index when the snapshot is damaged", async () => {
@@ -73,14 +73,16 @@ describe("tool catalog", () => {
     expect(await catalog.removeServersExcept(new Set(["b"]))).toMatchObject({ removed: 1 });
     expect(catalog.get("a__one")).toBeUndefined();
     expect((await catalog.search("first tool", 5)).map((h) => h.tool.name)).toEqual(["b__two"]);
-    catalog.close();
+    await catalog.close();
   });
 
   test("keeps the first of two tools with the same name from one server", async () => {
     const catalog = await open(tempDir());
     const counts = await catalog.syncServer("a", [tool("dup", "first"), tool("dup", "second")]);
     expect(counts.added).toBe(1);
-    expect(catalog.get("a__dup")?.definition.description).toBe("first");
-    catalog.close();
+    expect(catalog.get("a__dup")?.tool).toBe("dup");
+    const [hit] = await catalog.search("dup", 1);
+    expect(hit?.definition.description).toBe("first");
+    await catalog.close();
   });
 });

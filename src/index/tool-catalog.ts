@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, type CatalogStore, openCatalogStore, type StoredTool } from "./catalog-store.ts";
+import { CATALOG_FILE, type CatalogStore, openCatalogStore, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { fuseRankings } from "./hybrid-ranking.ts";
 import { withoutLiterals } from "./query-text.ts";
@@ -15,8 +15,13 @@ import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
  * catalog (truth), the Orama index (search) and an in-memory map (lookups on the call path).
  * Changes are serialized so servers that connect at the same time cannot interleave.
  */
-export interface CatalogTool extends StoredTool {
+export interface CatalogTool extends ToolRow {
   key: string;
+}
+
+/** A tool that is new or changed, with the definition it was listed with. */
+interface FreshTool extends CatalogTool {
+  definition: UpstreamTool;
 }
 
 export interface SyncCounts {
@@ -28,6 +33,7 @@ export interface SyncCounts {
 
 export interface RankedTool {
   tool: CatalogTool;
+  definition: UpstreamTool;
   score: number;
 }
 
@@ -69,7 +75,7 @@ interface VectorSide {
   embedder: Embedder;
   index: VectorIndex;
   /** Embeds tools and stores their vectors; tools keep their hash as the vector's stamp. */
-  add(tools: readonly CatalogTool[]): Promise<void>;
+  add(tools: readonly FreshTool[]): Promise<void>;
 }
 
 /** Loads the stored vectors that are still current and embeds every tool that has none. */
@@ -106,7 +112,10 @@ async function openVectorSide(
       for (const [i, tool] of fresh.entries()) index.set(tool.key, vectors[i]!);
     },
   };
-  const missing = [...tools.values()].filter((tool) => !index.has(tool.key));
+  const missing = [...tools.values()].flatMap((tool) => {
+    const definition = index.has(tool.key) ? undefined : store.definitionOf(tool.server, tool.tool);
+    return definition ? [{ ...tool, definition }] : [];
+  });
   if (missing.length > 0) {
     options.logger.info(`embedding ${missing.length} tools with ${embedder.id}`);
     await side.add(missing);
@@ -117,7 +126,7 @@ async function openVectorSide(
 export const SNAPSHOT_FILE = "search-index.json";
 interface CatalogDiff {
   /** Tools that are new or whose hash changed. */
-  fresh: CatalogTool[];
+  fresh: FreshTool[];
   gone: CatalogTool[];
   unchanged: number;
 }
@@ -138,7 +147,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   if (!index || index.count() !== tools.size) {
     index = createSearchIndex();
     await index.add(
-      [...tools.values()].map((t) => ({ id: t.key, fields: toolFields(t.server, t.definition) })),
+      store.listDefinitions().map((t) => ({ id: toolKey(t), fields: toolFields(t.server, t.definition) })),
     );
     isDirty = tools.size > 0;
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
@@ -165,12 +174,25 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     }
     return renamed;
   };
-  const initialRenames = renameAll();
-  if (initialRenames.length > 0) {
-    // The name limit changed since the last run: store the new names (the snapshot is then stale).
-    store.apply({ upserts: [], deletes: [], renames: initialRenames });
-    isDirty = true;
-  }
+  /**
+   * Names depend on the whole set of tools (collisions), so they are recomputed once after a run of
+   * changes, at the next read, not after every server: with 2,000 servers syncing one by one,
+   * recomputing them per server made indexing quadratic (44 s at 10k tools).
+   */
+  let areNamesStale = true;
+  const ensureNames = () => {
+    if (!areNamesStale) return;
+    areNamesStale = false;
+    const renamed = renameAll();
+    if (renamed.length > 0) {
+      // New tools, or the name limit changed since the last run: store the names (the snapshot is then stale).
+      store.apply({ upserts: [], deletes: [], renames: renamed });
+      isDirty = true;
+    }
+  };
+  ensureNames();
+  const toolsOfServer = new Map<string, Set<string>>();
+  for (const tool of tools.values()) addToServer(toolsOfServer, tool);
 
   let queue: Promise<unknown> = Promise.resolve();
   const serialized = <T>(work: () => Promise<T>): Promise<T> => {
@@ -196,8 +218,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       if (existing?.hash === hash) diff.unchanged++;
       else diff.fresh.push({ ...ref, key, hash, definition, name: existing?.name ?? "" });
     }
-    for (const tool of tools.values())
-      if (tool.server === server && !seen.has(tool.key)) diff.gone.push(tool);
+    for (const key of toolsOfServer.get(server) ?? []) if (!seen.has(key)) diff.gone.push(tools.get(key)!);
     return diff;
   };
 
@@ -221,11 +242,16 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     await vectors?.add(fresh);
     for (const tool of gone) {
       tools.delete(tool.key);
+      toolsOfServer.get(tool.server)?.delete(tool.key);
       vectors?.index.delete(tool.key);
     }
-    for (const tool of fresh) tools.set(tool.key, tool);
-    const renamed = renameAll().filter((tool) => !fresh.includes(tool));
-    store.apply({ upserts: fresh, deletes: gone, renames: renamed });
+    for (const { definition: _, ...tool } of fresh) {
+      tools.set(tool.key, tool);
+      addToServer(toolsOfServer, tool);
+    }
+    // New tools are stored with their previous name or none; ensureNames() settles them.
+    store.apply({ upserts: fresh, deletes: gone, renames: [] });
+    areNamesStale = true;
     await searchIndex.remove([...gone.map((tool) => tool.key), ...updatedKeys]);
     await searchIndex.add(
       fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
@@ -236,10 +262,14 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
 
   return {
     size: () => tools.size,
-    get: (publicName) => byName.get(publicName),
+    get(publicName) {
+      ensureNames();
+      return byName.get(publicName);
+    },
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     async search(query, limit, minScore = 0) {
+      ensureNames();
       const text = withoutLiterals(query).trim() ? withoutLiterals(query) : query;
       let hits = await searchIndex.search(text, vectors ? Math.max(limit, HYBRID_CANDIDATES) : limit);
       if (vectors && limit > 0) {
@@ -253,13 +283,17 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
           limit,
         );
       }
+      ensureNames(); // again: a sync may have added tools while this search awaited
       return hits.flatMap((hit) => {
         const tool = tools.get(hit.id);
-        return tool && hit.score >= minScore ? [{ tool, score: hit.score }] : [];
+        const definition =
+          tool && hit.score >= minScore ? store.definitionOf(tool.server, tool.tool) : undefined;
+        return tool && definition ? [{ tool, definition, score: hit.score }] : [];
       });
     },
     persist: () =>
       serialized(async () => {
+        ensureNames();
         if (!isDirty) return;
         await searchIndex.saveSnapshot(snapshotPath, store.generation());
         isDirty = false;
@@ -269,4 +303,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       await options.embedder?.close?.();
     },
   };
+}
+
+function addToServer(toolsOfServer: Map<string, Set<string>>, tool: CatalogTool): void {
+  const keys = toolsOfServer.get(tool.server);
+  if (keys) keys.add(tool.key);
+  else toolsOfServer.set(tool.server, new Set([tool.key]));
 }

@@ -158,23 +158,21 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   return {
     async connectAll(onOutcome) {
       const enabled = [...slots.values()].filter((slot) => slot.config.enabled);
-      return Promise.all(
-        enabled.map(async (slot): Promise<ConnectOutcome> => {
-          let outcome: ConnectOutcome;
-          try {
-            const connection = await connect(slot);
-            outcome = { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
-          } catch (error) {
-            outcome = { server: slot.config.name, error: describeError(error) };
-          }
-          try {
-            await onOutcome?.(outcome);
-          } catch (error) {
-            options.logger.error(`handling ${slot.config.name} failed: ${describeError(error)}`);
-          }
-          return outcome;
-        }),
-      );
+      return mapConcurrently(enabled, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
+        let outcome: ConnectOutcome;
+        try {
+          const connection = await connect(slot);
+          outcome = { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
+        } catch (error) {
+          outcome = { server: slot.config.name, error: describeError(error) };
+        }
+        try {
+          await onOutcome?.(outcome);
+        } catch (error) {
+          options.logger.error(`handling ${slot.config.name} failed: ${describeError(error)}`);
+        }
+        return outcome;
+      });
     },
 
     async callTool(server, tool, args, signal) {
@@ -231,4 +229,29 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       await Promise.allSettled(connections.map((connection) => connection.close()));
     },
   };
+}
+
+/**
+ * How many servers connect at once. Unbounded, 2,000 configured servers meant 2,000 spawns or
+ * sockets in flight together, which starved the first answers of a starting proxy and its memory;
+ * a hung server still holds only one of these slots until its own timeout.
+ */
+const CONNECT_CONCURRENCY = 32;
+
+/** `Promise.all(items.map(work))` with at most `limit` pieces of work running; results keep their order. */
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await work(items[at]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

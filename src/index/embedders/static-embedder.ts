@@ -29,8 +29,7 @@ export function loadStaticEmbedder(dir: string, id: string): Embedder {
   const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8")) as StaticConfig;
   const tensors = loadSafetensors(join(dir, "model.safetensors"));
   const table = tensors.get("embeddings");
-  if (!table || table.shape.length !== 2)
-    throw new Error(`${dir}/model.safetensors has no 2-D "embeddings" tensor`);
+  if (table?.shape.length !== 2) throw new Error(`${dir}/model.safetensors has no 2-D "embeddings" tensor`);
   const [rows, dimensions] = table.shape as [number, number];
   const weights = tensors.get("weights")?.data;
   const mapping = tensors.get("mapping")?.data;

@@ -1,0 +1,232 @@
+#!/usr/bin/env bun
+/**
+ * Speed and size at 10,000 tools: the eval catalog replicated under renamed servers, indexed
+ * through the compiled binary from real HTTP MCP servers, then measured per embedder:
+ * index build time, index size on disk, load time in process, search p50/p95 in process,
+ * retrieve_tools p50/p95 over MCP stdio, cold start (spawn → first answer from the persisted
+ * index, upstreams down) and the serve process's peak RSS. Figures, not pass/fail.
+ *
+ *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25]
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createEmbedder, type EmbedderSettings } from "../src/index/embedders/create-embedder.ts";
+import { openToolCatalog } from "../src/index/tool-catalog.ts";
+import { createLogger } from "../src/log.ts";
+import { launchCatalog } from "./catalog-launcher.ts";
+import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
+import { percentile } from "./metrics.ts";
+import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+
+const SHARED = join(ROOT, "..", "shared");
+
+export interface ScaleVariant {
+  name: string;
+  env: Record<string, string>;
+}
+
+export interface ScaleRow {
+  variant: string;
+  indexSeconds: number;
+  indexMiB: number;
+  loadMs: number;
+  embedderLoadMs: number;
+  inProcess: { p50: number; p95: number };
+  stdio: { p50: number; p95: number };
+  coldStartMs: number;
+  peakRssMiB: number;
+}
+
+/** The eval catalog repeated under renamed servers ("<server> #2", …) up to `size` tools. */
+export function replicateCatalog(catalog: EvalCatalog, size: number): EvalCatalog {
+  const tools: EvalCatalog["tools"] = [];
+  for (let copy = 1; tools.length < size; copy++) {
+    for (const tool of catalog.tools) {
+      if (tools.length >= size) break;
+      tools.push({ ...tool, server: copy === 1 ? tool.server : `${tool.server} #${copy}` });
+    }
+  }
+  return { tools, queries: catalog.queries };
+}
+
+function dirMiB(dir: string): number {
+  let bytes = 0;
+  for (const name of readdirSync(dir)) {
+    const stat = statSync(join(dir, name));
+    if (stat.isFile()) bytes += stat.size;
+  }
+  return bytes / 2 ** 20;
+}
+
+async function startEmbeddingsServer() {
+  const child = Bun.spawn([process.execPath, join(ROOT, "tests", "fixtures", "embeddings-server.ts")], {
+    stdout: "pipe",
+  });
+  const reader = child.stdout.getReader();
+  const { port } = JSON.parse(new TextDecoder().decode((await reader.read()).value).split("\n")[0]!);
+  reader.releaseLock();
+  return { url: `http://127.0.0.1:${port}/v1`, stop: () => child.kill() };
+}
+
+function settingsFrom(env: Record<string, string>, dataDir: string): EmbedderSettings {
+  return {
+    embedder: (env.MCPPROXY_EMBEDDER?.toLowerCase() ?? "bm25") as EmbedderSettings["embedder"],
+    hfModel: env.MCPPROXY_HF_MODEL ?? "",
+    openaiBaseUrl: env.MCPPROXY_OPENAI_BASE_URL ?? "",
+    openaiModel: env.MCPPROXY_OPENAI_MODEL ?? "fixture",
+    dataDir,
+  };
+}
+
+export async function runScaleBench(
+  options: { tools?: number; queries?: number; only?: string } = {},
+): Promise<ScaleRow[]> {
+  const evalFile = join(SHARED, "eval", "etom-msc-bench.json");
+  if (!existsSync(evalFile)) throw new Error(`${evalFile} is needed to build the 10k corpus`);
+  const size = options.tools ?? 10_000;
+  const work = mkdtempSync(join(tmpdir(), "mcpproxy-scale-"));
+  const corpus = replicateCatalog(loadEvalCatalog(evalFile), size);
+  const corpusFile = join(work, "corpus.json");
+  writeFileSync(corpusFile, JSON.stringify(corpus));
+  const queries = corpus.queries.map((q) => q.query);
+  const stdioQueries = queries.slice(0, options.queries ?? 500);
+  const embeddings = await startEmbeddingsServer();
+
+  const variants: ScaleVariant[] = [{ name: "BM25", env: {} }];
+  const glove = join(SHARED, "models", "glove-sif-50k-f16");
+  if (existsSync(glove))
+    variants.push({
+      name: "HF static (glove-sif-50k)",
+      env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: glove },
+    });
+  const tinyBert = join(SHARED, "models", "tiny-random-bert-onnx");
+  if (existsSync(tinyBert))
+    variants.push({
+      name: "HF ONNX (tiny BERT, q8)",
+      env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: tinyBert },
+    });
+  variants.push({
+    name: "OPENAI (127.0.0.1 fixture, 64 dims)",
+    env: {
+      MCPPROXY_EMBEDDER: "OPENAI",
+      MCPPROXY_OPENAI_BASE_URL: embeddings.url,
+      MCPPROXY_OPENAI_MODEL: "fixture",
+    },
+  });
+
+  if (options.only) {
+    const wanted = options.only.toLowerCase();
+    variants.splice(0, variants.length, ...variants.filter((v) => v.name.toLowerCase().includes(wanted)));
+  }
+  const rows: ScaleRow[] = [];
+  try {
+    const launched = await launchCatalog(corpusFile, corpus, work);
+    const indexSeconds = new Map<string, number>();
+    const dataDirs = new Map<string, string>();
+    try {
+      for (const variant of variants) {
+        const dataDir = join(work, `data-${dataDirs.size}`);
+        mkdirSync(dataDir, { recursive: true });
+        const env = benchEnv(join(work, "home"), variant.env);
+        const indexed = await runBinary(
+          ["index", "--config", launched.configPath, "--data-dir", dataDir],
+          env,
+        );
+        if (indexed.code !== 0)
+          throw new Error(`index (${variant.name}) failed:\n${indexed.stdout}\n${indexed.stderr}`);
+        indexSeconds.set(variant.name, indexed.ms / 1000);
+        dataDirs.set(variant.name, dataDir);
+      }
+    } finally {
+      // Measured with every upstream down: the answers come from the persisted index alone.
+      await launched.stop();
+    }
+
+    for (const variant of variants) {
+      const dataDir = dataDirs.get(variant.name)!;
+      const variantEnv = variant.env;
+      const env = benchEnv(join(work, "home"), variantEnv);
+      const logger = createLogger({ level: "error" });
+      let started = performance.now();
+      const embedder = await createEmbedder(settingsFrom(variantEnv, dataDir), variantEnv);
+      const embedderLoadMs = performance.now() - started;
+      started = performance.now();
+      const catalog = await openToolCatalog({
+        dataDir,
+        toolNameLimit: 60,
+        reservedNames: new Set(),
+        logger,
+        embedder,
+      });
+      const loadMs = performance.now() - started;
+      const latencies: number[] = [];
+      for (const query of queries) {
+        const t = performance.now();
+        await catalog.search(query, 5);
+        latencies.push(performance.now() - t);
+      }
+      await catalog.close();
+
+      const spawned = performance.now();
+      const proxy = await startProxyStdio(launchedConfig(work), dataDir, env);
+      await proxy.client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
+      const coldStartMs = performance.now() - spawned;
+      const stdio: number[] = [];
+      for (const query of stdioQueries) {
+        const t = performance.now();
+        await proxy.client.callTool({ name: "retrieve_tools", arguments: { query, top_k: 5 } });
+        stdio.push(performance.now() - t);
+      }
+      const rss = peakRssMiB(proxy.pid);
+      await proxy.close();
+      rows.push({
+        variant: variant.name,
+        indexSeconds: indexSeconds.get(variant.name)!,
+        indexMiB: dirMiB(dataDir),
+        loadMs,
+        embedderLoadMs,
+        inProcess: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+        stdio: { p50: percentile(stdio, 50), p95: percentile(stdio, 95) },
+        coldStartMs,
+        peakRssMiB: rss,
+      });
+    }
+  } finally {
+    embeddings.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** The config the catalog launcher wrote; its servers are down by now, as intended. */
+const launchedConfig = (work: string) => join(work, "mcp_config.json");
+
+export function formatScaleReport(rows: readonly ScaleRow[], tools: number): string {
+  const f = (n: number, digits = 2) => n.toFixed(digits);
+  return [
+    `${tools} tools (the eval catalog replicated under renamed servers); search = top 5 over the eval's 1,984 queries`,
+    "",
+    "| embedder | index build | index on disk | load in process (+ model) | search in process p50 / p95 | retrieve_tools stdio p50 / p95 | cold start | serve peak RSS |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| ${r.variant} | ${f(r.indexSeconds, 1)} s | ${f(r.indexMiB, 1)} MiB | ${f(r.loadMs, 0)} ms (+ ${f(r.embedderLoadMs, 0)} ms) | ` +
+        `${f(r.inProcess.p50)} / ${f(r.inProcess.p95)} ms | ${f(r.stdio.p50)} / ${f(r.stdio.p95)} ms | ${f(r.coldStartMs, 0)} ms | ${f(r.peakRssMiB, 0)} MiB |`,
+    ),
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: { tools: { type: "string" }, queries: { type: "string" }, only: { type: "string" } },
+  });
+  const tools = Number(values.tools ?? 10_000);
+  const rows = await runScaleBench({
+    tools,
+    queries: Number(values.queries ?? 500),
+    ...(values.only ? { only: values.only } : {}),
+  });
+  process.stdout.write(`${formatScaleReport(rows, tools)}\n`);
+}

@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../log.ts";
+import { type Embedder, l2Normalize } from "./embedders/embedder.ts";
+import { openToolCatalog } from "./tool-catalog.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir() {
+  const dir = mkdtempSync(join(tmpdir(), "mcpproxy-hybrid-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A deterministic bag-of-words embedder that counts what it embeds; `synonyms` maps words onto one axis. */
+function countingEmbedder(id: string, synonyms: Record<string, string> = {}) {
+  const embedded: string[] = [];
+  const embedder: Embedder = {
+    id,
+    dimensions: 32,
+    async embed(texts) {
+      embedded.push(...texts);
+      return texts.map((text) => {
+        const vector = new Float32Array(32);
+        for (const raw of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+          const word = synonyms[raw] ?? raw;
+          let hash = 7;
+          for (const ch of word) hash = (hash * 31 + ch.charCodeAt(0)) % 32;
+          vector[hash]! += 1;
+        }
+        return l2Normalize(vector);
+      });
+    },
+  };
+  return { embedder, embedded };
+}
+
+const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
+const open = (dataDir: string, embedder: Embedder) =>
+  openToolCatalog({ dataDir, toolNameLimit: 60, reservedNames: new Set(), logger: silentLogger, embedder });
+
+describe("hybrid catalog (BM25 + vectors)", () => {
+  test("embeds only new and changed tools, and keeps vectors across restarts", async () => {
+    const dataDir = tempDir();
+    const first = countingEmbedder("bow");
+    let catalog = await open(dataDir, first.embedder);
+    await catalog.syncServer("mail", [
+      tool("send_email", "Send an email"),
+      tool("list_inbox", "List the inbox"),
+    ]);
+    expect(first.embedded).toHaveLength(2);
+    await catalog.syncServer("mail", [
+      tool("send_email", "Send an email now"),
+      tool("list_inbox", "List the inbox"),
+    ]);
+    expect(first.embedded).toHaveLength(3);
+    await catalog.persist();
+    await catalog.close();
+
+    const second = countingEmbedder("bow");
+    catalog = await open(dataDir, second.embedder);
+    expect(second.embedded).toEqual([]);
+    expect((await catalog.search("send email", 1))[0]?.tool.name).toBe("mail__send_email");
+    await catalog.close();
+  });
+
+  test("a different embedder re-embeds every tool", async () => {
+    const dataDir = tempDir();
+    let catalog = await open(dataDir, countingEmbedder("model-a").embedder);
+    await catalog.syncServer("mail", [
+      tool("send_email", "Send an email"),
+      tool("list_inbox", "List the inbox"),
+    ]);
+    await catalog.close();
+    const other = countingEmbedder("model-b");
+    catalog = await open(dataDir, other.embedder);
+    expect(other.embedded).toHaveLength(2);
+    await catalog.close();
+  });
+
+  test("the vector side finds a tool that shares no word with the query", async () => {
+    const { embedder } = countingEmbedder("syn", { dispatch: "send", letter: "email", mail: "email" });
+    const catalog = await openToolCatalog({
+      dataDir: tempDir(),
+      toolNameLimit: 60,
+      reservedNames: new Set(),
+      logger: silentLogger,
+      embedder,
+      vectorWeight: 0.5,
+    });
+    await catalog.syncServer("post", [
+      tool("send_email", "Send an email"),
+      tool("delete_file", "Delete a file"),
+    ]);
+    const hits = await catalog.search("dispatch letter", 2);
+    expect(hits[0]?.tool.name).toBe("post__send_email");
+    expect(hits[0]!.score).toBeGreaterThan(0);
+    expect(hits[0]!.score).toBeLessThanOrEqual(1);
+    await catalog.close();
+  });
+
+  test("a minimum score leaves out weak hits", async () => {
+    const { embedder } = countingEmbedder("bow");
+    const catalog = await open(tempDir(), embedder);
+    await catalog.syncServer("mail", [
+      tool("send_email", "Send an email"),
+      tool("list_inbox", "List the inbox"),
+    ]);
+    const all = await catalog.search("send email", 5, 0);
+    const strong = await catalog.search("send email", 5, all[0]!.score);
+    expect(strong.map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
+    await catalog.close();
+  });
+});

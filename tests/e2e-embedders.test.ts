@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { connectStdio, createSandbox, fixtureEntry, retrieve, runCli, type Sandbox } from "./helpers.ts";
+import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
+
+setDefaultTimeout(60_000);
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+function newSandbox(): Sandbox {
+  const sandbox = createSandbox();
+  cleanups.push(() => sandbox.cleanup());
+  sandbox.writeConfig({ mcpServers: { local: fixtureEntry() } });
+  return sandbox;
+}
+const flags = (sandbox: Sandbox) => ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+
+async function indexAndSearch(sandbox: Sandbox, env: Record<string, string>, query: string) {
+  const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env(env));
+  expect(indexed.stderr).toBe("");
+  expect(indexed.code).toBe(0);
+  const searched = await runCli(["search", query, "--json", ...flags(sandbox)], sandbox.env(env));
+  expect(searched.code).toBe(0);
+  return JSON.parse(searched.stdout) as { tools: { name: string; score: number }[] };
+}
+
+const glove = sharedModel("glove-sif-50k-f16");
+const tinyBert = sharedModel("tiny-random-bert-onnx");
+
+describe("embedders in the compiled binary", () => {
+  test.skipIf(!glove)(
+    "HF with a static model directory: hybrid search from index, search and serve",
+    async () => {
+      const sandbox = newSandbox();
+      const env = { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: glove! };
+      const result = await indexAndSearch(sandbox, env, "return a tiny picture");
+      expect(result.tools[0]?.name).toBe("local__tiny_picture");
+      for (const tool of result.tools) expect(tool.score).toBeGreaterThan(0);
+      for (const tool of result.tools) expect(tool.score).toBeLessThanOrEqual(1);
+
+      const { client, close } = await connectStdio(sandbox, env);
+      try {
+        const served = await retrieve(client, "return a tiny picture", 3);
+        expect(served.tools[0]?.name).toBe("local__tiny_picture");
+      } finally {
+        await close();
+      }
+    },
+  );
+
+  test.skipIf(!tinyBert)("HF with an ONNX model directory runs on WASM inside the binary", async () => {
+    const sandbox = newSandbox();
+    const env = { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: tinyBert!, MCPPROXY_MIN_SCORE: "0" };
+    const result = await indexAndSearch(sandbox, env, "echo a message back");
+    // Random weights: the lexical side still ranks, the vector side must merely run.
+    expect(result.tools.length).toBeGreaterThan(0);
+    expect(result.tools.map((tool) => tool.name)).toContain("local__echo");
+  });
+
+  test("a model that cannot be loaded is a clear error with exit 2, not a silent BM25 fallback", async () => {
+    const sandbox = newSandbox();
+    const missing = join(sandbox.dir, "no-such-model");
+    const indexed = await runCli(
+      ["index", ...flags(sandbox)],
+      sandbox.env({ MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: missing }),
+    );
+    expect(indexed.code).toBe(2);
+    expect(indexed.stderr).toContain("no-such-model");
+    expect(indexed.stderr).toContain("MCPPROXY_HF_MODEL");
+    expect(indexed.stderr).not.toContain("    at ");
+  });
+
+  test("OPENAI: hybrid search through a real /v1/embeddings server, and the key never shows", async () => {
+    const key = "sk-e2e-very-secret-key";
+    const server = await startEmbeddingsServer({ FIXTURE_API_KEY: key });
+    cleanups.push(() => server.stop());
+    const sandbox = newSandbox();
+    const logFile = join(sandbox.dir, "proxy.log");
+    const env = {
+      MCPPROXY_EMBEDDER: "OPENAI",
+      MCPPROXY_OPENAI_BASE_URL: server.url,
+      MCPPROXY_OPENAI_MODEL: "fixture-model",
+      OPENAI_API_KEY: key,
+      MCPPROXY_LOG_LEVEL: "debug",
+      MCPPROXY_LOG_FILE: logFile,
+    };
+    const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env(env));
+    expect(indexed.code).toBe(0);
+    const searched = await runCli(["search", "tiny picture", "--json", ...flags(sandbox)], sandbox.env(env));
+    expect(searched.code).toBe(0);
+    expect(JSON.parse(searched.stdout).tools[0].name).toBe("local__tiny_picture");
+    expect((await server.stats()).inputs).toBeGreaterThanOrEqual(8);
+    const seen = [
+      indexed.stdout,
+      indexed.stderr,
+      searched.stderr,
+      existsSync(logFile) ? readFileSync(logFile, "utf8") : "",
+    ];
+    for (const text of seen) expect(text).not.toContain(key);
+
+    const wrong = await runCli(
+      ["index", ...flags(sandbox)],
+      sandbox.env({ ...env, OPENAI_API_KEY: "sk-wrong-key-xyz" }),
+    );
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("HTTP 401");
+    expect(wrong.stderr).not.toContain("sk-wrong-key-xyz");
+  });
+});
