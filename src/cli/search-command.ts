@@ -13,12 +13,16 @@ export const searchCommand: Command = {
   summary:
     "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running; run\n" +
     "`mcpproxy index` (or `serve`) first to fill the index.",
-  usage: "mcpproxy search QUERY [--top-k N] [--json] [--config FILE] [--data-dir DIR]",
+  usage: "mcpproxy search QUERY [--top-k N] [--min-score S] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     "top-k": {
       type: "string",
       help: "--top-k N          how many tools to show, 1-50 (default 5, or MCPPROXY_TOP_K)",
+    },
+    "min-score": {
+      type: "string",
+      help: "--min-score S      leave out tools scoring below S, 0-1 (default 0.05, or MCPPROXY_MIN_SCORE)",
     },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
     ...COMMON_OPTIONS,
@@ -27,10 +31,12 @@ export const searchCommand: Command = {
     const query = positionals.join(" ").trim();
     if (!query)
       throw new ProxyError("USAGE", 'search needs a QUERY, e.g. `mcpproxy search "create an issue"`.');
-    const config = loadCommandConfig(
-      values,
-      typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {},
-    );
+    const config = loadCommandConfig(values, {
+      ...(typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {}),
+      ...(typeof values["min-score"] === "string"
+        ? { minScore: { value: values["min-score"], flag: "--min-score" } }
+        : {}),
+    });
     const logger = commandLogger(config);
     const catalog = await openCommandCatalog(config, logger);
     try {

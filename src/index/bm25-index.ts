@@ -13,8 +13,9 @@ import { selectTopK } from "./top-k.ts";
  *    load slowly from a snapshot, and `search()` then sorts every matching document.
  * Here a posting list per word and field holds (document, raw term frequency) pairs; a query word
  * matches that exact word; scores accumulate in a typed array and only the best `limit`
- * documents are returned (see `LimitedRelevance`), with scores scaled to 0–1 (see `queryMass`). Snapshots store postings as base64 Int32
- * arrays, so loading is a decode, not a rebuild.
+ * documents are returned (see `LimitedRelevance`), with scores scaled to 0–1 (see `queryMass`).
+ * Snapshots hold the postings as Int32Arrays (see snapshot-file.ts), so loading is a view on the
+ * file, not a rebuild.
  */
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -31,7 +32,12 @@ interface Posting {
 }
 
 interface FieldIndex {
-  postings: Map<string, Posting>;
+  /**
+   * A term's posting, or after a load its offset in `loaded`: views are made on first use, since
+   * making 50k of them up front was most of the load time at 10k tools.
+   */
+  postings: Map<string, Posting | number>;
+  loaded?: Int32Array;
   /** Token count per internal document id (0 when absent). */
   lengths: number[];
   totalLength: number;
@@ -50,10 +56,10 @@ export interface Bm25Store {
 
 interface RawField {
   terms: string[];
-  /** base64 Int32: for each term in order, its count n, then n ids, then n term frequencies. */
-  postings: string;
-  /** base64 Int32: token count by internal id. */
-  lengths: string;
+  /** For each term in order: its count n, then n ids, then n term frequencies. */
+  postings: Int32Array;
+  /** Token count by internal id. */
+  lengths: Int32Array;
   totalLength: number;
   docs: number;
 }
@@ -61,6 +67,19 @@ interface RawField {
 interface RawStore {
   types: Record<string, SearchableType>;
   fields: Record<string, RawField>;
+}
+
+function postingOf(field: FieldIndex, term: string): Posting | undefined {
+  const entry = field.postings.get(term);
+  if (typeof entry !== "number") return entry;
+  const flat = field.loaded!;
+  const n = flat[entry]!;
+  const posting = {
+    ids: flat.subarray(entry + 1, entry + 1 + n),
+    tfs: flat.subarray(entry + 1 + n, entry + 1 + 2 * n),
+  };
+  field.postings.set(term, posting);
+  return posting;
 }
 
 function newField(): FieldIndex {
@@ -100,7 +119,7 @@ function insert(
   const counts = new Map<string, number>();
   for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
   for (const [term, tf] of counts) {
-    let posting = field.postings.get(term);
+    let posting = postingOf(field, term);
     if (!posting) {
       posting = { ids: [], tfs: [] };
       field.postings.set(term, posting);
@@ -118,8 +137,8 @@ function insert(
 function docTermsOf(field: FieldIndex): Map<number, string[]> {
   if (field.docTerms) return field.docTerms;
   const docTerms = new Map<number, string[]>();
-  for (const [term, posting] of field.postings) {
-    for (const id of posting.ids) {
+  for (const term of field.postings.keys()) {
+    for (const id of postingOf(field, term)!.ids) {
       const terms = docTerms.get(id);
       if (terms) terms.push(term);
       else docTerms.set(id, [term]);
@@ -142,7 +161,7 @@ function remove(
   const terms = docTerms.get(internalId);
   if (!terms) return false;
   for (const term of terms) {
-    const posting = field.postings.get(term);
+    const posting = postingOf(field, term);
     if (!posting) continue;
     const list = writable(posting);
     const at = list.ids.indexOf(internalId);
@@ -191,7 +210,7 @@ function search(
     const avgLength = field.totalLength / field.docs || 1;
     const lengths = field.lengths;
     for (const [token, queryCount] of queryCounts) {
-      const posting: Posting | undefined = field.postings.get(token);
+      const posting = postingOf(field, token);
       const df = posting ? posting.ids.length : 0;
       const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * weight * queryCount;
       queryMass += idf;
@@ -219,32 +238,26 @@ function search(
   return best;
 }
 
-function encodeInt32(values: ArrayLike<number>): string {
-  return Buffer.from(Int32Array.from(values as ArrayLike<number>).buffer).toString("base64");
-}
-
-function decodeInt32(base64: string): Int32Array {
-  const bytes = Buffer.from(base64, "base64");
-  // Copy into a fresh, aligned buffer: Buffer.from may return a view into a shared pool.
-  return new Int32Array(new Uint8Array(bytes).buffer);
-}
-
 function save(store: Bm25Store): RawStore {
   const fields: Record<string, RawField> = {};
   for (const [prop, field] of Object.entries(store.fields)) {
     const terms = [...field.postings.keys()];
-    const flat: number[] = [];
+    let size = 0;
+    for (const term of terms) size += 1 + 2 * postingOf(field, term)!.ids.length;
+    const postings = new Int32Array(size);
+    let at = 0;
     for (const term of terms) {
-      const { ids, tfs } = field.postings.get(term)!;
-      flat.push(ids.length);
-      for (const id of ids) flat.push(id);
-      for (const tf of tfs) flat.push(tf);
+      const { ids, tfs } = postingOf(field, term)!;
+      postings[at++] = ids.length;
+      postings.set(ids, at);
+      postings.set(tfs, at + ids.length);
+      at += 2 * ids.length;
     }
-    const lengths = Array.from({ length: field.lengths.length }, (_, id) => field.lengths[id] ?? 0);
+    const lengths = Int32Array.from({ length: field.lengths.length }, (_, id) => field.lengths[id] ?? 0);
     fields[prop] = {
       terms,
-      postings: encodeInt32(flat),
-      lengths: encodeInt32(lengths),
+      postings,
+      lengths,
       totalLength: field.totalLength,
       docs: field.docs,
     };
@@ -257,17 +270,14 @@ function load(_ids: unknown, raw: unknown): Bm25Store {
   const store: Bm25Store = { vectorIndexes: {}, fields: {}, types, scores: new Float64Array(1024) };
   for (const [prop, rawField] of Object.entries(fields)) {
     const field = newField();
-    const flat = decodeInt32(rawField.postings);
+    const flat = rawField.postings;
+    field.loaded = flat;
     let at = 0;
     for (const term of rawField.terms) {
-      const n = flat[at]!;
-      field.postings.set(term, {
-        ids: flat.subarray(at + 1, at + 1 + n),
-        tfs: flat.subarray(at + 1 + n, at + 1 + 2 * n),
-      });
-      at += 1 + 2 * n;
+      field.postings.set(term, at);
+      at += 1 + 2 * flat[at]!;
     }
-    field.lengths = Array.from(decodeInt32(rawField.lengths));
+    field.lengths = Array.from(rawField.lengths);
     field.totalLength = rawField.totalLength;
     field.docs = rawField.docs;
     store.fields[prop] = field;

@@ -48,6 +48,9 @@ export interface CatalogStore {
   /** Records the embedder; when it differs from the stored one every vector is dropped. */
   useEmbedder(key: string): void;
   listVectors(): StoredVector[];
+  /** What the stored public names were computed for (name limit and reserved names). */
+  namingKey(): string | undefined;
+  setNamingKey(key: string): void;
   putVectors(vectors: readonly StoredVector[]): void;
   /** Applies changes in one transaction and returns the new generation. */
   apply(changes: CatalogChanges): number;
@@ -159,6 +162,12 @@ export function openCatalogStore(dataDir: string): CatalogStore {
       return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
     },
     embedderKey: () => readMeta("embedder"),
+    namingKey: () => readMeta("naming"),
+    setNamingKey: (key) =>
+      db.run(
+        "INSERT INTO meta (key, value) VALUES ('naming', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key],
+      ),
     useEmbedder: (key) => useEmbedder(key),
     listVectors() {
       return db

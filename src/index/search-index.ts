@@ -14,6 +14,7 @@ import {
 import { internalDocumentIDStore as idStore } from "@orama/orama/components";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { BM25_B, BM25_K1, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
+import { decodeSnapshot, encodeSnapshot } from "./snapshot-file.ts";
 import { analyze } from "./tokenizer.ts";
 import { type ToolFields, toolText } from "./tool-document.ts";
 
@@ -27,7 +28,7 @@ const SCHEMA = { text: "string", name: "string" } as const;
 type ToolIndex = Orama<typeof SCHEMA>;
 
 /** Bump when the schema, the tokenizer, the scoring data or the snapshot layout change: old snapshots are rebuilt. */
-export const INDEX_FORMAT_VERSION = 3;
+export const INDEX_FORMAT_VERSION = 4;
 
 /**
  * BM25 runs over `text`, the whole tool as one document (server, name, description, parameters),
@@ -104,6 +105,9 @@ interface Snapshot {
 function newOrama(): ToolIndex {
   return create({
     schema: SCHEMA,
+    // Results are ordered by score only. Orama's sorter would keep a copy of every document's text
+    // to sort by (4 MB of the 10k-tool snapshot, and as much again in memory).
+    sort: { enabled: false },
     components: {
       index: bm25IndexComponent,
       documentsStore: textFreeDocumentsStore as unknown as IDocumentsStore,
@@ -146,7 +150,7 @@ function wrap(db: ToolIndex): SearchIndex {
     count: () => count(db),
     async saveSnapshot(path, generation) {
       const snapshot: Snapshot = { formatVersion: INDEX_FORMAT_VERSION, generation, data: save(db) };
-      await writeFileAtomic(path, JSON.stringify(snapshot));
+      await writeFileAtomic(path, encodeSnapshot(snapshot));
     },
   };
 }
@@ -162,7 +166,7 @@ export function createSearchIndex(): SearchIndex {
 export function loadSearchIndex(path: string, generation: number): SearchIndex | undefined {
   if (!existsSync(path)) return undefined;
   try {
-    const snapshot = JSON.parse(readFileSync(path, "utf8")) as Snapshot;
+    const snapshot = decodeSnapshot(readFileSync(path)) as Snapshot;
     if (snapshot.formatVersion !== INDEX_FORMAT_VERSION || snapshot.generation !== generation)
       return undefined;
     const db = newOrama();

@@ -123,7 +123,9 @@ async function openVectorSide(
   return side;
 }
 
-export const SNAPSHOT_FILE = "search-index.json";
+export const SNAPSHOT_FILE = "search-index.bin";
+/** Written by mcpproxy 0.1 before the binary snapshot; removed on reset. */
+const LEGACY_SNAPSHOT_FILE = "search-index.json";
 interface CatalogDiff {
   /** Tools that are new or whose hash changed. */
   fresh: FreshTool[];
@@ -134,7 +136,13 @@ interface CatalogDiff {
 export async function openToolCatalog(options: ToolCatalogOptions): Promise<ToolCatalog> {
   const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
   if (options.reset) {
-    for (const file of [CATALOG_FILE, `${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
+    for (const file of [
+      CATALOG_FILE,
+      `${CATALOG_FILE}-wal`,
+      `${CATALOG_FILE}-shm`,
+      SNAPSHOT_FILE,
+      LEGACY_SNAPSHOT_FILE,
+    ]) {
       rmSync(join(options.dataDir, file), { force: true });
     }
   }
@@ -179,7 +187,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
    * changes, at the next read, not after every server: with 2,000 servers syncing one by one,
    * recomputing them per server made indexing quadratic (44 s at 10k tools).
    */
-  let areNamesStale = true;
+  const namingKey = `${options.toolNameLimit}|${[...options.reservedNames].sort().join(",")}`;
   const ensureNames = () => {
     if (!areNamesStale) return;
     areNamesStale = false;
@@ -189,8 +197,13 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       store.apply({ upserts: [], deletes: [], renames: renamed });
       isDirty = true;
     }
+    if (store.namingKey() !== namingKey) store.setNamingKey(namingKey);
   };
-  ensureNames();
+  // The stored names hold when they were computed for these settings and every tool has one
+  // (a run that stopped between a sync and the next read leaves new tools unnamed).
+  let areNamesStale = store.namingKey() !== namingKey || [...tools.values()].some((tool) => !tool.name);
+  if (areNamesStale) ensureNames();
+  else for (const tool of tools.values()) byName.set(tool.name, tool);
   const toolsOfServer = new Map<string, Set<string>>();
   for (const tool of tools.values()) addToServer(toolsOfServer, tool);
 

@@ -60,7 +60,10 @@ export function builtinToolDefinitions(defaultTopK: number): Tool[] {
                 tool: { type: "string" },
                 description: { type: "string" },
                 inputSchema: { type: "object" },
-                score: { type: "number" },
+                score: {
+                  type: "number",
+                  description: "0-1: how much of the request the tool matches; higher is better",
+                },
               },
               required: ["name", "server", "tool", "description", "inputSchema", "score"],
             },
