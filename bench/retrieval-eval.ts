@@ -110,7 +110,8 @@ async function evaluate(
   const topK = options.topK ?? 10;
   const queries = options.limit ? allQueries.slice(0, options.limit) : allQueries;
   const dataDir = join(work, "data");
-  const env = benchEnv(join(work, "home"), options.env);
+  // retrieve_tools returns at most MCPPROXY_TOP_K tools, so the proxy is told the eval's top K.
+  const env = benchEnv(join(work, "home"), { MCPPROXY_TOP_K: String(topK), ...options.env });
 
   const indexed = await runBinary(["index", "--config", configPath, "--data-dir", dataDir], env);
   if (indexed.code !== 0) throw new Error(`mcpproxy index failed:\n${indexed.stdout}\n${indexed.stderr}`);

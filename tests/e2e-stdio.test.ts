@@ -64,6 +64,10 @@ describe("mcpproxy serve over stdio", () => {
 
   test("retrieve_tools respects top_k and returns an empty list with a hint when nothing matches", async () => {
     expect((await retrieve(proxy.client, "echo", 1)).tools).toHaveLength(1);
+    // MCPPROXY_TOP_K (default 5) bounds what an agent can ask for.
+    expect(
+      (await retrieve(proxy.client, "a tool that returns something", 50)).tools.length,
+    ).toBeLessThanOrEqual(5);
     const none = await retrieve(proxy.client, "zzyzx qwfp");
     expect(none.tools).toEqual([]);
     expect(none.hint).toContain("No tool matched");

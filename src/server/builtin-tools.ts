@@ -40,8 +40,8 @@ export function builtinToolDefinitions(defaultTopK: number): Tool[] {
           top_k: {
             type: "integer",
             minimum: 1,
-            maximum: MAX_TOP_K,
-            description: `How many tools to return (default ${defaultTopK}).`,
+            maximum: defaultTopK,
+            description: `How many tools to return, at most ${defaultTopK} (the default).`,
           },
         },
         required: ["query"],

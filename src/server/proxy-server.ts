@@ -67,7 +67,8 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       const result = await retrieveTools(
         deps.catalog,
         parsed.output.query,
-        parsed.output.top_k ?? deps.topK,
+        // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
+        Math.min(parsed.output.top_k ?? deps.topK, deps.topK),
         deps.minScore,
       );
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
