@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { createEmbedder, type EmbedderSettings } from "../src/index/embedders/create-embedder.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { createLogger } from "../src/log.ts";
+import { startEmbeddingsServer } from "../tests/shared-assets.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
@@ -58,16 +59,6 @@ function dirMiB(dir: string): number {
     if (stat.isFile()) bytes += stat.size;
   }
   return bytes / 2 ** 20;
-}
-
-async function startEmbeddingsServer() {
-  const child = Bun.spawn([process.execPath, join(ROOT, "tests", "fixtures", "embeddings-server.ts")], {
-    stdout: "pipe",
-  });
-  const reader = child.stdout.getReader();
-  const { port } = JSON.parse(new TextDecoder().decode((await reader.read()).value).split("\n")[0]!);
-  reader.releaseLock();
-  return { url: `http://127.0.0.1:${port}/v1`, stop: () => child.kill() };
 }
 
 function settingsFrom(env: Record<string, string>, dataDir: string): EmbedderSettings {
