@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { connectStdio, createSandbox, fixtureEntry, retrieve, runCli, type Sandbox } from "./helpers.ts";
 import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
@@ -58,6 +58,16 @@ describe("embedders in the compiled binary", () => {
     // Random weights: the lexical side still ranks, the vector side must merely run.
     expect(result.tools.length).toBeGreaterThan(0);
     expect(result.tools.map((tool) => tool.name)).toContain("local__echo");
+
+    // A Hugging Face id is looked up in <dataDir>/models/<id> first (where a download would go).
+    const fromCache = newSandbox();
+    cpSync(tinyBert!, join(fromCache.dataDir, "models", "acme", "tiny-bert"), { recursive: true });
+    const cached = await indexAndSearch(
+      fromCache,
+      { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: "acme/tiny-bert", MCPPROXY_MIN_SCORE: "0" },
+      "echo a message back",
+    );
+    expect(cached.tools.map((tool) => tool.name)).toContain("local__echo");
   });
 
   test("a model that cannot be loaded is a clear error with exit 2, not a silent BM25 fallback", async () => {
