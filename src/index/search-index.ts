@@ -135,7 +135,7 @@ function wrap(db: ToolIndex): SearchIndex {
       await removeMultiple(db, [...ids], 500);
     },
     async search(query, limit) {
-      if (limit <= 0 || analyze(query).length === 0) return [];
+      if (limit <= 0) return []; // a query of stop words alone matches nothing in the component
       const relevance: LimitedRelevance = { k: BM25_K1, b: BM25_B, d: 0.5, limit };
       const result = await search(db, {
         term: query,

@@ -1,18 +1,18 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, type CatalogStore, openCatalogStore, type ToolRow } from "./catalog-store.ts";
+import { CATALOG_FILE, openCatalogStore, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
-import { fuseRankings } from "./hybrid-ranking.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
-import { hashTool, toolFields, toolText, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
-import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
+import { HYBRID_CANDIDATES, openToolVectors } from "./tool-vectors.ts";
 
 /**
- * Every known upstream tool with its public name, kept in step across three places: the SQLite
- * catalog (truth), the Orama index (search) and an in-memory map (lookups on the call path).
+ * Every known upstream tool with its public name, kept in step across the SQLite catalog (truth),
+ * the Orama index (lexical search), the tool vectors when an embedder is set (tool-vectors.ts) and
+ * an in-memory map (lookups on the call path).
  * Changes are serialized so servers that connect at the same time cannot interleave.
  */
 export interface CatalogTool extends ToolRow {
@@ -67,64 +67,8 @@ export interface ToolCatalogOptions {
   onEmbedProgress?: (done: number, total: number) => void;
 }
 
-/** How many lexical and vector candidates the fusion considers, at least. */
-const HYBRID_CANDIDATES = 50;
-const DEFAULT_VECTOR_WEIGHT = 0.2;
-
-interface VectorSide {
-  embedder: Embedder;
-  index: VectorIndex;
-  /** Embeds tools and stores their vectors; tools keep their hash as the vector's stamp. */
-  add(tools: readonly FreshTool[]): Promise<void>;
-}
-
-/** Loads the stored vectors that are still current and embeds every tool that has none. */
-async function openVectorSide(
-  embedder: Embedder,
-  store: CatalogStore,
-  tools: ReadonlyMap<string, CatalogTool>,
-  options: ToolCatalogOptions,
-): Promise<VectorSide> {
-  store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
-  const index = createVectorIndex(embedder.dimensions);
-  for (const stored of store.listVectors()) {
-    const key = toolKey(stored);
-    if (tools.get(key)?.hash === stored.hash && stored.vector.length === embedder.dimensions)
-      index.set(key, stored.vector);
-  }
-  const side: VectorSide = {
-    embedder,
-    index,
-    async add(fresh) {
-      if (fresh.length === 0) return;
-      const vectors = await embedder.embed(
-        fresh.map((tool) => toolText(toolFields(tool.server, tool.definition))),
-        (done) => options.onEmbedProgress?.(done, fresh.length),
-      );
-      store.putVectors(
-        fresh.map((tool, i) => ({
-          server: tool.server,
-          tool: tool.tool,
-          hash: tool.hash,
-          vector: vectors[i]!,
-        })),
-      );
-      for (const [i, tool] of fresh.entries()) index.set(tool.key, vectors[i]!);
-    },
-  };
-  const missing = [...tools.values()].flatMap((tool) => {
-    const definition = index.has(tool.key) ? undefined : store.definitionOf(tool.server, tool.tool);
-    return definition ? [{ ...tool, definition }] : [];
-  });
-  if (missing.length > 0) {
-    options.logger.info(`embedding ${missing.length} tools with ${embedder.id}`);
-    await side.add(missing);
-  }
-  return side;
-}
-
 export const SNAPSHOT_FILE = "search-index.bin";
-/** Written by mcpproxy 0.1 before the binary snapshot; removed on reset. */
+/** The JSON snapshot of mcpproxy 0.1, replaced by SNAPSHOT_FILE; removed when found. */
 const LEGACY_SNAPSHOT_FILE = "search-index.json";
 interface CatalogDiff {
   /** Tools that are new or whose hash changed. */
@@ -136,16 +80,11 @@ interface CatalogDiff {
 export async function openToolCatalog(options: ToolCatalogOptions): Promise<ToolCatalog> {
   const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
   if (options.reset) {
-    for (const file of [
-      CATALOG_FILE,
-      `${CATALOG_FILE}-wal`,
-      `${CATALOG_FILE}-shm`,
-      SNAPSHOT_FILE,
-      LEGACY_SNAPSHOT_FILE,
-    ]) {
+    for (const file of [CATALOG_FILE, `${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
       rmSync(join(options.dataDir, file), { force: true });
     }
   }
+  rmSync(join(options.dataDir, LEGACY_SNAPSHOT_FILE), { force: true });
   const store = openCatalogStore(options.dataDir);
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
@@ -162,9 +101,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   }
   const searchIndex = index;
   const vectors = options.embedder
-    ? await openVectorSide(options.embedder, store, tools, options)
+    ? await openToolVectors(options.embedder, store, tools, options)
     : undefined;
-  const vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   const byName = new Map<string, CatalogTool>();
 
   /** Recomputes every public name; returns the tools whose name changed. */
@@ -283,19 +221,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     async search(query, limit, minScore = 0) {
       ensureNames();
-      const text = withoutLiterals(query).trim() ? withoutLiterals(query) : query;
+      const withoutArguments = withoutLiterals(query);
+      const text = withoutArguments.trim() ? withoutArguments : query;
       let hits = await searchIndex.search(text, vectors ? Math.max(limit, HYBRID_CANDIDATES) : limit);
-      if (vectors && limit > 0) {
-        const [queryVector] = await vectors.embedder.embed([text]);
-        const vectorHits = vectors.index.search(queryVector!, Math.max(limit, HYBRID_CANDIDATES));
-        hits = fuseRankings(
-          hits,
-          (id) => vectors.index.similarity(id, queryVector!),
-          vectorHits,
-          vectorWeight,
-          limit,
-        );
-      }
+      if (vectors && limit > 0) hits = await vectors.fuse(text, hits, limit);
       ensureNames(); // again: a sync may have added tools while this search awaited
       return hits.flatMap((hit) => {
         const tool = tools.get(hit.id);
