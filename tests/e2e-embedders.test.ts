@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { connectStdio, createSandbox, fixtureEntry, retrieve, runCli, type Sandbox } from "./helpers.ts";
+import {
+  connectStdio,
+  createSandbox,
+  fixtureEntry,
+  requireBinary,
+  retrieve,
+  runCli,
+  type Sandbox,
+} from "./helpers.ts";
 import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
 
 setDefaultTimeout(60_000);
@@ -118,5 +126,17 @@ describe("embedders in the compiled binary", () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("HTTP 401");
     expect(wrong.stderr).not.toContain("sk-wrong-key-xyz");
+  });
+
+  test("embedding shows progress on a terminal", async () => {
+    const server = await startEmbeddingsServer();
+    cleanups.push(() => server.stop());
+    const sandbox = newSandbox();
+    const env = sandbox.env({ MCPPROXY_EMBEDDER: "OPENAI", MCPPROXY_OPENAI_BASE_URL: server.url });
+    const command = [requireBinary(), "index", ...flags(sandbox)].map((arg) => `'${arg}'`).join(" ");
+    // script(1) gives the binary a real pseudo-terminal; without one, indexAndSearch checks stderr stays empty.
+    const onTty = await Bun.$`script -qec ${command} /dev/null`.env(env).nothrow().quiet();
+    expect(onTty.exitCode).toBe(0);
+    expect(onTty.stdout.toString()).toContain("Embedding tools: 8/8");
   });
 });

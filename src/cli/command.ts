@@ -97,9 +97,11 @@ export async function openCommandCatalog(
   });
 }
 
-/** Embedding progress as one redrawn stderr line, on a terminal only (SPEC: quiet otherwise). */
+/**
+ * Embedding progress as one redrawn stderr line, on a terminal only (SPEC: quiet otherwise). The
+ * next progress line or the command's summary draws over it.
+ */
 export function ttyEmbedProgress(): ((done: number, total: number) => void) | undefined {
   if (!process.stderr.isTTY) return undefined;
-  return (done, total) =>
-    process.stderr.write(done >= total ? "\r\x1b[2K" : `\r\x1b[2KEmbedding tools: ${done}/${total}`);
+  return (done, total) => process.stderr.write(`\r\x1b[2KEmbedding tools: ${done}/${total}`);
 }
