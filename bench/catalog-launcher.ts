@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { watchOutput } from "../tests/helpers.ts";
 import type { EvalCatalog } from "./eval-catalog.ts";
 import { serverPath } from "./eval-catalog.ts";
 import { ROOT } from "./proxy-process.ts";
@@ -24,10 +25,8 @@ export async function launchCatalog(
     stdout: "pipe",
     stderr: "inherit",
   });
-  const reader = child.stdout.getReader();
-  const first = new TextDecoder().decode((await reader.read()).value);
-  reader.releaseLock();
-  const { port, servers } = JSON.parse(first.split("\n")[0]!) as { port: number; servers: number };
+  const line = await watchOutput(child.stdout).waitFor(/^(\{"port".*\})$/m, 30_000);
+  const { port, servers } = JSON.parse(line) as { port: number; servers: number };
   const mcpServers: Record<string, unknown> = {};
   for (const tool of catalog.tools) {
     mcpServers[tool.server] ??= { url: `http://127.0.0.1:${port}${serverPath(tool.server)}` };

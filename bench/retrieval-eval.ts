@@ -150,13 +150,11 @@ async function evaluate(
     if (subset === "all" && scores.size === 2) continue; // one subset only: ALL says it
     subsets[subset] = { queries: list.length, ...meanScores(list) };
   }
-  const summary = /(\d+) tools .* on (\d+) of (\d+) servers|(\d+) of (\d+) servers indexed/.exec(
-    indexed.stdout,
-  );
+  const summary = /(\d+) of \d+ servers indexed/.exec(indexed.stdout);
   return {
     file: label,
     tools: counts?.tools ?? Number(/(\d+) tools/.exec(indexed.stdout)?.[1] ?? Number.NaN),
-    servers: counts?.servers ?? Number(summary?.[4] ?? summary?.[2] ?? Number.NaN),
+    servers: counts?.servers ?? Number(summary?.[1] ?? Number.NaN),
     queries: queries.length,
     indexSeconds: indexed.ms / 1000,
     latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },

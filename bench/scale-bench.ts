@@ -12,9 +12,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createEmbedder, type EmbedderSettings } from "../src/index/embedders/create-embedder.ts";
+import { loadConfig } from "../src/config/load-config.ts";
+import { createEmbedder } from "../src/index/embedders/create-embedder.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { createLogger } from "../src/log.ts";
+import { BUILTIN_TOOL_NAMES } from "../src/server/builtin-tools.ts";
 import { startEmbeddingsServer } from "../tests/shared-assets.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
@@ -59,16 +61,6 @@ function dirMiB(dir: string): number {
     if (stat.isFile()) bytes += stat.size;
   }
   return bytes / 2 ** 20;
-}
-
-function settingsFrom(env: Record<string, string>, dataDir: string): EmbedderSettings {
-  return {
-    embedder: (env.MCPPROXY_EMBEDDER?.toLowerCase() ?? "bm25") as EmbedderSettings["embedder"],
-    hfModel: env.MCPPROXY_HF_MODEL ?? "",
-    openaiBaseUrl: env.MCPPROXY_OPENAI_BASE_URL ?? "",
-    openaiModel: env.MCPPROXY_OPENAI_MODEL ?? "fixture",
-    dataDir,
-  };
 }
 
 export async function runScaleBench(
@@ -137,25 +129,31 @@ export async function runScaleBench(
 
     for (const variant of variants) {
       const dataDir = dataDirs.get(variant.name)!;
-      const variantEnv = variant.env;
-      const env = benchEnv(join(work, "home"), variantEnv);
+      const env = benchEnv(join(work, "home"), variant.env);
       const logger = createLogger({ level: "error" });
+      // The settings exactly as the binary resolves them from this environment.
+      const config = loadConfig({
+        configFlag: launchedConfig(work),
+        env,
+        overrides: { dataDir: { value: dataDir, flag: "--data-dir" } },
+      });
       let started = performance.now();
-      const embedder = await createEmbedder(settingsFrom(variantEnv, dataDir), variantEnv);
+      const embedder = await createEmbedder(config, env);
       const embedderLoadMs = performance.now() - started;
       started = performance.now();
       const catalog = await openToolCatalog({
         dataDir,
-        toolNameLimit: 60,
-        reservedNames: new Set(),
+        toolNameLimit: config.toolNameLimit,
+        reservedNames: BUILTIN_TOOL_NAMES,
         logger,
         embedder,
+        vectorWeight: config.vectorWeight,
       });
       const loadMs = performance.now() - started;
       const latencies: number[] = [];
       for (const query of queries) {
         const t = performance.now();
-        await catalog.search(query, 5);
+        await catalog.search(query, 5, config.minScore);
         latencies.push(performance.now() - t);
       }
       await catalog.close();

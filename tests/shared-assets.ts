@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./helpers.ts";
+import { ROOT, watchOutput } from "./helpers.ts";
 
 /**
  * The offline model assets in ../shared/models (never copied into the repo). Tests that need one
@@ -21,9 +21,7 @@ export async function startEmbeddingsServer(env: Record<string, string> = {}) {
     stdout: "pipe",
     env: { ...process.env, ...env },
   });
-  const reader = child.stdout.getReader();
-  const { port } = JSON.parse(new TextDecoder().decode((await reader.read()).value).split("\n")[0]!);
-  reader.releaseLock();
+  const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
   const base = `http://127.0.0.1:${port}`;
   return {
     url: `${base}/v1`,

@@ -32,12 +32,7 @@ interface Posting {
 }
 
 interface FieldIndex {
-  /**
-   * A term's posting, or after a load its offset in `loaded`: views are made on first use, since
-   * making 50k of them up front was most of the load time at 10k tools.
-   */
-  postings: Map<string, Posting | number>;
-  loaded?: Int32Array;
+  postings: Map<string, Posting>;
   /** Token count per internal document id (0 when absent). */
   lengths: number[];
   totalLength: number;
@@ -67,19 +62,6 @@ interface RawField {
 interface RawStore {
   types: Record<string, SearchableType>;
   fields: Record<string, RawField>;
-}
-
-function postingOf(field: FieldIndex, term: string): Posting | undefined {
-  const entry = field.postings.get(term);
-  if (typeof entry !== "number") return entry;
-  const flat = field.loaded!;
-  const n = flat[entry]!;
-  const posting = {
-    ids: flat.subarray(entry + 1, entry + 1 + n),
-    tfs: flat.subarray(entry + 1 + n, entry + 1 + 2 * n),
-  };
-  field.postings.set(term, posting);
-  return posting;
 }
 
 function newField(): FieldIndex {
@@ -119,7 +101,7 @@ function insert(
   const counts = new Map<string, number>();
   for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
   for (const [term, tf] of counts) {
-    let posting = postingOf(field, term);
+    let posting = field.postings.get(term);
     if (!posting) {
       posting = { ids: [], tfs: [] };
       field.postings.set(term, posting);
@@ -137,8 +119,8 @@ function insert(
 function docTermsOf(field: FieldIndex): Map<number, string[]> {
   if (field.docTerms) return field.docTerms;
   const docTerms = new Map<number, string[]>();
-  for (const term of field.postings.keys()) {
-    for (const id of postingOf(field, term)!.ids) {
+  for (const [term, posting] of field.postings) {
+    for (const id of posting.ids) {
       const terms = docTerms.get(id);
       if (terms) terms.push(term);
       else docTerms.set(id, [term]);
@@ -161,7 +143,7 @@ function remove(
   const terms = docTerms.get(internalId);
   if (!terms) return false;
   for (const term of terms) {
-    const posting = postingOf(field, term);
+    const posting = field.postings.get(term);
     if (!posting) continue;
     const list = writable(posting);
     const at = list.ids.indexOf(internalId);
@@ -210,7 +192,7 @@ function search(
     const avgLength = field.totalLength / field.docs || 1;
     const lengths = field.lengths;
     for (const [token, queryCount] of queryCounts) {
-      const posting = postingOf(field, token);
+      const posting = field.postings.get(token);
       const df = posting ? posting.ids.length : 0;
       const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * weight * queryCount;
       queryMass += idf;
@@ -243,11 +225,11 @@ function save(store: Bm25Store): RawStore {
   for (const [prop, field] of Object.entries(store.fields)) {
     const terms = [...field.postings.keys()];
     let size = 0;
-    for (const term of terms) size += 1 + 2 * postingOf(field, term)!.ids.length;
+    for (const posting of field.postings.values()) size += 1 + 2 * posting.ids.length;
     const postings = new Int32Array(size);
     let at = 0;
     for (const term of terms) {
-      const { ids, tfs } = postingOf(field, term)!;
+      const { ids, tfs } = field.postings.get(term)!;
       postings[at++] = ids.length;
       postings.set(ids, at);
       postings.set(tfs, at + ids.length);
@@ -271,11 +253,14 @@ function load(_ids: unknown, raw: unknown): Bm25Store {
   for (const [prop, rawField] of Object.entries(fields)) {
     const field = newField();
     const flat = rawField.postings;
-    field.loaded = flat;
     let at = 0;
     for (const term of rawField.terms) {
-      field.postings.set(term, at);
-      at += 1 + 2 * flat[at]!;
+      const n = flat[at]!;
+      field.postings.set(term, {
+        ids: flat.subarray(at + 1, at + 1 + n),
+        tfs: flat.subarray(at + 1 + n, at + 1 + 2 * n),
+      });
+      at += 1 + 2 * n;
     }
     field.lengths = Array.from(rawField.lengths);
     field.totalLength = rawField.totalLength;

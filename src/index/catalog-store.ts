@@ -43,8 +43,6 @@ export interface CatalogStore {
   /** Every tool with its definition (rebuilding the search index). */
   listDefinitions(): StoredTool[];
   definitionOf(server: string, tool: string): UpstreamTool | undefined;
-  /** The embedder (id and dimensions) the stored vectors came from, if any. */
-  embedderKey(): string | undefined;
   /** Records the embedder; when it differs from the stored one every vector is dropped. */
   useEmbedder(key: string): void;
   listVectors(): StoredVector[];
@@ -109,6 +107,11 @@ export function openCatalogStore(dataDir: string): CatalogStore {
   );
   const readMeta = (key: string) =>
     db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
+  const writeMeta = (key: string, value: string) =>
+    db.run(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [key, value],
+    );
   const rename = db.prepare("UPDATE tools SET name = ? WHERE server = ? AND tool = ?");
   const readGeneration = () => Number(readMeta("generation") ?? 0);
   const putVectors = db.transaction((vectors: readonly StoredVector[]) => {
@@ -124,10 +127,7 @@ export function openCatalogStore(dataDir: string): CatalogStore {
   const useEmbedder = db.transaction((key: string) => {
     if (readMeta("embedder") === key) return;
     db.run("DELETE FROM vectors");
-    db.run(
-      "INSERT INTO meta (key, value) VALUES ('embedder', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      [key],
-    );
+    writeMeta("embedder", key);
   });
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
@@ -161,13 +161,8 @@ export function openCatalogStore(dataDir: string): CatalogStore {
       const row = selectDefinition.get(server, tool);
       return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
     },
-    embedderKey: () => readMeta("embedder"),
     namingKey: () => readMeta("naming"),
-    setNamingKey: (key) =>
-      db.run(
-        "INSERT INTO meta (key, value) VALUES ('naming', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [key],
-      ),
+    setNamingKey: (key) => writeMeta("naming", key),
     useEmbedder: (key) => useEmbedder(key),
     listVectors() {
       return db

@@ -220,12 +220,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     async search(query, limit, minScore = 0) {
-      ensureNames();
       const withoutArguments = withoutLiterals(query);
       const text = withoutArguments.trim() ? withoutArguments : query;
       let hits = await searchIndex.search(text, vectors ? Math.max(limit, HYBRID_CANDIDATES) : limit);
       if (vectors && limit > 0) hits = await vectors.fuse(text, hits, limit);
-      ensureNames(); // again: a sync may have added tools while this search awaited
+      ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
       return hits.flatMap((hit) => {
         const tool = tools.get(hit.id);
         const definition =

@@ -28,6 +28,12 @@ export function createVectorIndex(dimensions: number): VectorIndex {
   const idOf: (string | undefined)[] = [];
   const free: number[] = [];
   let scores = new Float64Array(256);
+  const dot = (slot: number, query: Float32Array) => {
+    let sum = 0;
+    const base = slot * dimensions;
+    for (let d = 0; d < dimensions; d++) sum += matrix[base + d]! * query[d]!;
+    return sum;
+  };
 
   return {
     dimensions,
@@ -59,11 +65,7 @@ export function createVectorIndex(dimensions: number): VectorIndex {
     },
     similarity(id, query) {
       const slot = slotOf.get(id);
-      if (slot === undefined) return 0;
-      let dot = 0;
-      const base = slot * dimensions;
-      for (let d = 0; d < dimensions; d++) dot += matrix[base + d]! * query[d]!;
-      return dot;
+      return slot === undefined ? 0 : dot(slot, query);
     },
     search(query, limit) {
       if (query.length !== dimensions) {
@@ -73,10 +75,7 @@ export function createVectorIndex(dimensions: number): VectorIndex {
       const live: number[] = [];
       for (let slot = 0; slot < idOf.length; slot++) {
         if (idOf[slot] === undefined) continue;
-        let dot = 0;
-        const base = slot * dimensions;
-        for (let d = 0; d < dimensions; d++) dot += matrix[base + d]! * query[d]!;
-        scores[slot] = dot;
+        scores[slot] = dot(slot, query);
         live.push(slot);
       }
       return selectTopK(live, scores, limit).map(([slot, score]) => ({ id: idOf[slot]!, score }));

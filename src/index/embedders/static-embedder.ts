@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
-import type { Embedder } from "./embedder.ts";
+import { type Embedder, l2Normalize } from "./embedder.ts";
 import { loadSafetensors } from "./safetensors.ts";
 
 /**
@@ -47,16 +47,8 @@ export function loadStaticEmbedder(dir: string, id: string): Embedder {
       for (let d = 0; d < dimensions; d++) out[d]! += table.data[base + d]! * weight;
     }
     const count = Math.max(1, ids.length);
-    let norm = 0;
-    for (let d = 0; d < dimensions; d++) {
-      out[d]! /= count;
-      norm += out[d]! * out[d]!;
-    }
-    if (normalize && norm > 0) {
-      const scale = 1 / Math.sqrt(norm);
-      for (let d = 0; d < dimensions; d++) out[d]! *= scale;
-    }
-    return out;
+    for (let d = 0; d < dimensions; d++) out[d]! /= count;
+    return normalize ? l2Normalize(out) : out;
   };
 
   return {
