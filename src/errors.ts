@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   CONFIG_INVALID: { exit: 2, summary: "the configuration is invalid" },
   CONFIG_NOT_FOUND: { exit: 2, summary: "the configuration file was not found" },
   USAGE: { exit: 2, summary: "the command line is invalid" },
+  PROXY_LOOP: { exit: 2, summary: "this proxy would be its own upstream" },
   EMBEDDER_UNAVAILABLE: { exit: 2, summary: "the configured embedding model cannot be used" },
   EMBEDDING_FAILED: { exit: 1, summary: "embedding tools failed" },
   INDEX_UNREADABLE: { exit: 1, summary: "the persisted index cannot be read" },

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   createSandbox,
@@ -20,6 +20,16 @@ function newSandbox() {
   const sandbox = createSandbox();
   sandboxes.push(sandbox);
   return sandbox;
+}
+/** Every file in a directory with its size, modification time and content hash. */
+function dataDirState(dir: string) {
+  return readdirSync(dir)
+    .sort()
+    .map((name) => {
+      const path = join(dir, name);
+      const content = readFileSync(path);
+      return { name, size: content.length, mtimeMs: statSync(path).mtimeMs, sha: Bun.hash(content) };
+    });
 }
 const flags = (sandbox: Sandbox) => ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
 
@@ -116,7 +126,7 @@ describe("index and search from the persisted index", () => {
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(indexed.code).toBe(0);
     expect(indexed.stdout).toContain("2 of 2 servers indexed");
-    expect(indexed.stdout).toContain("16 tools (16 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(indexed.stdout).toContain("18 tools (18 added, 0 updated, 0 removed, 0 unchanged)");
 
     const before = await runCli(
       ["search", "return a tiny picture", "--json", "--top-k", "3", ...flags(sandbox)],
@@ -159,7 +169,7 @@ describe("index and search from the persisted index", () => {
       },
     });
     const again = await runCli(["index", ...flags(sandbox)], sandbox.env());
-    expect(again.stdout).toContain("8 tools (0 added, 1 updated, 0 removed, 7 unchanged)");
+    expect(again.stdout).toContain("9 tools (0 added, 1 updated, 0 removed, 8 unchanged)");
     const found = JSON.parse(
       (await runCli(["search", "parrot phrase verbatim", "--json", ...flags(sandbox)], sandbox.env())).stdout,
     );
@@ -172,17 +182,17 @@ describe("index and search from the persisted index", () => {
   test("a server removed from the config loses its tools; --force rebuilds everything", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry(), drop: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("16 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("18 added");
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry() } });
     expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
-      "8 tools (0 added, 0 updated, 8 removed, 8 unchanged)",
+      "9 tools (0 added, 0 updated, 9 removed, 9 unchanged)",
     );
     const found = JSON.parse(
       (await runCli(["search", "echo", "--json", "--top-k", "50", ...flags(sandbox)], sandbox.env())).stdout,
     );
     expect(found.tools.some((tool: { server: string }) => tool.server === "drop")).toBe(false);
     const forced = await runCli(["index", "--force", ...flags(sandbox)], sandbox.env());
-    expect(forced.stdout).toContain("8 tools (8 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(forced.stdout).toContain("9 tools (9 added, 0 updated, 0 removed, 0 unchanged)");
   });
 });
 
@@ -203,10 +213,38 @@ describe("settings from the environment", () => {
   test("MCPPROXY_RESET_DATA drops the saved index and rebuilds it", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("8 added");
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("8 unchanged");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("9 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("9 unchanged");
     const reset = await runCli(["index", ...flags(sandbox)], sandbox.env({ MCPPROXY_RESET_DATA: "true" }));
-    expect(reset.stdout).toContain("8 tools (8 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(reset.stdout).toContain("9 tools (9 added, 0 updated, 0 removed, 0 unchanged)");
+  });
+
+  test("search never writes or deletes the index, even with MCPPROXY_RESET_DATA set; index says when it resets", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    const before = dataDirState(sandbox.dataDir);
+    for (let i = 0; i < 2; i++) {
+      const found = await runCli(
+        ["search", "echo back the message", "--json", ...flags(sandbox)],
+        sandbox.env({ MCPPROXY_RESET_DATA: "1" }),
+      );
+      expect(found.code).toBe(0);
+      expect(JSON.parse(found.stdout).tools[0].name).toBe("fx__echo");
+    }
+    expect(dataDirState(sandbox.dataDir)).toEqual(before);
+
+    const reset = await runCli(["index", ...flags(sandbox)], sandbox.env({ MCPPROXY_RESET_DATA: "1" }));
+    expect(reset.stdout).toStartWith(`Dropped the saved index in ${sandbox.dataDir}; rebuilding it.\n`);
+  });
+
+  test("search on a data dir with no index finds nothing and creates nothing", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: {} });
+    const result = await runCli(["search", "echo", ...flags(sandbox)], sandbox.env());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("No tools are indexed yet");
+    expect(existsSync(sandbox.dataDir)).toBe(false);
   });
 
   test("MCPPROXY_LOG_FILE takes the log off stderr", async () => {
@@ -231,7 +269,7 @@ describe("progress", () => {
     // script(1) gives the binary a real pseudo-terminal.
     const onTty = await Bun.$`script -qec ${command} /dev/null`.env(sandbox.env()).nothrow().quiet();
     expect(onTty.exitCode).toBe(0);
-    expect(onTty.stdout.toString()).toContain("[1/1] fx: 8 tools");
+    expect(onTty.stdout.toString()).toContain("[1/1] fx: 9 tools");
     const piped = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(piped.stderr).toBe("");
     expect(piped.stdout).not.toContain("[1/1]");

@@ -10,7 +10,7 @@ import {
   retrieve,
   runCli,
   type Sandbox,
-  startEverythingSse,
+  startEverythingHttp,
   startHttpFixture,
   startHttpProxy,
 } from "./helpers.ts";
@@ -118,7 +118,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       servers: { name: string; state: string }[];
     };
     expect(health.status).toBe("ok");
-    expect(health.tools).toBeGreaterThanOrEqual(8 + 13);
+    expect(health.tools).toBeGreaterThanOrEqual(9 + 13);
     expect(health.servers.map((s) => [s.name, s.state])).toEqual([
       ["everything", "connected"],
       ["web", "connected"],
@@ -221,7 +221,7 @@ describe("the HTTP listener's life cycle", () => {
 describe("an upstream on the legacy SSE transport", () => {
   test("is indexed and called through the proxy (server-everything in sse mode)", async () => {
     const sandbox = createSandbox();
-    const sse = await startEverythingSse();
+    const sse = await startEverythingHttp("sse");
     try {
       sandbox.writeConfig({ mcpServers: { legacy: { url: sse.url } } });
       const proxy = await connectStdio(sandbox);

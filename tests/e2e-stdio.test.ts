@@ -46,20 +46,44 @@ describe("mcpproxy serve over stdio", () => {
     expect(names).toContain("fixture__add_numbers");
     expect(names).toContain("everything__get-sum");
     expect(found.query).toBe("add two numbers and return the sum");
-    const first = found.tools[0]!;
-    expect(Object.keys(first).sort()).toEqual([
-      "description",
-      "inputSchema",
-      "name",
-      "score",
-      "server",
-      "tool",
-    ]);
+    for (const tool of found.tools) {
+      const keys = Object.keys(tool);
+      expect(keys).toEqual(
+        expect.arrayContaining(["description", "inputSchema", "name", "score", "server", "tool"]),
+      );
+      const extras = keys.filter(
+        (key) => !["description", "inputSchema", "name", "score", "server", "tool"].includes(key),
+      );
+      expect(["annotations", "outputSchema", "title"]).toEqual(expect.arrayContaining(extras));
+    }
     const scores = found.tools.map((tool) => tool.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     const add = found.tools.find((tool) => tool.name === "fixture__add_numbers")!;
     expect(add).toMatchObject({ server: "fixture", tool: "add_numbers" });
     expect(add.inputSchema).toMatchObject({ required: ["a", "b"] });
+  });
+
+  test("retrieve_tools carries each tool's title, annotations and output schema as the upstream declared them", async () => {
+    const echo = (await retrieve(proxy.client, "echo back a message", 5)).tools;
+    expect(echo.find((tool) => tool.name === "everything__echo")?.annotations).toMatchObject({
+      readOnlyHint: true,
+    });
+    expect(echo.find((tool) => tool.name === "fixture__echo")).toMatchObject({
+      title: "Echo a message",
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    });
+    const add = (await retrieve(proxy.client, "add two numbers", 5)).tools.find(
+      (tool) => tool.name === "fixture__add_numbers",
+    );
+    expect(add?.outputSchema).toEqual({
+      type: "object",
+      properties: { sum: { type: "number" } },
+      required: ["sum"],
+    });
+    expect(add).not.toHaveProperty("annotations");
+    // The title is searchable: "message" is in the fixture echo's title and parameters only.
+    const byTitle = await retrieve(proxy.client, "Echo a message", 1);
+    expect(byTitle.tools[0]?.name).toMatch(/__echo$/);
   });
 
   test("retrieve_tools respects top_k and returns an empty list with a hint when nothing matches", async () => {

@@ -187,6 +187,9 @@ export interface Retrieved {
     tool: string;
     description: string;
     inputSchema: object;
+    title?: string;
+    annotations?: Record<string, unknown>;
+    outputSchema?: object;
     score: number;
   }[];
   hint?: string;
@@ -201,17 +204,52 @@ export async function retrieve(client: Client, query: string, topK?: number): Pr
   return result.structuredContent as unknown as Retrieved;
 }
 
-/** Runs server-everything's legacy SSE transport on a free port; resolves once it listens. */
-export async function startEverythingSse() {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port;
-  await probe.stop(true);
-  const child = Bun.spawn(["node", EVERYTHING, "sse"], {
+/**
+ * Runs server-everything over HTTP on a free port (or `port`, to restart it where it was):
+ * `sse` is its legacy SSE transport, `streamableHttp` its streamable HTTP one. Resolves once it listens.
+ */
+export async function startEverythingHttp(mode: "sse" | "streamableHttp", port?: number) {
+  port ??= await freePort();
+  const child = Bun.spawn(["node", EVERYTHING, mode], {
     env: { ...process.env, PORT: String(port) },
     stdout: "pipe",
     stderr: "pipe",
   });
   watchOutput(child.stdout);
-  await watchOutput(child.stderr).waitFor(/running on port (\d+)/, 15_000);
-  return { url: `http://127.0.0.1:${port}/sse`, child, stop: () => child.kill() };
+  await watchOutput(child.stderr).waitFor(/(running|listening) on port (\d+)/, 15_000);
+  const url = `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`;
+  return { url, port, child, stop: () => child.kill() };
+}
+
+/** The pids of running processes whose command line contains `token` (a unique server name, say). */
+export function processesMatching(token: string): number[] {
+  const ps = Bun.spawnSync(["ps", "-eo", "pid=,args="]);
+  return new TextDecoder()
+    .decode(ps.stdout)
+    .split("\n")
+    .filter((line) => line.includes(token) && !line.includes("ps -eo"))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+/** Polls `check` until it holds or `timeoutMs` passes; resolves to its last value. */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  holds: (value: T) => boolean,
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  let value = await check();
+  while (!holds(value) && Date.now() < deadline) {
+    await Bun.sleep(50);
+    value = await check();
+  }
+  return value;
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; tests use it at once). */
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  await probe.stop(true);
+  return port;
 }

@@ -74,15 +74,20 @@ export function commandLogger(config: ResolvedConfig): Logger {
   return createLogger({ level: config.logLevel, file: config.logFile || undefined });
 }
 
-/**
- * The catalog in the config's data dir, with the built-in tool names kept off-limits and the
- * configured embedder; embedding progress goes to `onEmbedProgress` (the commands draw it on a TTY).
- */
+export interface CommandCatalogOptions {
+  /** Drop the saved index first (`index --force`, MCPPROXY_RESET_DATA); never with `readOnly`. */
+  reset?: boolean;
+  /** Open it for reading only (`search`): nothing in the data dir is written or deleted. */
+  readOnly?: boolean;
+  /** Embedding progress; the commands draw it on a TTY. */
+  onEmbedProgress?: ((done: number, total: number) => void) | undefined;
+}
+
+/** The catalog in the config's data dir, with the built-in tool names kept off-limits and the configured embedder. */
 export async function openCommandCatalog(
   config: ResolvedConfig,
   logger: Logger,
-  reset = config.resetData,
-  onEmbedProgress?: (done: number, total: number) => void,
+  options: CommandCatalogOptions = {},
 ): Promise<ToolCatalog> {
   const embedder = await createEmbedder(config);
   return openToolCatalog({
@@ -90,10 +95,11 @@ export async function openCommandCatalog(
     toolNameLimit: config.toolNameLimit,
     reservedNames: BUILTIN_TOOL_NAMES,
     logger,
-    reset,
+    reset: options.reset ?? false,
+    readOnly: options.readOnly ?? false,
     embedder,
     vectorWeight: config.vectorWeight,
-    ...(onEmbedProgress ? { onEmbedProgress } : {}),
+    ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
 }
 

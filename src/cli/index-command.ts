@@ -1,4 +1,5 @@
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import {
   COMMON_OPTIONS,
@@ -21,19 +22,22 @@ export const indexCommand: Command = {
   },
   async run(values) {
     const config = loadCommandConfig(values);
+    const ancestry = resolveAncestry(config.configPath, process.env);
     // The summary below reports every server; the log adds only errors unless asked for debug.
     const logger = commandLogger({ ...config, logLevel: config.logLevel === "debug" ? "debug" : "error" });
     const enabled = config.servers.filter((server) => server.enabled);
     if (enabled.length === 0) {
       process.stdout.write(`No enabled servers in ${config.configPath}; add some under "mcpServers".\n`);
     }
-    const catalog = await openCommandCatalog(
-      config,
-      logger,
-      Boolean(values.force) || config.resetData,
-      ttyEmbedProgress(),
-    );
-    const pool = createUpstreamPool({ servers: config.servers, logger: logger.child("upstream") });
+    const reset = Boolean(values.force) || config.resetData;
+    if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
+    const catalog = await openCommandCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
+    const pool = createUpstreamPool({
+      servers: config.servers,
+      logger: logger.child("upstream"),
+      ancestry: ancestry.forChildren,
+      maxMessageBytes: config.maxMessageBytes,
+    });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {
       if (!isTty) return;

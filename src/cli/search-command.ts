@@ -11,8 +11,8 @@ import {
 export const searchCommand: Command = {
   name: "search",
   summary:
-    "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running; run\n" +
-    "`mcpproxy index` (or `serve`) first to fill the index.",
+    "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running and never\n" +
+    "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index.",
   usage: "mcpproxy search QUERY [--top-k N] [--min-score S] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
@@ -38,7 +38,9 @@ export const searchCommand: Command = {
         : {}),
     });
     const logger = commandLogger(config);
-    const catalog = await openCommandCatalog(config, logger);
+    // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
+    // every search wipe the index.
+    const catalog = await openCommandCatalog(config, logger, { readOnly: true });
     try {
       const result = await retrieveTools(catalog, query, config.topK, config.minScore);
       if (values.json) {
@@ -57,8 +59,6 @@ export const searchCommand: Command = {
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {
-      // Saves the search index if it had to be rebuilt, so the next search loads it instead.
-      await catalog.persist();
       await catalog.close();
     }
   },

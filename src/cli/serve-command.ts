@@ -9,6 +9,7 @@ import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
+import { type Ancestry, resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
 import {
   COMMON_OPTIONS,
@@ -52,15 +53,16 @@ export const serveCommand: Command = {
     if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     const config = loadCommandConfig(values, overrides);
-    return serve(config, commandLogger(config));
+    const ancestry = resolveAncestry(config.configPath, process.env);
+    return serve(config, ancestry, commandLogger(config));
   },
 };
 
-async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
+async function serve(config: ResolvedConfig, ancestry: Ancestry, logger: Logger): Promise<number> {
   const cleanup = createCleanupStack();
   let failures: string[];
   try {
-    const reason = await run(config, logger, cleanup);
+    const reason = await run(config, ancestry, logger, cleanup);
     logger.info(`shutting down (${reason})`);
   } finally {
     // Also after a failed start (a busy port): children already spawned must not outlive us.
@@ -71,8 +73,16 @@ async function serve(config: ResolvedConfig, logger: Logger): Promise<number> {
 }
 
 /** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
-async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack): Promise<string> {
-  const catalog = await openCommandCatalog(config, logger, config.resetData, ttyEmbedProgress());
+async function run(
+  config: ResolvedConfig,
+  ancestry: Ancestry,
+  logger: Logger,
+  cleanup: CleanupStack,
+): Promise<string> {
+  const catalog = await openCommandCatalog(config, logger, {
+    reset: config.resetData,
+    onEmbedProgress: ttyEmbedProgress(),
+  });
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
@@ -80,6 +90,8 @@ async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack
   const pool = createUpstreamPool({
     servers: config.servers,
     logger: logger.child("upstream"),
+    ancestry: ancestry.forChildren,
+    maxMessageBytes: config.maxMessageBytes,
     onToolsChanged: (server, tools) => void resync(catalog, server, tools, logger),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
@@ -107,6 +119,8 @@ async function run(config: ResolvedConfig, logger: Logger, cleanup: CleanupStack
       logger,
       createServer: () => createProxyServer(deps),
       health: () => healthOf(catalog, pool),
+      ancestry,
+      configPath: config.configPath,
     });
     const http = startHttpServer(app, config.host, config.port);
     cleanup.defer("stop the HTTP server", () => http.close());

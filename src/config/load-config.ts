@@ -49,6 +49,8 @@ export interface LoadConfigOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** Generous for images and files in tool results, and still a bound on memory. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 20 * 1024 * 1024;
 const EMPTY_CONFIG = `${JSON.stringify({ mcpServers: {} }, null, 2)}\n`;
 
 function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
@@ -67,6 +69,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     openaiBaseUrl: "https://api.openai.com/v1",
     openaiModel: "text-embedding-3-small",
     minScore: 0.05,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
     vectorWeight: 0.2,
   };
 }

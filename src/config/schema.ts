@@ -123,6 +123,8 @@ export const SETTINGS = {
   },
   openaiModel: { env: "MCPPROXY_OPENAI_MODEL", schema: nonEmptyString },
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
+  /** The longest single message accepted from a stdio upstream server, in bytes. */
+  maxMessageBytes: { env: "MCPPROXY_MAX_MESSAGE_BYTES", schema: intInRange(1024, 1024 ** 3) },
   vectorWeight: { env: "MCPPROXY_VECTOR_WEIGHT", schema: fraction },
 } as const;
 

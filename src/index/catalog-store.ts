@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ProxyError } from "../errors.ts";
 import type { UpstreamTool } from "./tool-document.ts";
@@ -57,36 +57,60 @@ export interface CatalogStore {
 }
 
 const SCHEMA_VERSION = "1";
+
+function createSchema(db: Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS tools (
+      server TEXT NOT NULL, tool TEXT NOT NULL, name TEXT NOT NULL, hash TEXT NOT NULL,
+      definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));
+    CREATE TABLE IF NOT EXISTS vectors (
+      server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
+      PRIMARY KEY (server, tool));`);
+  db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?), ('generation', '0')", [
+    SCHEMA_VERSION,
+  ]);
+}
 export const CATALOG_FILE = "catalog.db";
 
-export function openCatalogStore(dataDir: string): CatalogStore {
-  mkdirSync(dataDir, { recursive: true });
+export interface CatalogStoreOptions {
+  /**
+   * Never write (`search`): SQLite refuses writes (query_only), and what a caller would store
+   * (public names, vectors, the embedder) stays in memory. A missing catalog reads as empty.
+   */
+  readOnly?: boolean;
+}
+
+export function openCatalogStore(dataDir: string, options: CatalogStoreOptions = {}): CatalogStore {
+  const readOnly = options.readOnly ?? false;
   const path = join(dataDir, CATALOG_FILE);
   let db: Database;
   try {
-    db = new Database(path, { create: true });
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS tools (
-        server TEXT NOT NULL, tool TEXT NOT NULL, name TEXT NOT NULL, hash TEXT NOT NULL,
-        definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));
-      CREATE TABLE IF NOT EXISTS vectors (
-        server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
-        PRIMARY KEY (server, tool));`);
+    if (readOnly && !existsSync(path)) {
+      db = new Database(":memory:");
+      createSchema(db);
+    } else if (readOnly) {
+      // Not SQLite's readonly flag: that connection leaves -wal and -shm files behind. A normal one
+      // that cannot write removes them at close, and the catalog file is not touched.
+      db = new Database(path, { create: false, readwrite: true });
+      db.exec("PRAGMA query_only = ON");
+      db.exec("PRAGMA busy_timeout = 5000");
+    } else {
+      mkdirSync(dataDir, { recursive: true });
+      db = new Database(path, { create: true });
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA busy_timeout = 5000");
+      createSchema(db);
+    }
     const version = db
       .query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema_version'")
       .get();
     if (version && version.value !== SCHEMA_VERSION) {
       throw new Error(`catalog schema version ${version.value} is not ${SCHEMA_VERSION}`);
     }
-    db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?), ('generation', '0')", [
-      SCHEMA_VERSION,
-    ]);
   } catch (error) {
     throw new ProxyError(
       "INDEX_UNREADABLE",
-      `Cannot open the tool catalog ${path}. Run \`mcpproxy index\` with MCPPROXY_RESET_DATA=1 to rebuild it.`,
+      `Cannot open the tool catalog ${path}. Run \`mcpproxy index --force\` to rebuild it.`,
       { cause: error },
     );
   }
@@ -129,6 +153,8 @@ export function openCatalogStore(dataDir: string): CatalogStore {
     db.run("DELETE FROM vectors");
     writeMeta("embedder", key);
   });
+  // Read-only, vectors of another embedder are not deleted but must not be used.
+  let hasOtherEmbedder = false;
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
     const now = Date.now();
@@ -162,9 +188,15 @@ export function openCatalogStore(dataDir: string): CatalogStore {
       return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
     },
     namingKey: () => readMeta("naming"),
-    setNamingKey: (key) => writeMeta("naming", key),
-    useEmbedder: (key) => useEmbedder(key),
+    setNamingKey: (key) => {
+      if (!readOnly) writeMeta("naming", key);
+    },
+    useEmbedder: (key) => {
+      if (readOnly) hasOtherEmbedder = readMeta("embedder") !== key;
+      else useEmbedder(key);
+    },
     listVectors() {
+      if (hasOtherEmbedder) return [];
       return db
         .query<{ server: string; tool: string; hash: string; vector: Uint8Array }, []>(
           "SELECT server, tool, hash, vector FROM vectors",
@@ -172,8 +204,10 @@ export function openCatalogStore(dataDir: string): CatalogStore {
         .all()
         .map((row) => ({ ...row, vector: new Float32Array(row.vector.slice().buffer) }));
     },
-    putVectors: (vectors) => putVectors(vectors),
-    apply: (changes) => applyAll(changes) as number,
+    putVectors: (vectors) => {
+      if (!readOnly) putVectors(vectors);
+    },
+    apply: (changes) => (readOnly ? readGeneration() : (applyAll(changes) as number)),
     generation: readGeneration,
     close: () => db.close(),
   };

@@ -1,4 +1,5 @@
-import type { ToolCatalog } from "./tool-catalog.ts";
+import type { CatalogTool, ToolCatalog } from "./tool-catalog.ts";
+import type { UpstreamTool } from "./tool-document.ts";
 
 /** One hit of `retrieve_tools` and `search --json`: the shape of SPEC §5. */
 export interface RetrievedTool {
@@ -7,6 +8,11 @@ export interface RetrievedTool {
   tool: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** A display name, when the upstream gives one. */
+  title?: string;
+  /** The upstream's hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), when given. */
+  annotations?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   score: number;
 }
 
@@ -34,13 +40,32 @@ export async function retrieveTools(
 ): Promise<RetrieveToolsResult> {
   const ranked = await catalog.search(query, topK, minScore);
   const tools = ranked.map(({ tool, definition, score }) => ({
+    ...publicDefinition(tool, definition),
+    score: Math.round(score * 10_000) / 10_000,
+  }));
+  if (tools.length > 0) return { query, tools };
+  return { query, tools, hint: catalog.size() === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+}
+
+/**
+ * A catalog tool as the agent sees it: under its public name, with everything the upstream
+ * declared that helps to choose and call it safely. Shared by retrieve_tools and the tools
+ * registered in dynamic routing, so both show the same definition.
+ */
+export function publicDefinition(tool: CatalogTool, definition: UpstreamTool): Omit<RetrievedTool, "score"> {
+  const { title, annotations, outputSchema } = definition;
+  return {
     name: tool.name,
     server: tool.server,
     tool: tool.tool,
     description: definition.description ?? "",
     inputSchema: definition.inputSchema,
-    score: Math.round(score * 10_000) / 10_000,
-  }));
-  if (tools.length > 0) return { query, tools };
-  return { query, tools, hint: catalog.size() === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+    ...(typeof title === "string" ? { title } : {}),
+    ...(isObject(annotations) ? { annotations } : {}),
+    ...(isObject(outputSchema) ? { outputSchema } : {}),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -57,8 +57,13 @@ export interface ToolCatalogOptions {
   toolNameLimit: number;
   reservedNames: ReadonlySet<string>;
   logger: Logger;
-  /** Start from nothing (MCPPROXY_RESET_DATA). */
+  /** Start from nothing (MCPPROXY_RESET_DATA, index --force). */
   reset?: boolean;
+  /**
+   * Never write anything (`search`): no reset, no snapshot, names and vectors computed in memory
+   * only. A data dir without a catalog reads as an empty one.
+   */
+  readOnly?: boolean;
   /** With an embedder the search is hybrid: BM25 and vector similarity fused. */
   embedder?: Embedder | undefined;
   /** The vector share of the fused score, 0–1. */
@@ -79,13 +84,17 @@ interface CatalogDiff {
 
 export async function openToolCatalog(options: ToolCatalogOptions): Promise<ToolCatalog> {
   const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
-  if (options.reset) {
+  const readOnly = options.readOnly ?? false;
+  if (options.reset && !readOnly) {
     for (const file of [CATALOG_FILE, `${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
       rmSync(join(options.dataDir, file), { force: true });
     }
+    options.logger.info(
+      `dropped the saved index in ${options.dataDir} (a reset was asked for); rebuilding it`,
+    );
   }
-  rmSync(join(options.dataDir, LEGACY_SNAPSHOT_FILE), { force: true });
-  const store = openCatalogStore(options.dataDir);
+  if (!readOnly) rmSync(join(options.dataDir, LEGACY_SNAPSHOT_FILE), { force: true });
+  const store = openCatalogStore(options.dataDir, { readOnly });
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
 
@@ -235,7 +244,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     persist: () =>
       serialized(async () => {
         ensureNames();
-        if (!isDirty) return;
+        if (!isDirty || readOnly) return;
         await searchIndex.saveSnapshot(snapshotPath, store.generation());
         isDirty = false;
       }),

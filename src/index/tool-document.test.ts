@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { hashTool, toolFields } from "./tool-document.ts";
 
 const tool = {
@@ -36,11 +37,27 @@ describe("toolFields", () => {
 });
 
 describe("hashTool", () => {
-  test("changes when the description or the schema changes, and only then", () => {
+  test("changes with what an agent is shown (description, schemas, title, annotations), not with _meta", () => {
     const base = hashTool(tool);
     expect(hashTool({ ...tool })).toBe(base);
     expect(hashTool({ ...tool, description: "Create an issue" })).not.toBe(base);
     expect(hashTool({ ...tool, inputSchema: { type: "object" } })).not.toBe(base);
-    expect(hashTool({ ...tool, annotations: { title: "x" } })).toBe(base);
+    expect(hashTool({ ...tool, title: "New issue" })).not.toBe(base);
+    expect(hashTool({ ...tool, annotations: { destructiveHint: true } })).not.toBe(base);
+    expect(hashTool({ ...tool, outputSchema: { type: "object" } })).not.toBe(base);
+    expect(hashTool({ ...tool, _meta: { "vendor/trace": "1" } })).toBe(base);
+  });
+
+  test("a tool without title, output schema or annotations keeps the hash of earlier releases", () => {
+    const earlier = createHash("sha256")
+      .update(`${tool.name}\u0000${tool.description}\u0000${JSON.stringify(tool.inputSchema)}`)
+      .digest("hex");
+    expect(hashTool(tool)).toBe(earlier);
+  });
+});
+
+describe("toolFields title", () => {
+  test("the title joins the name words, so search finds a tool by its display name", () => {
+    expect(toolFields("gh", { ...tool, title: "Open a ticket" }).name).toBe("create issue Open a ticket");
   });
 });

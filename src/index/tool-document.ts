@@ -12,20 +12,34 @@ export interface UpstreamTool {
 /** The searchable text of one tool, one field per kind of evidence so each can carry its own weight. */
 export interface ToolFields {
   server: string;
+  /** The name split into words, then the title (a display name) when the tool has one. */
   name: string;
   description: string;
   params: string;
 }
 
-/** SHA-256 of name, description and input schema: a changed hash means the tool must be re-indexed. */
+/**
+ * What an agent is shown of a tool besides its name, description and input schema. Part of the
+ * hash, so a change to any of them updates the stored definition that retrieve_tools returns.
+ */
+const SHOWN_EXTRAS = ["title", "outputSchema", "annotations"] as const;
+
+/**
+ * SHA-256 of name, description, input schema and, where present, title, output schema and
+ * annotations: a changed hash means the tool must be re-indexed. Tools without the extras hash
+ * as they did before the extras were added, so an upgrade re-indexes only tools that have them.
+ */
 export function hashTool(tool: UpstreamTool): string {
-  return createHash("sha256")
+  const hash = createHash("sha256")
     .update(tool.name)
     .update("\u0000")
     .update(tool.description ?? "")
     .update("\u0000")
-    .update(JSON.stringify(tool.inputSchema ?? {}))
-    .digest("hex");
+    .update(JSON.stringify(tool.inputSchema ?? {}));
+  for (const key of SHOWN_EXTRAS) {
+    if (tool[key] !== undefined) hash.update(`\u0000${key}\u0000${JSON.stringify(tool[key])}`);
+  }
+  return hash.digest("hex");
 }
 
 export function toolFields(server: string, tool: UpstreamTool): ToolFields {
@@ -33,7 +47,10 @@ export function toolFields(server: string, tool: UpstreamTool): ToolFields {
   collectParams(tool.inputSchema, params, 0);
   return {
     server: splitIdentifier(server),
-    name: splitIdentifier(tool.name),
+    name:
+      typeof tool.title === "string"
+        ? `${splitIdentifier(tool.name)} ${tool.title}`
+        : splitIdentifier(tool.name),
     description: tool.description ?? "",
     params: params.join(" \n"),
   };

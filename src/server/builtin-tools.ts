@@ -60,6 +60,13 @@ export function builtinToolDefinitions(defaultTopK: number): Tool[] {
                 tool: { type: "string" },
                 description: { type: "string" },
                 inputSchema: { type: "object" },
+                title: { type: "string" },
+                annotations: {
+                  type: "object",
+                  description:
+                    "The upstream's hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
+                },
+                outputSchema: { type: "object" },
                 score: {
                   type: "number",
                   description: "0-1: how much of the request the tool matches; higher is better",

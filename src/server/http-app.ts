@@ -5,8 +5,10 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { VERSION } from "../version.ts";
 import { hostGuard } from "./host-guard.ts";
+import { loopGuard } from "./loop-guard.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 
 /**
@@ -19,6 +21,9 @@ export interface HttpAppOptions {
   logger: Logger;
   createServer: () => Server;
   health: () => Record<string, unknown>;
+  /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
+  ancestry?: Ancestry | undefined;
+  configPath?: string;
 }
 
 export interface HttpApp {
@@ -39,6 +44,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const sseSessions = new Map<string, WebSseServerTransport>();
   const app = new Hono();
   app.use("*", hostGuard({ bindHost: options.bindHost }));
+  if (options.ancestry) app.use("*", loopGuard(options.ancestry, options.configPath ?? "(unknown)"));
   // Browser-based local clients (inspectors, web UIs) need CORS. Only origins the guard above let
   // through ever get here, so reflecting the origin grants nothing to a foreign page.
   app.use(

@@ -1,17 +1,22 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ResultSchema,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerConfig } from "../config/load-config.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES, type ServerConfig } from "../config/load-config.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION } from "../version.ts";
-import { createStderrTail } from "./stderr-tail.ts";
+import { ChildProcessTransport } from "./child-process-transport.ts";
+import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import { createStderrTail, type StderrTail } from "./stderr-tail.ts";
 
 /**
  * One live MCP client session to one upstream server. A stdio child gets only its configured
@@ -36,6 +41,12 @@ export interface ConnectOptions {
   /** Called once when an established connection ends (the child died, the stream closed). */
   onClosed?: (reason: string) => void;
   env?: Readonly<Record<string, string | undefined>>;
+  /** Ends a connect that is still under way (the proxy is shutting down); the child is stopped. */
+  signal?: AbortSignal;
+  /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
+  ancestry?: string;
+  /** The longest message accepted from a stdio server, in bytes. */
+  maxMessageBytes?: number;
 }
 
 function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -47,23 +58,58 @@ function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<
   return out;
 }
 
-function createTransport(server: ServerConfig, env: Readonly<Record<string, string | undefined>>): Transport {
+function createTransport(server: ServerConfig, options: ConnectOptions, tail: StderrTail): Transport {
+  const env = options.env ?? process.env;
   switch (server.transport) {
     case "stdio":
-      return new StdioClientTransport({
+      return new ChildProcessTransport({
         command: server.command,
-        args: [...server.args],
-        env: { ...baselineEnv(env), ...server.env },
-        ...(server.cwd ? { cwd: server.cwd } : {}),
-        stderr: "pipe",
+        args: server.args,
+        env: {
+          ...getDefaultEnvironment(),
+          ...baselineEnv(env),
+          ...server.env,
+          ...(options.ancestry ? { [ANCESTRY_ENV]: options.ancestry } : {}),
+        },
+        cwd: server.cwd,
+        maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        onStderr: (chunk) => tail.push(chunk),
       });
     case "streamable-http":
-      return new StreamableHTTPClientTransport(new URL(server.url), {
-        requestInit: { headers: { ...server.headers } },
-      });
-    case "sse":
-      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } } });
+    case "sse": {
+      const headers = {
+        ...server.headers,
+        ...(options.ancestry ? { [ANCESTRY_HEADER]: options.ancestry } : {}),
+      };
+      return server.transport === "sse"
+        ? new SSEClientTransport(new URL(server.url), { requestInit: { headers } })
+        : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+    }
   }
+}
+
+/**
+ * Whether a request failed because the server no longer knows our session: it restarted, or
+ * expired the session. Such a request never ran, so it is safe to open a new session and send it
+ * again. Streamable HTTP servers answer 404 (the spec), some 400 naming the session
+ * ("No valid session ID provided"); a legacy SSE server answers the POST with 404 or 400.
+ */
+export function isSessionLost(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError) {
+    return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+  }
+  const message = error instanceof Error ? error.message : "";
+  return /Error POSTing to endpoint \(HTTP (404|400)\)/.test(message) && /session/i.test(message);
+}
+
+/** Whether a request failed because nothing listens at the server's address: it never arrived. */
+export function isConnectionRefused(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === "ECONNREFUSED" || code === "ConnectionRefused") return true;
+    current = current.cause;
+  }
+  return false;
 }
 
 export interface ToolListing {
@@ -116,21 +162,26 @@ export async function connectUpstream(
   server: ServerConfig,
   options: ConnectOptions = {},
 ): Promise<UpstreamConnection> {
-  const transport = createTransport(server, options.env ?? process.env);
   const tail = createStderrTail();
-  if (transport instanceof StdioClientTransport) {
-    transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
-  }
+  const transport = createTransport(server, options, tail);
   const client = new Client({ name: PRODUCT, version: VERSION }, { capabilities: {} });
   let isOpen = false;
   let isClosing = false;
+  let endReason: string | undefined;
   client.onclose = () => {
-    if (isOpen && !isClosing) options.onClosed?.(closedReason(tail.text()));
+    if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
     isOpen = false;
   };
-  // Transport errors after connect (garbage on stdout, a dropped stream) are not fatal by themselves;
-  // a real end of the connection arrives through onclose.
-  client.onerror = () => {};
+  // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
+  // a real end of the connection arrives through onclose. The exception is the event stream of the
+  // legacy SSE transport: the session lives exactly as long as that stream, and responses to
+  // requests in flight could only ever arrive on it, so when it breaks the connection is over.
+  client.onerror = (error) => {
+    if (error instanceof SseError && isOpen && !isClosing && endReason === undefined) {
+      endReason = `the SSE event stream ended (${describeError(error)}); the server restarted or went away`;
+      void client.close();
+    }
+  };
 
   let current: ToolListing = { tools: [], skipped: [] };
   // Handled whatever the server declared: some servers send list_changed without declaring it.
@@ -144,11 +195,15 @@ export async function connectUpstream(
   });
 
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  let onAbort: (() => void) | undefined;
+  const timeoutOrAbort = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new Error(`did not finish initialize and tools/list within ${server.timeoutMs} ms`)),
       server.timeoutMs,
     );
+    onAbort = () => reject(new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down"));
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
   });
   try {
     const listing = await Promise.race([
@@ -156,7 +211,7 @@ export async function connectUpstream(
         await client.connect(transport, { timeout: server.timeoutMs });
         return listAllTools(client, server.timeoutMs);
       })(),
-      timeout,
+      timeoutOrAbort,
     ]);
     isOpen = true;
     current = listing;
@@ -186,6 +241,7 @@ export async function connectUpstream(
     });
   } finally {
     clearTimeout(timer);
+    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
 }
 

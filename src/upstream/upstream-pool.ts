@@ -2,7 +2,13 @@ import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcont
 import type { ServerConfig } from "../config/load-config.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
+import { isProxyLoopFailure } from "./proxy-ancestry.ts";
+import {
+  connectUpstream,
+  isConnectionRefused,
+  isSessionLost,
+  type UpstreamConnection,
+} from "./upstream-connection.ts";
 
 /**
  * All upstream servers, connected in parallel. Each server is on its own: one that fails to
@@ -60,6 +66,10 @@ export interface UpstreamPoolOptions {
   onToolsChanged?: (server: string, tools: readonly Tool[]) => void;
   env?: Readonly<Record<string, string | undefined>>;
   callTimeoutMs?: number;
+  /** The proxy chain passed to every server (see proxy-ancestry.ts). */
+  ancestry?: string;
+  /** The longest message accepted from a stdio server, in bytes. */
+  maxMessageBytes?: number;
 }
 
 interface Slot {
@@ -68,6 +78,8 @@ interface Slot {
   connection?: UpstreamConnection | undefined;
   pending?: Promise<UpstreamConnection> | undefined;
   error?: string | undefined;
+  /** Set when retrying cannot help (the server is this proxy itself): never started again. */
+  isRefused?: boolean;
   toolCount: number;
   attempts: number;
   /** Failed attempts since the last success, for the backoff. */
@@ -89,11 +101,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     });
   }
   let isClosed = false;
+  // Aborted at close: connects still under way stop their children instead of leaving them running.
+  const closing = new AbortController();
   let retry: RetryPolicy | undefined;
 
   const scheduleRetry = (slot: Slot) => {
-    if (!retry || isClosed || slot.retryTimer || slot.state === "disabled") return;
-    const delay = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** Math.max(0, slot.failures - 1));
+    if (!retry || isClosed || slot.retryTimer || slot.state === "disabled" || slot.isRefused) return;
+    const delay = backoffDelay(retry, slot.failures);
     slot.retryTimer = setTimeout(() => {
       slot.retryTimer = undefined;
       connect(slot).catch(() => undefined); // a failure schedules the next try
@@ -101,23 +115,38 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     slot.retryTimer.unref?.();
   };
 
+  /**
+   * The server's one live connection, made when there is none. Single-flight across every path
+   * that can start a server (first connect, a call, the background retry, a lost session): two
+   * copies of one stdio server would both write its files.
+   */
   const connect = (slot: Slot): Promise<UpstreamConnection> => {
+    if (slot.connection) return Promise.resolve(slot.connection);
     if (slot.pending) return slot.pending;
+    if (slot.isRefused) {
+      return Promise.reject(new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? "the server is refused"));
+    }
+    clearTimeout(slot.retryTimer);
+    slot.retryTimer = undefined;
     slot.state = "connecting";
     slot.attempts++;
     const isReconnect = slot.attempts > 1;
     const log = options.logger.child(slot.config.name);
+    let mine: UpstreamConnection | undefined;
     const attempt = connectUpstream(slot.config, {
       ...(options.env ? { env: options.env } : {}),
+      ...(options.ancestry ? { ancestry: options.ancestry } : {}),
+      ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+      signal: closing.signal,
       onToolsChanged: (tools) => {
         slot.toolCount = tools.length;
         log.info(`tool list changed (${tools.length} tools)`);
         options.onToolsChanged?.(slot.config.name, tools);
       },
       onClosed: (reason) => {
-        slot.state = "failed";
-        slot.error = reason;
-        slot.connection = undefined;
+        // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
+        if (!mine || slot.connection !== mine) return;
+        Object.assign(slot, { state: "failed", error: reason, connection: undefined });
         if (!isClosed) log.warn(`disconnected: ${reason}`);
         scheduleRetry(slot);
       },
@@ -127,6 +156,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           await connection.close();
           throw new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down");
         }
+        mine = connection;
         Object.assign(slot, {
           connection,
           state: "connected",
@@ -142,9 +172,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         return connection;
       },
       (error: unknown) => {
-        Object.assign(slot, { connection: undefined, state: "failed", error: describeError(error) });
+        const reason = describeError(error);
+        Object.assign(slot, { connection: undefined, state: "failed", error: reason });
+        if (isProxyLoopFailure(reason)) {
+          slot.isRefused = true;
+          slot.error = `this server is mcpproxy with a config already running up the chain (a proxy loop), so it is not started again: ${reason}`;
+          log.error(slot.error);
+        }
         slot.failures++;
-        if (isReconnect) log.debug(`reconnecting failed: ${describeError(error)}`);
+        if (isReconnect) log.debug(`reconnecting failed: ${reason}`);
         scheduleRetry(slot);
         throw error;
       },
@@ -153,6 +189,37 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       slot.pending = undefined;
     });
     return slot.pending;
+  };
+
+  /** Drops a connection that stopped working (its session is gone); the next connect() makes a new one. */
+  const drop = async (slot: Slot, connection: UpstreamConnection, reason: string) => {
+    if (slot.connection !== connection) return;
+    Object.assign(slot, { connection: undefined, state: "connecting", error: reason });
+    options.logger.child(slot.config.name).info(`${reason}; opening a new session`);
+    await connection.close();
+  };
+
+  const usableSlot = (server: string): Slot => {
+    const slot = slots.get(server);
+    if (!slot) {
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is not in the configuration any more.`);
+    }
+    if (slot.state === "disabled") {
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is disabled in the configuration.`);
+    }
+    return slot;
+  };
+
+  const connected = async (slot: Slot): Promise<UpstreamConnection> => {
+    try {
+      return await connect(slot);
+    } catch (error) {
+      throw new ProxyError(
+        "UPSTREAM_UNAVAILABLE",
+        `Server ${slot.config.name} is not connected and reconnecting failed: ${describeError(error)}`,
+        { cause: error },
+      );
+    }
   };
 
   return {
@@ -164,7 +231,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           const connection = await connect(slot);
           outcome = { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
         } catch (error) {
-          outcome = { server: slot.config.name, error: describeError(error) };
+          outcome = { server: slot.config.name, error: slot.isRefused ? slot.error : describeError(error) };
         }
         try {
           await onOutcome?.(outcome);
@@ -176,35 +243,29 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     },
 
     async callTool(server, tool, args, signal) {
-      const slot = slots.get(server);
-      if (!slot) {
-        throw new ProxyError(
-          "UPSTREAM_UNAVAILABLE",
-          `Server ${server} is not in the configuration any more.`,
-        );
-      }
-      if (slot.state === "disabled") {
-        throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is disabled in the configuration.`);
-      }
-      let connection = slot.connection;
-      if (!connection) {
-        try {
-          connection = await connect(slot);
-        } catch (error) {
-          throw new ProxyError(
-            "UPSTREAM_UNAVAILABLE",
-            `Server ${server} is not connected and reconnecting failed: ${describeError(error)}`,
-            { cause: error },
-          );
-        }
-      }
+      const slot = usableSlot(server);
       // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
       // upstream sent it, without the client-side output-schema checks of the SDK.
-      return (await connection.client.request(
-        { method: "tools/call", params: { name: tool, ...(args ? { arguments: args } : {}) } },
-        CallToolResultSchema,
-        { timeout: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) },
-      )) as CallToolResult;
+      const send = async (connection: UpstreamConnection) =>
+        (await connection.client.request(
+          { method: "tools/call", params: { name: tool, ...(args ? { arguments: args } : {}) } },
+          CallToolResultSchema,
+          { timeout: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+        )) as CallToolResult;
+      const connection = await connected(slot);
+      try {
+        return await send(connection);
+      } catch (error) {
+        // The request never reached a live session: open a new one and send it again, once.
+        const lost = isSessionLost(error)
+          ? "the server no longer knows our session (it restarted or expired it)"
+          : isConnectionRefused(error)
+            ? "the server refused the connection"
+            : undefined;
+        if (!lost || signal?.aborted || isClosed) throw error;
+        await drop(slot, connection, lost);
+        return send(await connected(slot));
+      }
     },
 
     status() {
@@ -224,11 +285,19 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
 
     async close() {
       isClosed = true;
+      closing.abort();
       for (const slot of slots.values()) clearTimeout(slot.retryTimer);
       const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
-      await Promise.allSettled(connections.map((connection) => connection.close()));
+      const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
+      await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
     },
   };
+}
+
+/** Exponential backoff with full jitter, so servers that failed together do not retry together. */
+export function backoffDelay(policy: RetryPolicy, failures: number, random = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, failures - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
 /**
