@@ -41,7 +41,7 @@ describe("mcpproxy serve over stdio", () => {
   });
 
   test("retrieve_tools finds tools of both upstreams, in the SPEC shape, best first", async () => {
-    const found = await retrieve(proxy.client, "add two numbers and return the sum", 10);
+    const found = await retrieve(proxy.client, "add two numbers and return the sum", 5);
     const names = found.tools.map((tool) => tool.name);
     expect(names).toContain("fixture__add_numbers");
     expect(names).toContain("everything__get-sum");
@@ -88,13 +88,43 @@ describe("mcpproxy serve over stdio", () => {
 
   test("retrieve_tools respects top_k and returns an empty list with a hint when nothing matches", async () => {
     expect((await retrieve(proxy.client, "echo", 1)).tools).toHaveLength(1);
-    // MCPPROXY_TOP_K (default 5) bounds what an agent can ask for.
+    // MCPPROXY_TOP_K (default 5) bounds what an agent can ask for; the schema says the same bound.
+    const { tools } = await proxy.client.listTools();
+    const topK = (
+      tools.find((tool) => tool.name === "retrieve_tools")!.inputSchema.properties as Record<
+        string,
+        { maximum?: number }
+      >
+    ).top_k;
+    expect(topK?.maximum).toBe(5);
+    const tooMany = await proxy.client.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "echo", top_k: 6 },
+    });
+    expect(tooMany.isError).toBe(true);
+    expect(JSON.stringify(tooMany.content)).toContain("top_k must be a whole number from 1 to 5");
     expect(
-      (await retrieve(proxy.client, "a tool that returns something", 50)).tools.length,
+      (await retrieve(proxy.client, "a tool that returns something", 5)).tools.length,
     ).toBeLessThanOrEqual(5);
     const none = await retrieve(proxy.client, "zzyzx qwfp");
     expect(none.tools).toEqual([]);
     expect(none.hint).toContain("No tool matched");
+  });
+
+  test("call_tool takes arguments sent as a JSON string of an object, as some clients send them", async () => {
+    const result = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__add_numbers", arguments: JSON.stringify({ a: 2, b: 3 }) },
+    });
+    expect(result.structuredContent).toEqual({ sum: 5 });
+    const notAnObject = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__add_numbers", arguments: "[1, 2]" },
+    });
+    expect(notAnObject.isError).toBe(true);
+    expect(JSON.stringify(notAnObject.content)).toContain(
+      "arguments must be an object (or a JSON string of one)",
+    );
   });
 
   test("call_tool forwards to each upstream", async () => {
@@ -160,7 +190,7 @@ describe("mcpproxy serve over stdio", () => {
       arguments: { query: "echo", top_k: 0 },
     });
     expect(badTopK.isError).toBe(true);
-    expect(text(badTopK)).toContain("top_k must be at least 1");
+    expect(text(badTopK)).toContain("top_k must be a whole number from 1 to 5");
 
     const notBuiltin = await proxy.client.callTool({ name: "fixture__echo", arguments: { message: "x" } });
     expect(notBuiltin.isError).toBe(true);

@@ -109,7 +109,7 @@ async function run(
 
   let clientGone: Promise<unknown> = new Promise(() => {});
   if (config.transport === "stdio") {
-    const stdio = await startStdioServer(createProxyServer(deps));
+    const stdio = await startStdioServer(createProxyServer(deps), config.maxMessageBytes);
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index`);

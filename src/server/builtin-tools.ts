@@ -5,26 +5,43 @@ import * as v from "valibot";
 export const RETRIEVE_TOOLS = "retrieve_tools";
 export const CALL_TOOL = "call_tool";
 export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set([RETRIEVE_TOOLS, CALL_TOOL]);
-export const MAX_TOP_K = 50;
 
-export const RetrieveToolsArgs = v.object({
-  query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
-  top_k: v.optional(
-    v.pipe(
-      v.number("top_k must be a number"),
-      v.integer("top_k must be a whole number"),
-      v.minValue(1, "top_k must be at least 1"),
-      v.maxValue(MAX_TOP_K, `top_k must be at most ${MAX_TOP_K}`),
+/** `top_k` may ask for fewer tools than MCPPROXY_TOP_K, never more: the schema and the error say the same bound. */
+export function retrieveToolsArgs(maxTopK: number) {
+  const bound = `top_k must be a whole number from 1 to ${maxTopK}`;
+  return v.object({
+    query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+    top_k: v.optional(
+      v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound), v.maxValue(maxTopK, bound)),
+    ),
+  });
+}
+
+const ARGUMENTS_MESSAGE = "arguments must be an object (or a JSON string of one)";
+// valibot's record takes arrays too; tool arguments are a JSON object.
+const toolArguments = v.pipe(
+  v.custom<Record<string, unknown>>(
+    (input) => input !== null && typeof input === "object" && !Array.isArray(input),
+    ARGUMENTS_MESSAGE,
+  ),
+  v.record(v.string(), v.unknown(), ARGUMENTS_MESSAGE),
+);
+
+export const CallToolArgs = v.object({
+  name: v.pipe(v.string("name must be a string"), v.nonEmpty("name must not be empty")),
+  // Some clients and models send the arguments object as a JSON string of it; it means the same.
+  arguments: v.optional(
+    v.union(
+      [
+        toolArguments,
+        v.pipe(v.string(), v.parseJson(undefined, ARGUMENTS_MESSAGE), toolArguments),
+      ],
+      ARGUMENTS_MESSAGE,
     ),
   ),
 });
 
-export const CallToolArgs = v.object({
-  name: v.pipe(v.string("name must be a string"), v.nonEmpty("name must not be empty")),
-  arguments: v.optional(v.record(v.string(), v.unknown(), "arguments must be an object")),
-});
-
-export function builtinToolDefinitions(defaultTopK: number): Tool[] {
+export function builtinToolDefinitions(maxTopK: number): Tool[] {
   return [
     {
       name: RETRIEVE_TOOLS,
@@ -40,8 +57,8 @@ export function builtinToolDefinitions(defaultTopK: number): Tool[] {
           top_k: {
             type: "integer",
             minimum: 1,
-            maximum: defaultTopK,
-            description: `How many tools to return, at most ${defaultTopK} (the default).`,
+            maximum: maxTopK,
+            description: `How many tools to return, at most ${maxTopK} (the default).`,
           },
         },
         required: ["query"],

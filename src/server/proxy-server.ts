@@ -19,8 +19,9 @@ import {
   CallToolArgs,
   describeIssues,
   RETRIEVE_TOOLS,
-  RetrieveToolsArgs,
+  retrieveToolsArgs,
 } from "./builtin-tools.ts";
+import { loose, strictly } from "./strict-params.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
@@ -55,20 +56,21 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   const tools = builtinToolDefinitions(deps.topK);
+  const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
+  server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = strictly(CallToolRequestSchema, raw).params;
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
       await deps.firstIndexing;
+      // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
       const result = await retrieveTools(
         deps.catalog,
         parsed.output.query,
-        // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
-        Math.min(parsed.output.top_k ?? deps.topK, deps.topK),
+        parsed.output.top_k ?? deps.topK,
         deps.minScore,
       );
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };

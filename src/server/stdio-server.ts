@@ -1,5 +1,5 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { LineStdioServerTransport } from "./stdio-transport.ts";
 
 /**
  * Serves one MCP session over this process's stdin/stdout. `closed` settles when the client
@@ -10,8 +10,8 @@ export interface StdioHandle {
   close(): Promise<void>;
 }
 
-export async function startStdioServer(server: Server): Promise<StdioHandle> {
-  const transport = new StdioServerTransport();
+export async function startStdioServer(server: Server, maxMessageBytes: number): Promise<StdioHandle> {
+  const transport = new LineStdioServerTransport({ maxMessageBytes });
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;
