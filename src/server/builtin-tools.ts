@@ -32,10 +32,7 @@ export const CallToolArgs = v.object({
   // Some clients and models send the arguments object as a JSON string of it; it means the same.
   arguments: v.optional(
     v.union(
-      [
-        toolArguments,
-        v.pipe(v.string(), v.parseJson(undefined, ARGUMENTS_MESSAGE), toolArguments),
-      ],
+      [toolArguments, v.pipe(v.string(), v.parseJson(undefined, ARGUMENTS_MESSAGE), toolArguments)],
       ARGUMENTS_MESSAGE,
     ),
   ),

@@ -32,7 +32,7 @@ export class LineStdioServerTransport implements Transport {
   private readonly onData: (chunk: Uint8Array) => void;
   private isClosed = false;
 
-  constructor(private readonly options: StdioServerTransportOptions) {
+  constructor(options: StdioServerTransportOptions) {
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
     const splitter = createJsonLineSplitter(
