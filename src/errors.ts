@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   UPSTREAM_UNAVAILABLE: { exit: 1, summary: "an upstream server is not connected" },
   TOOL_NOT_FOUND: { exit: 1, summary: "no such tool" },
   LISTEN_FAILED: { exit: 1, summary: "the HTTP listener could not start" },
+  PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },
   INTERNAL: { exit: 1, summary: "an internal error" },
 } as const;
 

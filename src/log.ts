@@ -13,6 +13,8 @@ export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   debug(message: string, fields?: Record<string, unknown>): void;
   child(scope: string): Logger;
+  /** Whether messages of this level are written: to skip building costly fields on hot paths. */
+  enabled(level: LogLevel): boolean;
 }
 
 export interface LoggerOptions {
@@ -40,6 +42,7 @@ export function createLogger(options: LoggerOptions): Logger {
     debug: (message, fields) => emit("debug", message, fields),
     child: (scope) =>
       createLogger({ ...options, scope: options.scope ? `${options.scope}:${scope}` : scope }),
+    enabled: (level) => LOG_LEVELS.indexOf(level) <= threshold,
   };
 }
 
@@ -50,4 +53,5 @@ export const silentLogger: Logger = {
   info() {},
   debug() {},
   child: () => silentLogger,
+  enabled: () => false,
 };

@@ -126,7 +126,7 @@ describe("index and search from the persisted index", () => {
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(indexed.code).toBe(0);
     expect(indexed.stdout).toContain("2 of 2 servers indexed");
-    expect(indexed.stdout).toContain("18 tools (18 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(indexed.stdout).toContain("22 tools (22 added, 0 updated, 0 removed, 0 unchanged)");
 
     const before = await runCli(
       ["search", "return a tiny picture", "--json", "--top-k", "3", ...flags(sandbox)],
@@ -169,7 +169,7 @@ describe("index and search from the persisted index", () => {
       },
     });
     const again = await runCli(["index", ...flags(sandbox)], sandbox.env());
-    expect(again.stdout).toContain("9 tools (0 added, 1 updated, 0 removed, 8 unchanged)");
+    expect(again.stdout).toContain("11 tools (0 added, 1 updated, 0 removed, 10 unchanged)");
     const found = JSON.parse(
       (await runCli(["search", "parrot phrase verbatim", "--json", ...flags(sandbox)], sandbox.env())).stdout,
     );
@@ -182,17 +182,17 @@ describe("index and search from the persisted index", () => {
   test("a server removed from the config loses its tools; --force rebuilds everything", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry(), drop: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("18 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("22 added");
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry() } });
     expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
-      "9 tools (0 added, 0 updated, 9 removed, 9 unchanged)",
+      "11 tools (0 added, 0 updated, 11 removed, 11 unchanged)",
     );
     const found = JSON.parse(
       (await runCli(["search", "echo", "--json", "--top-k", "50", ...flags(sandbox)], sandbox.env())).stdout,
     );
     expect(found.tools.some((tool: { server: string }) => tool.server === "drop")).toBe(false);
     const forced = await runCli(["index", "--force", ...flags(sandbox)], sandbox.env());
-    expect(forced.stdout).toContain("9 tools (9 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(forced.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
   });
 });
 
@@ -213,10 +213,10 @@ describe("settings from the environment", () => {
   test("MCPPROXY_RESET_DATA drops the saved index and rebuilds it", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("9 added");
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("9 unchanged");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("11 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("11 unchanged");
     const reset = await runCli(["index", ...flags(sandbox)], sandbox.env({ MCPPROXY_RESET_DATA: "true" }));
-    expect(reset.stdout).toContain("9 tools (9 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(reset.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
   });
 
   test("search never writes or deletes the index, even with MCPPROXY_RESET_DATA set; index says when it resets", async () => {
@@ -269,7 +269,7 @@ describe("progress", () => {
     // script(1) gives the binary a real pseudo-terminal.
     const onTty = await Bun.$`script -qec ${command} /dev/null`.env(sandbox.env()).nothrow().quiet();
     expect(onTty.exitCode).toBe(0);
-    expect(onTty.stdout.toString()).toContain("[1/1] fx: 9 tools");
+    expect(onTty.stdout.toString()).toContain("[1/1] fx: 11 tools");
     const piped = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(piped.stderr).toBe("");
     expect(piped.stdout).not.toContain("[1/1]");

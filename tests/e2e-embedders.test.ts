@@ -137,6 +137,6 @@ describe("embedders in the compiled binary", () => {
     // script(1) gives the binary a real pseudo-terminal; without one, indexAndSearch checks stderr stays empty.
     const onTty = await Bun.$`script -qec ${command} /dev/null`.env(env).nothrow().quiet();
     expect(onTty.exitCode).toBe(0);
-    expect(onTty.stdout.toString()).toContain("Embedding tools: 9/9");
+    expect(onTty.stdout.toString()).toContain("Embedding tools: 11/11");
   });
 });

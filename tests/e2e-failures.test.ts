@@ -39,8 +39,8 @@ describe("upstream failures", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("2 of 5 servers indexed");
-    expect(result.stdout).toMatch(/ok\s+good: 9 tools/);
-    expect(result.stdout).toMatch(/ok\s+garbage: 9 tools/);
+    expect(result.stdout).toMatch(/ok\s+good: 11 tools/);
+    expect(result.stdout).toMatch(/ok\s+garbage: 11 tools/);
     expect(result.stdout).toMatch(/FAILED\s+missing: command not found: mcpproxy-no-such-command-anywhere/);
     expect(result.stdout).toMatch(/FAILED\s+crashes: the server closed the connection during initialize/);
     expect(result.stdout).toContain("fatal: cannot open the database");
@@ -125,7 +125,7 @@ describe("upstream failures", () => {
       }
       if (names[0] !== "late__echo") console.error(proxy.stderr());
       expect(names[0]).toBe("late__echo");
-      expect(proxy.stderr()).toContain("reconnected (9 tools)");
+      expect(proxy.stderr()).toContain("reconnected (11 tools)");
     } finally {
       late.kill();
       await proxy.close();
@@ -140,7 +140,7 @@ describe("upstream failures", () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(
-      "ok      sloppy: 9 tools (left out 2 malformed: no_schema (no inputSchema object), a tool without a name)",
+      "ok      sloppy: 11 tools (left out 2 malformed: no_schema (no inputSchema object), a tool without a name)",
     );
   });
 });

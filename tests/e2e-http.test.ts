@@ -118,7 +118,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       servers: { name: string; state: string }[];
     };
     expect(health.status).toBe("ok");
-    expect(health.tools).toBeGreaterThanOrEqual(9 + 13);
+    expect(health.tools).toBeGreaterThanOrEqual(11 + 13);
     expect(health.servers.map((s) => [s.name, s.state])).toEqual([
       ["everything", "connected"],
       ["web", "connected"],

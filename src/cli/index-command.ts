@@ -1,14 +1,8 @@
+import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
-import {
-  COMMON_OPTIONS,
-  type Command,
-  commandLogger,
-  loadCommandConfig,
-  openCommandCatalog,
-  ttyEmbedProgress,
-} from "./command.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 export const indexCommand: Command = {
   name: "index",
@@ -31,7 +25,7 @@ export const indexCommand: Command = {
     }
     const reset = Boolean(values.force) || config.resetData;
     if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
-    const catalog = await openCommandCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
+    const catalog = await openCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
     const pool = createUpstreamPool({
       servers: config.servers,
       logger: logger.child("upstream"),

@@ -1,12 +1,8 @@
+import { openCatalog } from "../app/open-catalog.ts";
+import { startPlugins } from "../app/start-plugins.ts";
 import { ProxyError } from "../errors.ts";
-import { retrieveTools } from "../index/retrieve-tools.ts";
-import {
-  COMMON_OPTIONS,
-  type Command,
-  commandLogger,
-  loadCommandConfig,
-  openCommandCatalog,
-} from "./command.ts";
+import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 export const searchCommand: Command = {
   name: "search",
@@ -40,9 +36,11 @@ export const searchCommand: Command = {
     const logger = commandLogger(config);
     // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
     // every search wipe the index.
-    const catalog = await openCommandCatalog(config, logger, { readOnly: true });
+    const catalog = await openCatalog(config, logger, { readOnly: true });
+    // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
+    const plugins = await startPlugins(config, logger);
     try {
-      const result = await retrieveTools(catalog, query, config.topK, config.minScore);
+      const result = await retrieveRanked(catalog, plugins, query, config.topK, config.minScore);
       if (values.json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         return 0;
@@ -59,6 +57,7 @@ export const searchCommand: Command = {
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {
+      await plugins.dispose();
       await catalog.close();
     }
   },

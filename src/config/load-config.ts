@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
-import { defaultDataDir, locateConfig } from "./paths.ts";
+import { defaultDataDir, homeDir, locateConfig } from "./paths.ts";
 import {
   ConfigFileSchema,
   HttpServerSchema,
+  PluginsSchema,
   SETTINGS,
   type SettingName,
   type Settings,
@@ -34,6 +35,8 @@ export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
 export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
+  /** User plugins, in config order, with absolute paths. */
+  plugins: readonly { path: string; options?: unknown }[];
   /** Every configured server, enabled or not, sorted by name. */
   servers: readonly ServerConfig[];
 }
@@ -70,6 +73,12 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     openaiModel: "text-embedding-3-small",
     minScore: 0.05,
     maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+    routing: "call-tool",
+    toolsLimit: 15,
+    truncateOutputLen: 0,
+    listChangedExec: [],
+    strictPlugins: false,
+    pluginTimeoutMs: 2_000,
     vectorWeight: 0.2,
   };
 }
@@ -126,18 +135,21 @@ export function parseConfig(
   const settings = resolveSettings(file.output.mcpproxy, env, options.overrides ?? {}, problems);
   const servers: ServerConfig[] = [];
   for (const [name, entry] of Object.entries(file.output.mcpServers)) {
-    const server = parseServer(name, entry, env, problems);
+    const server = parseServer(name, entry, env, dirname(options.configPath), problems);
     if (server) servers.push(server);
   }
   if (problems.length > 0) throw invalid(options.configPath, problems);
   servers.sort((a, b) => a.name.localeCompare(b.name));
-  const dataDir = resolve(cwd, settings.dataDir);
-  const logFile = settings.logFile ? resolve(cwd, settings.logFile) : "";
+  const plugins = parsePlugins(file.output.mcpproxy.plugins, dirname(options.configPath), env, problems);
+  if (problems.length > 0) throw invalid(options.configPath, problems);
+  const dataDir = expandPath(settings.dataDir, env, cwd);
+  const logFile = settings.logFile ? expandPath(settings.logFile, env, cwd) : "";
   return Object.freeze({
     ...settings,
     dataDir,
     logFile,
     configPath: options.configPath,
+    plugins: Object.freeze(plugins),
     servers: Object.freeze(servers),
   });
 }
@@ -150,7 +162,7 @@ function resolveSettings(
 ): Settings {
   const resolved: Record<string, unknown> = { ...defaults(env) };
   for (const key of Object.keys(section)) {
-    if (!(key in SETTINGS)) {
+    if (!(key in SETTINGS) && !FILE_ONLY_SETTINGS.has(key)) {
       problems.push({
         path: `mcpproxy.${key}`,
         message: `unknown setting (known: ${Object.keys(SETTINGS).join(", ")})`,
@@ -182,6 +194,7 @@ function parseServer(
   name: string,
   entry: unknown,
   env: Readonly<Record<string, string | undefined>>,
+  configDir: string,
   problems: ExpansionProblem[],
 ): ServerConfig | undefined {
   const path = `mcpServers.${name}`;
@@ -227,7 +240,8 @@ function parseServer(
       command: out.command,
       args: out.args ?? [],
       env: out.env ?? {},
-      cwd: out.cwd,
+      // Relative to the config file, like plugin paths: the proxy's own directory is arbitrary.
+      cwd: out.cwd === undefined ? undefined : expandPath(out.cwd, env, configDir),
     };
   }
   const out = parsed.output;
@@ -240,6 +254,41 @@ function parseServer(
     return undefined;
   }
   return { ...base, transport: isSse ? "sse" : "streamable-http", url: out.url, headers: out.headers ?? {} };
+}
+
+/** Settings that exist in the file only (no environment variable or flag). */
+const FILE_ONLY_SETTINGS = new Set(["plugins"]);
+
+function parsePlugins(
+  raw: unknown,
+  configDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  problems: ExpansionProblem[],
+): { path: string; options?: unknown }[] {
+  if (raw === undefined) return [];
+  const parsed = v.safeParse(PluginsSchema, expandDeep(raw, env, "mcpproxy.plugins", problems));
+  if (!parsed.success) {
+    problems.push(...parsed.issues.map((issue) => issueToProblem(issue, "mcpproxy.plugins")));
+    return [];
+  }
+  return parsed.output.map((entry) =>
+    typeof entry === "string"
+      ? { path: expandPath(entry, env, configDir) }
+      : {
+          path: expandPath(entry.path, env, configDir),
+          ...(entry.options !== undefined ? { options: entry.options } : {}),
+        },
+  );
+}
+
+/** A path setting: a leading `~` is the home directory, and a relative path is taken from `base`. */
+export function expandPath(
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+  base: string,
+): string {
+  if (path === "~" || path.startsWith("~/")) return join(homeDir(env), path.slice(1));
+  return resolve(base, path);
 }
 
 function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { LOG_LEVELS } from "../log.ts";
+import { splitCommandLine } from "./command-line.ts";
 
 /**
  * The config file schema. Server entries follow the `mcpServers` map of Claude Desktop, Cursor and
@@ -125,6 +126,37 @@ export const SETTINGS = {
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
   /** The longest single message accepted from a stdio upstream server, in bytes. */
   maxMessageBytes: { env: "MCPPROXY_MAX_MESSAGE_BYTES", schema: intInRange(1024, 1024 ** 3) },
+  routing: {
+    env: "MCPPROXY_ROUTING_TYPE",
+    schema: v.pipe(
+      v.string('must be "call-tool", "dynamic" or "auto"'),
+      v.transform((input) => input.trim().toLowerCase().replace(/_/g, "-")),
+      v.picklist(["call-tool", "dynamic", "auto"], 'must be "call-tool", "dynamic" or "auto"'),
+    ),
+  },
+  toolsLimit: { env: "MCPPROXY_TOOLS_LIMIT", schema: intInRange(1, 100) },
+  /** 0 turns truncation off. */
+  truncateOutputLen: { env: "MCPPROXY_TRUNCATE_OUTPUT_LEN", schema: intInRange(0, 1_000_000_000) },
+  listChangedExec: {
+    env: "MCPPROXY_LIST_CHANGED_EXEC",
+    schema: v.pipe(
+      v.union(
+        [v.string(), v.array(v.string())],
+        "must be a command line (a string) or an argv (an array of strings)",
+      ),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        if (Array.isArray(dataset.value)) return dataset.value;
+        try {
+          return splitCommandLine(dataset.value);
+        } catch (error) {
+          addIssue({ message: `is not a command line: ${(error as Error).message}` });
+          return NEVER;
+        }
+      }),
+    ),
+  },
+  strictPlugins: { env: "MCPPROXY_STRICT_PLUGINS", schema: booleanLike },
+  pluginTimeoutMs: { env: "MCPPROXY_PLUGIN_TIMEOUT_MS", schema: intInRange(10, 600_000) },
   vectorWeight: { env: "MCPPROXY_VECTOR_WEIGHT", schema: fraction },
 } as const;
 
@@ -138,4 +170,22 @@ export const ConfigFileSchema = jsonObject(
     mcpproxy: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of settings"), {}),
   }),
   "must be a JSON object",
+);
+
+/** `mcpproxy.plugins`: file paths (relative to the config file), each alone or with its options. */
+export const PluginsSchema = v.array(
+  v.union(
+    [
+      v.pipe(v.string(), v.nonEmpty("must not be empty")),
+      jsonObject(
+        v.strictObject({
+          path: v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty")),
+          options: v.optional(v.unknown()),
+        }),
+        'must be a path, or {"path": …, "options": {…}}',
+      ),
+    ],
+    'each plugin must be a path, or {"path": …, "options": {…}}',
+  ),
+  "must be an array of plugins",
 );

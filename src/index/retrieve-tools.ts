@@ -41,10 +41,19 @@ export async function retrieveTools(
   const ranked = await catalog.search(query, topK, minScore);
   const tools = ranked.map(({ tool, definition, score }) => ({
     ...publicDefinition(tool, definition),
-    score: Math.round(score * 10_000) / 10_000,
+    score: roundScore(score),
   }));
+  return resultOf(catalog, query, tools);
+}
+
+/** The retrieve_tools result for these tools: with a hint that says what to try when there are none. */
+export function resultOf(catalog: ToolCatalog, query: string, tools: RetrievedTool[]): RetrieveToolsResult {
   if (tools.length > 0) return { query, tools };
   return { query, tools, hint: catalog.size() === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+}
+
+export function roundScore(score: number): number {
+  return Math.round(score * 10_000) / 10_000;
 }
 
 /**

@@ -41,6 +41,10 @@ export interface ToolCatalog {
   /** How many tools are indexed. */
   size(): number;
   get(publicName: string): CatalogTool | undefined;
+  /** Public names of every tool, or of one server's tools. */
+  names(server?: string): string[];
+  /** The tool's definition as its server listed it (read from the catalog file). */
+  definitionOf(tool: CatalogTool): UpstreamTool | undefined;
   /** Replaces one server's tools with what it listed now; unchanged hashes are not re-indexed. */
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
@@ -225,6 +229,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     get(publicName) {
       ensureNames();
       return byName.get(publicName);
+    },
+    definitionOf: (tool) => store.definitionOf(tool.server, tool.tool),
+    names(server) {
+      ensureNames();
+      if (server === undefined) return [...byName.keys()];
+      return [...(toolsOfServer.get(server) ?? [])].map((key) => tools.get(key)!.name);
     },
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),

@@ -90,6 +90,12 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
             },
           },
           hint: { type: "string" },
+          registered: {
+            type: "array",
+            items: { type: "string" },
+            description:
+              "Dynamic routing: these tools are now also listed as tools of their own; call them by name",
+          },
         },
         required: ["query", "tools"],
       },

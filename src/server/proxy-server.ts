@@ -4,14 +4,20 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
   McpError,
+  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
-import { retrieveTools } from "../index/retrieve-tools.ts";
+import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
+import type { ToolCall } from "../plugin-api.ts";
+import type { PluginRunner } from "../plugins/plugin-runner.ts";
+import type { SessionRegistry } from "../routing/session-registry.ts";
+import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { argumentShape } from "./argument-shape.ts";
 import {
   BUILTIN_TOOL_NAMES,
   builtinToolDefinitions,
@@ -21,12 +27,14 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
+import { retrieveRanked } from "./ranked-retrieve.ts";
 import { loose, strictly } from "./strict-params.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
  * session with `createProxyServer`. Every failure a tool call can meet becomes an `isError`
  * result the agent can read and act on; only protocol misuse becomes a JSON-RPC error.
+ * Plugins run at two seams only: around a forwarded call, and over the hits of a search.
  */
 export interface ProxyServerDeps {
   catalog: ToolCatalog;
@@ -35,6 +43,12 @@ export interface ProxyServerDeps {
   /** Hits scoring below this (0–1) are left out: an empty answer with a hint beats filler. */
   minScore: number;
   logger: Logger;
+  plugins?: PluginRunner | undefined;
+  /** `call-tool` (default), `dynamic` or `auto`; the last two need `sessions`. */
+  routing?: RoutingMode;
+  /** How many tools one session may have registered (dynamic routing). */
+  toolsLimit?: number;
+  sessions?: SessionRegistry | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
    * index: then a search or call waits for it rather than answering "no tools" on a first run.
@@ -46,19 +60,37 @@ export const INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Their tools are not listed directly: call retrieve_tools " +
   "with what you want to do, then call_tool with the name it returns and the arguments its schema asks for.";
 
+export const DEFAULT_TOOLS_LIMIT = 15;
+
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
+/** A search hit as a tool of its own, for tools/list in dynamic routing. */
+export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
+  return {
+    name: hit.name,
+    ...(hit.title ? { title: hit.title } : {}),
+    description: hit.description,
+    inputSchema: hit.inputSchema as Tool["inputSchema"],
+    ...(hit.outputSchema ? { outputSchema: hit.outputSchema as Tool["outputSchema"] } : {}),
+    ...(hit.annotations ? { annotations: hit.annotations } : {}),
+  };
+}
+
 export function createProxyServer(deps: ProxyServerDeps): Server {
+  const routingMode = deps.routing ?? "call-tool";
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: routingMode !== "call-tool" } }, instructions: INSTRUCTIONS },
   );
-  const tools = builtinToolDefinitions(deps.topK);
+  const builtins = builtinToolDefinitions(deps.topK);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
+  const session = openSession(deps, routingMode, server);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: session ? [...builtins, ...session.listed()] : builtins,
+  }));
 
   server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = strictly(CallToolRequestSchema, raw).params;
@@ -66,19 +98,41 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
       await deps.firstIndexing;
-      // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
-      const result = await retrieveTools(
-        deps.catalog,
-        parsed.output.query,
-        parsed.output.top_k ?? deps.topK,
-        deps.minScore,
-      );
-      return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+      try {
+        // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
+        const result = await retrieveRanked(
+          deps.catalog,
+          deps.plugins,
+          parsed.output.query,
+          parsed.output.top_k ?? deps.topK,
+          deps.minScore,
+        );
+        if (session) {
+          const registered = await session.register(
+            result.tools.flatMap((hit) => {
+              const tool = deps.catalog.get(hit.name);
+              return tool
+                ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
+                : [];
+            }),
+            () => extra.sendNotification({ method: "notifications/tools/list_changed" }),
+          );
+          if (session.state() === "dynamic") result.registered = registered;
+        }
+        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+      } catch (error) {
+        if (isProxyError(error)) return errorResult(error.message);
+        throw error;
+      }
     }
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
-      return forwardCall(deps, parsed.output.name, parsed.output.arguments, extra.signal);
+      return forwardCall(deps, session, parsed.output.name, parsed.output.arguments, extra.signal);
+    }
+    // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
+    if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
+      return forwardCall(deps, session, name, args, extra.signal);
     }
     return errorResult(
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
@@ -88,8 +142,28 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   return server;
 }
 
+/** The dynamic-routing state of this session, or undefined in call-tool routing. */
+function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): SessionRouting | undefined {
+  if (mode === "call-tool" || !deps.sessions) return undefined;
+  const session = deps.sessions.open({
+    id: crypto.randomUUID().slice(0, 8),
+    mode,
+    limit: deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT,
+    logger: deps.logger,
+    notify: () => server.sendToolListChanged(),
+    onChanged: (event) => void deps.plugins?.toolsChanged(event),
+  });
+  const previous = server.onclose;
+  server.onclose = () => {
+    session.close();
+    previous?.();
+  };
+  return session;
+}
+
 async function forwardCall(
   deps: ProxyServerDeps,
+  session: SessionRouting | undefined,
   name: string,
   args: Record<string, unknown> | undefined,
   signal: AbortSignal,
@@ -104,8 +178,41 @@ async function forwardCall(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
     );
   }
+  session?.touch(name);
+  const started = performance.now();
+  let outcome = "error";
   try {
-    return await deps.pool.callTool(target.server, target.tool, args, signal);
+    const given = args ?? {};
+    let call: ToolCall = {
+      server: target.server,
+      tool: target.tool,
+      name,
+      arguments: given,
+      annotations: {},
+    };
+    if (deps.plugins?.has("beforeToolCall")) {
+      // Read only for policy hooks: the definition is on disk, and the call path stays lean without them.
+      const annotations = deps.catalog.definitionOf(target)?.annotations;
+      if (annotations && typeof annotations === "object")
+        call = { ...call, annotations: annotations as Record<string, unknown> };
+      const decision = await deps.plugins.beforeToolCall(call);
+      if ("reject" in decision) {
+        outcome = `refused by plugin ${decision.plugin}`;
+        return errorResult(decision.reject);
+      }
+      call = decision.call;
+    }
+    // No arguments stay no arguments on the wire, unless a plugin supplied some.
+    const sent =
+      args === undefined && call.arguments === given
+        ? undefined
+        : (call.arguments as Record<string, unknown>);
+    let result = await deps.pool.callTool(target.server, target.tool, sent, signal);
+    if (deps.plugins?.has("transformToolResult")) {
+      result = (await deps.plugins.transformToolResult({ ...call, result })) as CallToolResult;
+    }
+    outcome = result.isError ? "isError" : "ok";
+    return result;
   } catch (error) {
     if (error instanceof McpError) {
       return errorResult(`Server ${target.server} rejected ${target.tool}: ${error.message}`);
@@ -113,5 +220,15 @@ async function forwardCall(
     if (isProxyError(error)) return errorResult(error.message);
     deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
     return errorResult(`Calling ${name} failed: ${describeError(error)}`);
+  } finally {
+    if (deps.logger.enabled("debug")) {
+      deps.logger.debug("call", {
+        server: target.server,
+        tool: target.tool,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        outcome,
+        arguments: argumentShape(args ?? {}),
+      });
+    }
   }
 }

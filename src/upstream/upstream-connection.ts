@@ -13,10 +13,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type ServerConfig } from "../config/load-config.ts";
 import { describeError, ProxyError } from "../errors.ts";
+import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
-import { createStderrTail, type StderrTail } from "./stderr-tail.ts";
 
 /**
  * One live MCP client session to one upstream server. A stdio child gets only its configured
@@ -58,7 +58,7 @@ function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<
   return out;
 }
 
-function createTransport(server: ServerConfig, options: ConnectOptions, tail: StderrTail): Transport {
+function createTransport(server: ServerConfig, options: ConnectOptions, tail: OutputTail): Transport {
   const env = options.env ?? process.env;
   switch (server.transport) {
     case "stdio":
@@ -162,7 +162,7 @@ export async function connectUpstream(
   server: ServerConfig,
   options: ConnectOptions = {},
 ): Promise<UpstreamConnection> {
-  const tail = createStderrTail();
+  const tail = createOutputTail();
   const transport = createTransport(server, options, tail);
   const client = new Client({ name: PRODUCT, version: VERSION }, { capabilities: {} });
   let isOpen = false;

@@ -1,13 +1,13 @@
 /**
- * Keeps the last few lines a child wrote to stderr, so a failure can be reported with what the
- * server itself said, without holding on to an unbounded log.
+ * Keeps the last few lines a child process wrote (a server's stderr, a hook's output), so a failure
+ * can be reported with what the process itself said, without holding on to an unbounded log.
  */
-export interface StderrTail {
+export interface OutputTail {
   push(chunk: string | Uint8Array): void;
   text(): string;
 }
 
-export function createStderrTail(maxLines = 20, maxChars = 4000): StderrTail {
+export function createOutputTail(maxLines = 20, maxChars = 4000): OutputTail {
   const decoder = new TextDecoder();
   let lines: string[] = [];
   let partial = "";

@@ -1,0 +1,103 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ResolvedConfig } from "../config/load-config.ts";
+import { describeError } from "../errors.ts";
+import { publicDefinition } from "../index/retrieve-tools.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { UpstreamTool } from "../index/tool-document.ts";
+import type { Logger } from "../log.ts";
+import type { PluginRunner } from "../plugins/plugin-runner.ts";
+import type { SessionRegistry } from "../routing/session-registry.ts";
+import { registeredToolOf } from "../server/proxy-server.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { refreshCatalog, summarizeRefresh } from "./refresh-catalog.ts";
+
+/**
+ * What `serve` does when the catalog changes: the first indexing pass at start, and a server's new
+ * tool list later (it sent list_changed, or it came back). Both tell the plugins (`onToolsChanged`,
+ * reason `catalog`), and a later change also updates or drops the tools sessions registered.
+ */
+export interface CatalogSync {
+  /** The first indexing pass; never rejects (failures are logged). */
+  indexAll(): Promise<void>;
+  /** A server's tools changed; re-index it and bring the sessions' registered tools in line. */
+  resync(server: string, tools: readonly object[]): Promise<void>;
+}
+
+export interface CatalogSyncOptions {
+  config: ResolvedConfig;
+  catalog: ToolCatalog;
+  pool: UpstreamPool;
+  logger: Logger;
+  plugins: PluginRunner;
+  sessions: SessionRegistry;
+}
+
+export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
+  const { config, catalog, pool, logger, plugins, sessions } = options;
+
+  /** Runs `change` and tells the plugins which public names it added and removed. */
+  const announcing = async (server: string | undefined, change: () => Promise<void>) => {
+    if (!plugins.has("onToolsChanged")) return change();
+    const before = new Set(catalog.names(server));
+    await change();
+    const after = catalog.names(server);
+    const added = after.filter((name) => !before.has(name));
+    const kept = new Set(after);
+    const removed = [...before].filter((name) => !kept.has(name));
+    if (added.length > 0 || removed.length > 0)
+      void plugins.toolsChanged({ reason: "catalog", added, removed });
+  };
+
+  const registrable = (name: string): { hash: string; definition: Tool } | undefined => {
+    const tool = catalog.get(name);
+    const definition = tool ? catalog.definitionOf(tool) : undefined;
+    return tool && definition
+      ? { hash: tool.hash, definition: registeredToolOf(publicDefinition(tool, definition)) }
+      : undefined;
+  };
+
+  return {
+    async indexAll() {
+      const enabled = config.servers.filter((server) => server.enabled);
+      if (enabled.length === 0) {
+        logger.warn(
+          `no enabled servers in ${config.configPath}: add some under "mcpServers"; ` +
+            `retrieve_tools answers from the ${catalog.size()} tools of the saved index only`,
+        );
+      }
+      try {
+        await announcing(undefined, async () => {
+          const report = await refreshCatalog(config, catalog, pool, { logger });
+          if (enabled.length === 0) return;
+          logger.info(summarizeRefresh(report));
+          const reached = report.servers.filter((server) => !server.error).length;
+          if (reached === 0 && report.toolCount === 0) {
+            logger.warn(
+              "no upstream server could be reached and there is no saved index: retrieve_tools will find nothing " +
+                "until a server is reachable (see the errors above)",
+            );
+          } else if (reached === 0) {
+            logger.warn(
+              `no upstream server could be reached; searching the saved index of ${report.toolCount} tools`,
+            );
+          }
+        });
+      } catch (error) {
+        logger.error(`indexing failed: ${describeError(error)}`);
+      }
+    },
+
+    async resync(server, tools) {
+      try {
+        await announcing(server, async () => {
+          const counts = await catalog.syncServer(server, tools as readonly UpstreamTool[]);
+          await catalog.persist();
+          logger.info(`re-indexed ${server} after its tool list changed`, { ...counts });
+        });
+        await sessions.revalidateAll(registrable);
+      } catch (error) {
+        logger.error(`re-indexing ${server} failed: ${describeError(error)}`);
+      }
+    },
+  };
+}

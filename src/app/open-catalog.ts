@@ -1,0 +1,43 @@
+import type { ResolvedConfig } from "../config/load-config.ts";
+import { createEmbedder } from "../index/embedders/create-embedder.ts";
+import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
+import type { Logger } from "../log.ts";
+import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+
+export interface CatalogOpenOptions {
+  /** Drop the saved index first (`index --force`, MCPPROXY_RESET_DATA); never with `readOnly`. */
+  reset?: boolean;
+  /** Open it for reading only (`search`): nothing in the data dir is written or deleted. */
+  readOnly?: boolean;
+  /** Embedding progress; the commands draw it on a TTY. */
+  onEmbedProgress?: ((done: number, total: number) => void) | undefined;
+}
+
+/** The catalog in the config's data dir, with the built-in tool names kept off-limits and the configured embedder. */
+export async function openCatalog(
+  config: ResolvedConfig,
+  logger: Logger,
+  options: CatalogOpenOptions = {},
+): Promise<ToolCatalog> {
+  const embedder = await createEmbedder(config);
+  return openToolCatalog({
+    dataDir: config.dataDir,
+    toolNameLimit: config.toolNameLimit,
+    reservedNames: BUILTIN_TOOL_NAMES,
+    logger,
+    reset: options.reset ?? false,
+    readOnly: options.readOnly ?? false,
+    embedder,
+    vectorWeight: config.vectorWeight,
+    ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
+  });
+}
+
+/**
+ * Embedding progress as one redrawn stderr line, on a terminal only (SPEC: quiet otherwise). The
+ * next progress line or the command's summary draws over it.
+ */
+export function ttyEmbedProgress(): ((done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  return (done, total) => process.stderr.write(`\r\x1b[2KEmbedding tools: ${done}/${total}`);
+}

@@ -1,0 +1,129 @@
+import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { Logger } from "../log.ts";
+import { createSessionRegistry } from "../routing/session-registry.ts";
+import { createHttpApp } from "../server/http-app.ts";
+import { startHttpServer } from "../server/http-server.ts";
+import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
+import { startStdioServer } from "../server/stdio-server.ts";
+import type { Ancestry } from "../upstream/proxy-ancestry.ts";
+import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
+import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
+import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
+import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
+import { startPlugins } from "./start-plugins.ts";
+
+/** How long a search on a first run (no saved index) waits for the first indexing pass. */
+export const FIRST_INDEXING_WAIT_MS = 15_000;
+
+/**
+ * `mcpproxy serve`: the catalog, the upstream pool, the plugins and the MCP server over stdio or
+ * HTTP, set up in that order and torn down in reverse. Resolves to the exit code.
+ */
+export async function serveProxy(
+  config: ResolvedConfig,
+  ancestry: Ancestry,
+  logger: Logger,
+): Promise<number> {
+  const cleanup = createCleanupStack();
+  let failures: string[];
+  try {
+    const reason = await run(config, ancestry, logger, cleanup);
+    logger.info(`shutting down (${reason})`);
+  } finally {
+    // Also after a failed start (a busy port): children already spawned must not outlive us.
+    failures = await cleanup.run();
+    for (const failure of failures) logger.error(`shutdown: ${failure}`);
+  }
+  return failures.length > 0 ? 1 : 0;
+}
+
+/** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
+async function run(
+  config: ResolvedConfig,
+  ancestry: Ancestry,
+  logger: Logger,
+  cleanup: CleanupStack,
+): Promise<string> {
+  const plugins = await startPlugins(config, logger);
+  cleanup.defer("dispose the plugins", async () => {
+    const failures = await plugins.dispose();
+    if (failures.length > 0) throw new Error(failures.join("; "));
+  });
+  const catalog = await openCatalog(config, logger, {
+    reset: config.resetData,
+    onEmbedProgress: ttyEmbedProgress(),
+  });
+  cleanup.defer("close the catalog", () => catalog.close());
+  cleanup.defer("save the index", () => catalog.persist());
+  const savedTools = catalog.size();
+  const sessions = createSessionRegistry();
+
+  let sync: CatalogSync | undefined;
+  const pool = createUpstreamPool({
+    servers: config.servers,
+    logger: logger.child("upstream"),
+    ancestry: ancestry.forChildren,
+    maxMessageBytes: config.maxMessageBytes,
+    onToolsChanged: (server, tools) => void sync?.resync(server, tools),
+  });
+  cleanup.defer("disconnect upstream servers", () => pool.close());
+  sync = createCatalogSync({ config, catalog, pool, logger, plugins, sessions });
+  pool.startRetrying();
+  const indexing = sync.indexAll();
+  const deps: ProxyServerDeps = {
+    catalog,
+    pool,
+    topK: config.topK,
+    minScore: config.minScore,
+    logger,
+    plugins,
+    routing: config.routing,
+    toolsLimit: config.toolsLimit,
+    sessions,
+    // Bounded: one server that hangs until its connect timeout must not hold up every first search.
+    firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
+  };
+
+  let clientGone: Promise<unknown> = new Promise(() => {});
+  const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
+  if (config.transport === "stdio") {
+    const stdio = await startStdioServer(createProxyServer(deps), config.maxMessageBytes);
+    cleanup.defer("stop the stdio server", () => stdio.close());
+    clientGone = stdio.closed;
+    logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
+  } else {
+    const app = createHttpApp({
+      bindHost: config.host,
+      logger,
+      createServer: () => createProxyServer(deps),
+      health: () => healthOf(catalog, pool),
+      ancestry,
+      configPath: config.configPath,
+    });
+    const http = startHttpServer(app, config.host, config.port);
+    cleanup.defer("stop the HTTP server", () => http.close());
+    logger.info(
+      `serving MCP at ${http.url}; legacy SSE clients at ${http.url.replace(/\/mcp$/, "/sse")}; ` +
+        `${savedTools} tools in the saved index${routing}`,
+    );
+  }
+
+  const signalled = new Promise<string>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+      process.once(signal, () => resolve(signal));
+  });
+  return Promise.race([clientGone.then(() => "the client disconnected"), signalled]);
+}
+
+function healthOf(catalog: ToolCatalog, pool: UpstreamPool) {
+  return {
+    tools: catalog.size(),
+    servers: pool.status().map((s) => ({
+      name: s.name,
+      state: s.state,
+      tools: s.toolCount,
+      ...(s.error ? { error: s.error.split("\n")[0] } : {}),
+    })),
+  };
+}

@@ -1,0 +1,47 @@
+import {
+  publicDefinition,
+  type RetrievedTool,
+  type RetrieveToolsResult,
+  resultOf,
+  retrieveTools,
+  roundScore,
+} from "../index/retrieve-tools.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { PluginRunner } from "../plugins/plugin-runner.ts";
+
+/**
+ * retrieve_tools with the plugins' rankers over its hits: the one place `rankResults` runs, for
+ * the MCP tool and `mcpproxy search` alike. Rankers see up to RANKER_CANDIDATES candidates, so
+ * they can lift a tool from below the top K; the answer is then cut to K. A ranker may return any
+ * indexed tool by name, but each entry is rebuilt from the catalog: it can reorder and re-score,
+ * never invent a tool or change a definition.
+ */
+export const RANKER_CANDIDATES = 20;
+
+export async function retrieveRanked(
+  catalog: ToolCatalog,
+  plugins: PluginRunner | undefined,
+  query: string,
+  topK: number,
+  minScore: number,
+): Promise<RetrieveToolsResult> {
+  if (!plugins?.has("rankResults")) return retrieveTools(catalog, query, topK, minScore);
+  const wide = await retrieveTools(catalog, query, Math.max(topK, RANKER_CANDIDATES), minScore);
+  const ranked = await plugins.rankResults({ query: wide.query, hits: wide.tools });
+  if (!ranked) return resultOf(catalog, wide.query, wide.tools.slice(0, topK));
+  const found = new Map(wide.tools.map((tool) => [tool.name, tool]));
+  const tools: RetrievedTool[] = [];
+  for (const hit of ranked) {
+    if (tools.length >= topK) break;
+    if (tools.some((tool) => tool.name === hit.name)) continue;
+    const known = found.get(hit.name) ?? fromCatalog(catalog, hit.name);
+    if (known) tools.push({ ...known, score: roundScore(hit.score) });
+  }
+  return resultOf(catalog, wide.query, tools);
+}
+
+function fromCatalog(catalog: ToolCatalog, name: string): RetrievedTool | undefined {
+  const tool = catalog.get(name);
+  const definition = tool ? catalog.definitionOf(tool) : undefined;
+  return tool && definition ? { ...publicDefinition(tool, definition), score: 0 } : undefined;
+}

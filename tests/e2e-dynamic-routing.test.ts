@@ -1,0 +1,271 @@
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  connectStdio,
+  createSandbox,
+  eventually,
+  fixtureEntry,
+  retrieve,
+  type Sandbox,
+  startHttpProxy,
+} from "./helpers.ts";
+
+setDefaultTimeout(60_000);
+
+/** Dynamic and auto routing through the compiled binary, with real SDK clients. */
+
+let sandbox: Sandbox;
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  sandbox?.cleanup();
+});
+
+/** Counts list_changed notifications; with `relist`, fetches tools/list after each, as a listening client does. */
+function watchListChanged(client: Client, relist: boolean) {
+  const seen = { notifications: 0, lists: [] as string[][] };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    seen.notifications++;
+    if (relist) seen.lists.push((await client.listTools()).tools.map((tool) => tool.name));
+  });
+  return seen;
+}
+
+const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+const textOf = (result: unknown) =>
+  ((result as { content: { text?: string }[] }).content ?? []).map((block) => block.text ?? "").join("");
+
+async function callDirect(client: Client, name: string, args: Record<string, unknown>) {
+  return client.callTool({ name, arguments: args });
+}
+
+describe("dynamic routing", () => {
+  test("over stdio: found tools are registered, announced once, listed with their definitions, and answer like call_tool", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox, { MCPPROXY_ROUTING_TYPE: "DYNAMIC" });
+    stops.push(() => proxy.close());
+    expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    const seen = watchListChanged(proxy.client, true);
+    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools"]);
+
+    const found = await retrieve(proxy.client, "echo back the message it is given", 2);
+    const registered = (found as unknown as { registered: string[] }).registered;
+    expect(registered).toContain("fixture__echo");
+    await eventually(
+      () => seen.lists.length,
+      (n) => n === 1,
+      10_000,
+    );
+    expect(seen.notifications).toBe(1);
+    expect(seen.lists[0]?.sort()).toEqual(["call_tool", "retrieve_tools", ...registered].sort());
+    const echo = (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo");
+    expect(echo).toMatchObject({
+      title: "Echo a message",
+      description: "Echo back the message it is given",
+      annotations: { readOnlyHint: true },
+      inputSchema: { required: ["message"] },
+    });
+
+    const direct = await callDirect(proxy.client, "fixture__echo", { message: "hi" });
+    const viaCallTool = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__echo", arguments: { message: "hi" } },
+    });
+    expect(direct).toEqual(viaCallTool);
+    const failing = await callDirect(proxy.client, "fixture__add_numbers", { a: "x", b: 1 });
+    expect(failing).toEqual(
+      await proxy.client.callTool({
+        name: "call_tool",
+        arguments: { name: "fixture__add_numbers", arguments: { a: "x", b: 1 } },
+      }),
+    );
+
+    // The same search again registers nothing new and sends nothing.
+    await retrieve(proxy.client, "echo back the message it is given", 2);
+    await Bun.sleep(300);
+    expect(seen.notifications).toBe(1);
+  });
+
+  test("a session never holds more than MCPPROXY_TOOLS_LIMIT tools and evicts the weakest older one", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox, {
+      MCPPROXY_ROUTING_TYPE: "dynamic",
+      MCPPROXY_TOOLS_LIMIT: "3",
+    });
+    stops.push(() => proxy.close());
+    const seen = watchListChanged(proxy.client, true);
+
+    const first = await retrieve(proxy.client, "return a tiny red picture as PNG image content", 3);
+    await eventually(
+      () => seen.lists.length,
+      (n) => n === 1,
+      10_000,
+    );
+    expect(first.tools).toHaveLength(3);
+    const [best, second, weakest] = first.tools;
+    expect(best!.score).toBeGreaterThan(weakest!.score);
+    const next = await retrieve(proxy.client, "echo back the message it is given", 1);
+    expect(first.tools.map((tool) => tool.name)).not.toContain(next.tools[0]!.name);
+    await eventually(
+      () => seen.lists.length,
+      (n) => n === 2,
+      10_000,
+    );
+    // All three are seconds old, so their freshness is alike and the lowest score goes.
+    expect(await names(proxy.client)).toEqual(
+      ["call_tool", "retrieve_tools", best!.name, second!.name, next.tools[0]!.name].sort(),
+    );
+  });
+
+  test("over HTTP each session has its own pool", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
+    const proxy = await startHttpProxy(sandbox);
+    stops.push(() => proxy.stop());
+    const connect = async () => {
+      const client = new Client({ name: "http-session", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(proxy.url));
+      return client;
+    };
+    const one = await connect();
+    const two = await connect();
+    stops.push(
+      () => one.close(),
+      () => two.close(),
+    );
+    const seenOne = watchListChanged(one, true);
+    const seenTwo = watchListChanged(two, true);
+
+    await retrieve(one, "echo back the message", 1);
+    await retrieve(two, "add two numbers", 1);
+    await eventually(
+      () => seenOne.lists.length + seenTwo.lists.length,
+      (n) => n === 2,
+      10_000,
+    );
+    expect(await names(one)).toEqual(["call_tool", "fixture__echo", "retrieve_tools"]);
+    expect(await names(two)).toEqual(["call_tool", "fixture__add_numbers", "retrieve_tools"]);
+  });
+});
+
+describe("auto routing", () => {
+  test("a client that re-lists after list_changed is switched to dynamic; one that does not stays on call_tool", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "auto" } });
+    const listening = await connectStdio(sandbox);
+    const deaf = await connectStdio(sandbox);
+    stops.push(
+      () => listening.close(),
+      () => deaf.close(),
+    );
+    const heard = watchListChanged(listening.client, true);
+    const ignored = watchListChanged(deaf.client, false);
+    expect(await names(listening.client)).toEqual(["call_tool", "retrieve_tools"]);
+
+    for (const [client, seen] of [
+      [listening.client, heard],
+      [deaf.client, ignored],
+    ] as const) {
+      await retrieve(client, "echo back the message", 1);
+      await eventually(
+        () => seen.notifications,
+        (n) => n === 1,
+        10_000,
+      );
+    }
+    await eventually(
+      () => heard.lists.length,
+      (n) => n === 1,
+      10_000,
+    );
+    expect(heard.lists[0]).toContain("fixture__echo");
+
+    for (const client of [listening.client, deaf.client]) await retrieve(client, "add two numbers", 1);
+    await eventually(
+      () => heard.notifications,
+      (n) => n === 2,
+      10_000,
+    );
+    await Bun.sleep(300);
+    expect(ignored.notifications).toBe(1);
+    expect(await names(listening.client)).toEqual([
+      "call_tool",
+      "fixture__add_numbers",
+      "fixture__echo",
+      "retrieve_tools",
+    ]);
+    expect(await names(deaf.client)).toEqual(["call_tool", "retrieve_tools"]);
+    const third = await retrieve(deaf.client, "return a tiny picture", 1);
+    expect(third).not.toHaveProperty("registered");
+    await Bun.sleep(300);
+    expect(ignored.notifications).toBe(1);
+  });
+});
+
+describe("an upstream that changes its tools", () => {
+  test("re-indexes it, updates or drops the registered tools, and tells the sessions", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
+    const proxy = await connectStdio(sandbox);
+    stops.push(() => proxy.close());
+    const seen = watchListChanged(proxy.client, true);
+    await retrieve(proxy.client, "echo back the message", 1);
+    await retrieve(proxy.client, "tiny red picture", 1);
+    await eventually(
+      () => seen.lists.at(-1) ?? [],
+      (list) => list.includes("fixture__tiny_picture"),
+      10_000,
+    );
+    const before = seen.notifications;
+
+    await proxy.client.callTool({
+      name: "call_tool",
+      arguments: {
+        name: "fixture__rewrite_tool",
+        arguments: { tool_name: "echo", description: "Say it again, louder" },
+      },
+    });
+    await eventually(
+      () => seen.notifications,
+      (n) => n === before + 1,
+      10_000,
+    );
+    const echo = await eventually(
+      async () => (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo"),
+      (tool) => tool?.description === "Say it again, louder",
+      10_000,
+    );
+    expect(echo?.description).toBe("Say it again, louder");
+
+    await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__remove_tool", arguments: { tool_name: "tiny_picture" } },
+    });
+    await eventually(
+      () => seen.notifications,
+      (n) => n === before + 2,
+      10_000,
+    );
+    expect(await names(proxy.client)).toEqual(["call_tool", "fixture__echo", "retrieve_tools"]);
+    const gone = await callDirect(proxy.client, "fixture__tiny_picture", {});
+    expect(gone.isError).toBe(true);
+    expect(textOf(gone)).toContain("No tool named fixture__tiny_picture");
+  });
+});
+
+describe("call-tool routing", () => {
+  test("declares no listChanged and lists only the built-in tools after a search", async () => {
+    sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox);
+    stops.push(() => proxy.close());
+    expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(false);
+    const found = await retrieve(proxy.client, "echo back the message", 2);
+    expect(found).not.toHaveProperty("registered");
+    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools"]);
+  });
+});
