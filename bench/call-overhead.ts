@@ -1,12 +1,14 @@
 #!/usr/bin/env bun
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 /**
- * What the proxy adds to a tool call: the same echo call, interleaved, straight to the fixture
- * server and through `mcpproxy serve`, both over stdio, in one run. Reports p50/p95 of each and the
- * p50 ratio; ratios from one run stay comparable on a noisy machine where absolute times do not.
+ * What the proxy adds to a tool call: the same echo call, straight to the fixture server and
+ * through `mcpproxy serve` in several set-ups (no plugin; the built-in truncation on; the four
+ * example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
+ * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
+ * machine where absolute times do not.
  *
  *   bun bench/call-overhead.ts [--calls N]
  */
@@ -17,64 +19,112 @@ import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
 
 const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
 
+export interface Timing {
+  label: string;
+  p50: number;
+  p95: number;
+  /** p50 over the direct call's p50. */
+  ratioP50: number;
+}
+
 export interface OverheadReport {
   calls: number;
-  directMs: { p50: number; p95: number };
-  proxiedMs: { p50: number; p95: number };
-  ratioP50: number;
+  timings: Timing[];
+}
+
+interface Setup {
+  label: string;
+  mcpproxy?: Record<string, unknown>;
+  env?: Record<string, string>;
 }
 
 export async function measureCallOverhead(calls = 1000): Promise<OverheadReport> {
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-overhead-"));
-  const configPath = join(work, "mcp_config.json");
-  writeFileSync(
-    configPath,
-    JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } } }),
-  );
+  const plugins = readdirSync(join(ROOT, "plugins"))
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => join(ROOT, "plugins", file));
+  const setups: Setup[] = [
+    { label: "through mcpproxy, no plugin" },
+    {
+      label: "with truncation on (MCPPROXY_TRUNCATE_OUTPUT_LEN=1000)",
+      env: { MCPPROXY_TRUNCATE_OUTPUT_LEN: "1000" },
+    },
+    {
+      label: `with the ${plugins.length} example plugins`,
+      mcpproxy: {
+        plugins: plugins.map((path) =>
+          path.endsWith("boost-server.ts") ? { path, options: { server: "fx" } } : path,
+        ),
+      },
+    },
+  ];
   const direct = new Client({ name: "bench", version: "1" });
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE] }));
-  const proxy = await startProxyStdio(configPath, join(work, "data"), benchEnv(join(work, "home")));
-  const viaDirect = () => direct.callTool({ name: "echo", arguments: { message: "ping" } });
-  const viaProxy = () =>
-    proxy.client.callTool({
-      name: "call_tool",
-      arguments: { name: "fx__echo", arguments: { message: "ping" } },
-    });
+  const proxies = await Promise.all(
+    setups.map(async (setup, i) => {
+      const dir = join(work, String(i));
+      mkdirSync(dir);
+      const configPath = join(dir, "mcp_config.json");
+      writeFileSync(
+        configPath,
+        JSON.stringify({
+          mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } },
+          ...(setup.mcpproxy ? { mcpproxy: setup.mcpproxy } : {}),
+        }),
+      );
+      return startProxyStdio(configPath, join(dir, "data"), benchEnv(join(dir, "home"), setup.env));
+    }),
+  );
+  const callers = [
+    () => direct.callTool({ name: "echo", arguments: { message: "ping" } }),
+    ...proxies.map(
+      (proxy) => () =>
+        proxy.client.callTool({
+          name: "call_tool",
+          arguments: { name: "fx__echo", arguments: { message: "ping" } },
+        }),
+    ),
+  ];
   try {
-    const first = await viaProxy();
-    if (first.isError) throw new Error(`proxied echo failed: ${JSON.stringify(first.content)}`);
-    for (let i = 0; i < 50; i++) {
-      await viaDirect();
-      await viaProxy();
+    for (const [i, call] of callers.entries()) {
+      const first = await call();
+      if (first.isError) throw new Error(`echo failed in set-up ${i}: ${JSON.stringify(first.content)}`);
     }
-    const directTimes: number[] = [];
-    const proxiedTimes: number[] = [];
+    for (let i = 0; i < 50; i++) for (const call of callers) await call();
+    const times = callers.map((): number[] => []);
     for (let i = 0; i < calls; i++) {
-      let started = performance.now();
-      await viaDirect();
-      directTimes.push(performance.now() - started);
-      started = performance.now();
-      await viaProxy();
-      proxiedTimes.push(performance.now() - started);
+      for (const [at, call] of callers.entries()) {
+        const started = performance.now();
+        await call();
+        times[at]!.push(performance.now() - started);
+      }
     }
-    const directMs = { p50: percentile(directTimes, 50), p95: percentile(directTimes, 95) };
-    const proxiedMs = { p50: percentile(proxiedTimes, 50), p95: percentile(proxiedTimes, 95) };
-    return { calls, directMs, proxiedMs, ratioP50: proxiedMs.p50 / directMs.p50 };
+    const directP50 = percentile(times[0]!, 50);
+    const labels = ["direct to the server", ...setups.map((setup) => setup.label)];
+    return {
+      calls,
+      timings: labels.map((label, at) => ({
+        label,
+        p50: percentile(times[at]!, 50),
+        p95: percentile(times[at]!, 95),
+        ratioP50: percentile(times[at]!, 50) / directP50,
+      })),
+    };
   } finally {
     await direct.close();
-    await proxy.close();
+    await Promise.all(proxies.map((proxy) => proxy.close()));
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 export function formatOverheadReport(report: OverheadReport): string {
   const f = (n: number) => n.toFixed(3);
-  return (
-    `call_tool overhead (${report.calls} echo calls each, interleaved, stdio): ` +
-    `direct p50 ${f(report.directMs.p50)} ms / p95 ${f(report.directMs.p95)} ms; ` +
-    `through mcpproxy p50 ${f(report.proxiedMs.p50)} ms / p95 ${f(report.proxiedMs.p95)} ms; ` +
-    `p50 ratio ${report.ratioP50.toFixed(2)}x`
-  );
+  return [
+    `call_tool overhead (${report.calls} echo calls each, interleaved, stdio):`,
+    ...report.timings.map(
+      (t) => `  ${t.label}: p50 ${f(t.p50)} ms / p95 ${f(t.p95)} ms; p50 ratio ${t.ratioP50.toFixed(2)}x`,
+    ),
+  ].join("\n");
 }
 
 if (import.meta.main) {

@@ -8,12 +8,14 @@ import { join } from "node:path";
 import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
 import { ROOT } from "./proxy-process.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
+import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
 
 const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
 if (existsSync(evalFile)) {
   process.stdout.write(`${formatEvalReport(await runRetrievalEval(evalFile))}\n\n`);
   process.stdout.write(`${formatScaleReport(await runScaleBench(), 10_000)}\n\n`);
+  process.stdout.write(`${formatRoutingReport(await runRoutingBench(evalFile))}\n\n`);
 } else {
   process.stdout.write(
     `(retrieval eval skipped: ${evalFile} is not here; pass a catalog to \`npm run eval -- FILE\`)\n\n`,

@@ -30,9 +30,50 @@ export const COMMON_OPTIONS = {
   help: { type: "boolean", short: "h", help: "-h, --help         show this help" },
 } as const satisfies Record<string, CommandOption>;
 
-export function commandHelp(command: Command): string {
-  const lines = [`Usage: ${command.usage}`, "", command.summary, "", "Options:"];
-  for (const option of Object.values(command.options)) lines.push(`  ${option.help}`);
+/** Where help text wraps: the terminal's width, within reason, or 100 columns when not on one. */
+export function helpWidth(): number {
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return Math.max(60, Math.min(120, columns ?? 100));
+}
+
+/**
+ * Wraps text at word boundaries to `width` columns: the first line starts after `firstIndent`
+ * characters already written, the rest are indented by `indent`. Words longer than a line are kept whole.
+ */
+export function wrapText(text: string, width: number, indent: number, firstIndent = indent): string {
+  const lines: string[] = [];
+  let line = "";
+  let room = width - firstIndent;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > room) {
+      lines.push(line);
+      line = word;
+      room = width - indent;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines.join(`\n${" ".repeat(indent)}`);
+}
+
+/** Option help is "FLAG  description"; the description starts at this column and wraps back to it. */
+const OPTION_COLUMN = 21;
+
+export function commandHelp(command: Command, width = helpWidth()): string {
+  const lines = [
+    `Usage: ${wrapText(command.usage, width, 7 + command.name.length + 10, 7)}`,
+    "",
+    wrapText(command.summary, width, 0),
+    "",
+    "Options:",
+  ];
+  for (const option of Object.values(command.options)) {
+    const flag = `  ${option.help.slice(0, OPTION_COLUMN - 2)}`;
+    lines.push(
+      `${flag}${wrapText(option.help.slice(OPTION_COLUMN - 2), width, OPTION_COLUMN, OPTION_COLUMN)}`,
+    );
+  }
   return `${lines.join("\n")}\n`;
 }
 

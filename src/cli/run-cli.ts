@@ -1,6 +1,6 @@
 import { ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION } from "../version.ts";
-import { type Command, commandHelp, parseCommandArgs } from "./command.ts";
+import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
@@ -15,7 +15,7 @@ export function mainHelp(): string {
     "Usage: mcpproxy <command> [options]",
     "",
     "Commands:",
-    ...COMMANDS.map((command) => `  ${command.name.padEnd(8)} ${command.summary.split("\n")[0]}`),
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(8)} ${wrapText(command.summary, helpWidth(), 11)}`),
     "",
     "Options:",
     "  -h, --help       show help (also `mcpproxy <command> --help`)",
