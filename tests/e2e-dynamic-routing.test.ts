@@ -121,7 +121,7 @@ describe("dynamic routing", () => {
     );
   });
 
-  test("over HTTP each session has its own pool", async () => {
+  test("over HTTP each session has its own pool, calls by name work, and an ended session frees its pool", async () => {
     sandbox = createSandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
     const proxy = await startHttpProxy(sandbox);
@@ -149,6 +149,20 @@ describe("dynamic routing", () => {
     );
     expect(await names(one)).toEqual(["call_tool", "fixture__echo", "retrieve_tools"]);
     expect(await names(two)).toEqual(["call_tool", "fixture__add_numbers", "retrieve_tools"]);
+    expect(await callDirect(one, "fixture__echo", { message: "by name" })).toEqual(
+      await one.callTool({
+        name: "call_tool",
+        arguments: { name: "fixture__echo", arguments: { message: "by name" } },
+      }),
+    );
+
+    // A session that ends frees its registered tools.
+    const dynamicSessions = async () =>
+      ((await (await fetch(new URL("/health", proxy.url))).json()) as { sessions: { dynamic: number } })
+        .sessions.dynamic;
+    expect(await dynamicSessions()).toBe(2);
+    await (one.transport as StreamableHTTPClientTransport).terminateSession();
+    expect(await eventually(dynamicSessions, (n) => n === 1, 10_000)).toBe(1);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   connectHttp,
   connectStdio,
   createSandbox,
+  eventually,
   everythingEntry,
   retrieve,
   runCli,
@@ -123,6 +124,60 @@ describe("mcpproxy serve over streamable HTTP", () => {
       ["everything", "connected"],
       ["web", "connected"],
     ]);
+  });
+
+  test("/health is degraded (200) while some servers are down, and 503 when none is usable", async () => {
+    const local = createSandbox();
+    try {
+      const flaky = await startHttpFixture("flaky");
+      local.writeConfig({
+        mcpServers: {
+          flaky: { url: flaky.url },
+          missing: { command: "mcpproxy-no-such-command-anywhere" },
+          paused: { command: "x", enabled: false },
+        },
+      });
+      const proxy = await startHttpProxy(local);
+      try {
+        type Health = { status: string; servers: { name: string; state: string; error?: string }[] };
+        const read = async () => {
+          const response = await fetch(new URL("/health", proxy.url));
+          return { code: response.status, health: (await response.json()) as Health };
+        };
+        const degraded = await eventually(
+          read,
+          ({ health }) => health.servers.every((s) => s.state !== "connecting"),
+          15_000,
+        );
+        expect(degraded.code).toBe(200);
+        expect(degraded.health.status).toBe("degraded");
+        const byName = Object.fromEntries(degraded.health.servers.map((s) => [s.name, s]));
+        expect(byName.flaky?.state).toBe("connected");
+        expect(byName.missing).toMatchObject({
+          state: "failed",
+          error: expect.stringContaining("command not found"),
+        });
+        expect(byName.paused?.state).toBe("disabled");
+
+        flaky.stop();
+        await flaky.child.exited;
+        // The proxy learns a remote server is gone when it next talks to it.
+        const client = await connectHttp(proxy.url);
+        await client.callTool({
+          name: "call_tool",
+          arguments: { name: "flaky__echo", arguments: { message: "x" } },
+        });
+        await client.close();
+        const down = await read();
+        expect(down.code).toBe(503);
+        expect(down.health.status).toBe("degraded");
+        expect(down.health.servers.find((s) => s.name === "flaky")?.state).toMatch(/failed|restarting/);
+      } finally {
+        await proxy.stop();
+      }
+    } finally {
+      local.cleanup();
+    }
   });
 
   test("rejects a foreign Origin and a foreign Host with 403 (DNS rebinding)", async () => {

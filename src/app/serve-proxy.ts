@@ -1,5 +1,4 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
-import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createHttpApp } from "../server/http-app.ts";
@@ -7,9 +6,10 @@ import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
-import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
+import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
+import { healthReport } from "./health.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { startPlugins } from "./start-plugins.ts";
 
@@ -97,7 +97,7 @@ async function run(
       bindHost: config.host,
       logger,
       createServer: () => createProxyServer(deps),
-      health: () => healthOf(catalog, pool),
+      health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
       ancestry,
       configPath: config.configPath,
     });
@@ -114,16 +114,4 @@ async function run(
       process.once(signal, () => resolve(signal));
   });
   return Promise.race([clientGone.then(() => "the client disconnected"), signalled]);
-}
-
-function healthOf(catalog: ToolCatalog, pool: UpstreamPool) {
-  return {
-    tools: catalog.size(),
-    servers: pool.status().map((s) => ({
-      name: s.name,
-      state: s.state,
-      tools: s.toolCount,
-      ...(s.error ? { error: s.error.split("\n")[0] } : {}),
-    })),
-  };
 }

@@ -6,7 +6,6 @@ import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
-import { VERSION } from "../version.ts";
 import { hostGuard } from "./host-guard.ts";
 import { loopGuard } from "./loop-guard.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
@@ -20,7 +19,8 @@ export interface HttpAppOptions {
   bindHost: string;
   logger: Logger;
   createServer: () => Server;
-  health: () => Record<string, unknown>;
+  /** The /health answer and its HTTP status. */
+  health: (openSessions: () => number) => { httpStatus: 200 | 503; body: Record<string, unknown> };
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
   ancestry?: Ancestry | undefined;
   configPath?: string;
@@ -64,7 +64,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }),
   );
 
-  app.get("/health", (c) => c.json({ status: "ok", version: VERSION, ...options.health() }));
+  app.get("/health", (c) => {
+    const { httpStatus, body } = options.health(() => sessions.size + sseSessions.size);
+    return c.json(body, httpStatus);
+  });
 
   app.all("/mcp", async (c) => {
     const sessionId = c.req.header("mcp-session-id");

@@ -16,14 +16,17 @@ import {
  * A server that is down when a call arrives is reconnected once, on demand; with retrying on
  * (`serve`), failed and dead servers are also retried in the background with exponential backoff.
  */
-export type ServerState = "connecting" | "connected" | "failed" | "disabled";
+export type ServerState = "connecting" | "connected" | "restarting" | "failed" | "disabled";
 
 export interface ServerStatus {
   name: string;
   state: ServerState;
   transport: ServerConfig["transport"];
   toolCount: number;
+  /** Why it is not connected (failed, restarting), or why it last failed while it reconnects. */
   error?: string | undefined;
+  /** When the current connection was made (ms since the epoch). */
+  connectedSince?: number | undefined;
 }
 
 export interface ConnectOutcome {
@@ -78,6 +81,7 @@ interface Slot {
   connection?: UpstreamConnection | undefined;
   pending?: Promise<UpstreamConnection> | undefined;
   error?: string | undefined;
+  connectedSince?: number | undefined;
   /** Set when retrying cannot help (the server is this proxy itself): never started again. */
   isRefused?: boolean;
   toolCount: number;
@@ -128,9 +132,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     }
     clearTimeout(slot.retryTimer);
     slot.retryTimer = undefined;
-    slot.state = "connecting";
     slot.attempts++;
     const isReconnect = slot.attempts > 1;
+    slot.state = isReconnect ? "restarting" : "connecting";
     const log = options.logger.child(slot.config.name);
     let mine: UpstreamConnection | undefined;
     const attempt = connectUpstream(slot.config, {
@@ -161,6 +165,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           connection,
           state: "connected",
           error: undefined,
+          connectedSince: Date.now(),
           toolCount: connection.tools.length,
           failures: 0,
         });
@@ -194,7 +199,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   /** Drops a connection that stopped working (its session is gone); the next connect() makes a new one. */
   const drop = async (slot: Slot, connection: UpstreamConnection, reason: string) => {
     if (slot.connection !== connection) return;
-    Object.assign(slot, { connection: undefined, state: "connecting", error: reason });
+    Object.assign(slot, { connection: undefined, state: "restarting", error: reason });
     options.logger.child(slot.config.name).info(`${reason}; opening a new session`);
     await connection.close();
   };
@@ -275,6 +280,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         transport: slot.config.transport,
         toolCount: slot.toolCount,
         ...(slot.error ? { error: slot.error } : {}),
+        ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
       }));
     },
 

@@ -1,0 +1,43 @@
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { SessionRegistry } from "../routing/session-registry.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { VERSION } from "../version.ts";
+
+/**
+ * What `/health` says, truthfully: `status` is `ok` only when every enabled server is connected,
+ * `degraded` otherwise, with each server's state (connecting, connected, restarting, failed with
+ * its last error, disabled). HTTP 200 either way, so a probe does not restart a proxy that still
+ * serves most servers; 503 only when no enabled server is usable (none connected, or none configured).
+ */
+export interface HealthReport {
+  httpStatus: 200 | 503;
+  body: Record<string, unknown>;
+}
+
+export function healthReport(
+  catalog: ToolCatalog,
+  pool: UpstreamPool,
+  sessions: SessionRegistry,
+  openSessions: () => number,
+): HealthReport {
+  const servers = pool.status();
+  const enabled = servers.filter((server) => server.state !== "disabled");
+  const connected = enabled.filter((server) => server.state === "connected").length;
+  return {
+    httpStatus: connected === 0 ? 503 : 200,
+    body: {
+      status: connected === enabled.length && enabled.length > 0 ? "ok" : "degraded",
+      version: VERSION,
+      tools: catalog.size(),
+      servers: servers.map((server) => ({
+        name: server.name,
+        state: server.state,
+        transport: server.transport,
+        tools: server.toolCount,
+        ...(server.connectedSince ? { connectedSince: new Date(server.connectedSince).toISOString() } : {}),
+        ...(server.error ? { error: server.error.split("\n")[0] } : {}),
+      })),
+      sessions: { open: openSessions(), dynamic: sessions.count() },
+    },
+  };
+}
