@@ -41,7 +41,7 @@ describe("command line", () => {
     expect(version.stdout).toMatch(/^mcpproxy \d+\.\d+\.\d+\n$/);
     const help = await runCli(["--help"], env);
     expect(help.code).toBe(0);
-    for (const command of ["serve", "index", "search"]) {
+    for (const command of ["serve", "index", "search", "tools"]) {
       expect(help.stdout).toContain(command);
       const sub = await runCli([command, "--help"], env);
       expect(sub.code).toBe(0);
@@ -54,7 +54,7 @@ describe("command line", () => {
     const unknown = await runCli(["frobnicate"], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      'mcpproxy: Unknown command "frobnicate". Commands: serve, index, search. Run `mcpproxy --help`.\n',
+      'mcpproxy: Unknown command "frobnicate". Commands: serve, index, search, tools. Run `mcpproxy --help`.\n',
     );
     const badFlag = await runCli(["search", "x", "--frob"], env);
     expect(badFlag.code).toBe(2);
@@ -77,13 +77,13 @@ describe("command line", () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     for (const expected of [
-      "has 7 problems",
+      "7 problems in the environment and the config file",
       "mcpServers.noCommand: needs a command (stdio) or a url (HTTP/SSE)",
       "mcpServers.badArgs.args: must be an array of strings",
       "mcpServers.badUrl.url: must be an absolute http(s) URL",
       "mcpServers.needsVar.env.TOKEN: environment variable MCPPROXY_TEST_UNSET_VAR is not set",
       "mcpproxy.topK: must be a whole number from 1 to 50",
-      "mcpproxy.colour: unknown setting",
+      "mcpproxy.colour: unknown key",
       "MCPPROXY_PORT: must be a whole number from 0 to 65535",
     ]) {
       expect(result.stderr).toContain(expected);
@@ -91,12 +91,36 @@ describe("command line", () => {
     expect(result.stderr).not.toContain("    at "); // no stack trace for a user mistake
   });
 
-  test("a config that is not JSON exits 2 and names the file", async () => {
+  test("a config that is not JSON exits 2 and names the file, the line and the column", async () => {
     const sandbox = newSandbox();
     await Bun.write(sandbox.configPath, "{ not json");
     const result = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`Config file ${sandbox.configPath} is not valid JSON`);
+    expect(result.stderr).toContain("line 1, column 3: unexpected character");
+  });
+
+  test("a misspelt key is an error that suggests the right one, not a proxy with no servers", async () => {
+    const sandbox = newSandbox();
+    await Bun.write(
+      sandbox.configPath,
+      `{\n  // my servers\n  "mcpServer": { "fx": { "command": "x", "arg": [] }, },\n}`,
+    );
+    const result = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("mcpServer: unknown key (did you mean `mcpServers`?)");
+  });
+
+  test("index with no servers is an error; a bad flag is blamed on the command line", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { off: { command: "x", enabled: false } } });
+    const result = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`No enabled servers in ${sandbox.configPath}`);
+    const badFlag = await runCli(["search", "x", "--top-k", "0", ...flags(sandbox)], sandbox.env());
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain("1 problem in the command line");
+    expect(badFlag.stderr).toContain("--top-k: must be a whole number from 1 to 50");
   });
 
   test("creates ~/.mcpproxy/mcp_config.json with no servers when no config is found", async () => {
@@ -157,6 +181,31 @@ describe("index and search from the persisted index", () => {
     expect(human.stdout).toMatch(
       /^1\. (web|local)__tiny_picture {2}\(score \d+\.\d\d\)\n {3}Return a tiny red picture/,
     );
+  });
+
+  test("tools lists what the index holds, per server, as text or JSON", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry(), other: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    const all = await runCli(["tools", ...flags(sandbox)], sandbox.env());
+    expect(all.code).toBe(0);
+    expect(all.stdout).toContain("fx (11 tools)\n  fx__add_numbers ");
+    expect(all.stdout).toMatch(/\n {2}fx__echo +Echo back the message it is given\n/);
+    expect(all.stdout).toContain("\nother (11 tools)\n");
+    expect(all.stdout).toEndWith("\n22 tools\n");
+    const one = JSON.parse(
+      (await runCli(["tools", "fx", "--json", ...flags(sandbox)], sandbox.env())).stdout,
+    );
+    expect(one.tools).toHaveLength(11);
+    expect(one.tools.find((tool: { name: string }) => tool.name === "fx__echo")).toMatchObject({
+      server: "fx",
+      tool: "echo",
+      title: "Echo a message",
+      annotations: { readOnlyHint: true },
+    });
+    const unknown = await runCli(["tools", "nope", ...flags(sandbox)], sandbox.env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("No indexed server is named nope. Indexed servers: fx, other.");
   });
 
   test("a changed description is re-indexed and the rest is left alone", async () => {
@@ -261,7 +310,24 @@ describe("settings from the environment", () => {
   });
 });
 
-describe("progress", () => {
+describe("on a terminal", () => {
+  test("serve started by hand on a terminal says once that it speaks MCP on stdin/stdout and how to try it", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: {} });
+    const command = ["timeout", "--foreground", "2", requireBinary(), "serve", ...flags(sandbox)]
+      .map((arg) => `'${arg}'`)
+      .join(" ");
+    const onTty = await Bun.$`script -qec ${command} /dev/null`.env(sandbox.env()).nothrow().quiet();
+    const out = onTty.stdout.toString();
+    expect(out).toContain("mcpproxy serve speaks MCP (JSON-RPC) on stdin/stdout");
+    expect(out.match(/speaks MCP/g)).toHaveLength(1);
+    const piped = await Bun.$`timeout 2 ${requireBinary()} serve ${flags(sandbox)} < /dev/null`
+      .env(sandbox.env())
+      .nothrow()
+      .quiet();
+    expect(piped.stderr.toString()).not.toContain("speaks MCP");
+  });
+
   test("index shows per-server progress on a terminal and none otherwise", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });

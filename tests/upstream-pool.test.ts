@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { ServerConfig } from "../src/config/load-config.ts";
+import type { ServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { eventually, FIXTURE, processesMatching } from "./helpers.ts";

@@ -13,6 +13,12 @@ import { healthReport } from "./health.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { startPlugins } from "./start-plugins.ts";
 
+/** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
+export const TERMINAL_HINT =
+  "mcpproxy serve speaks MCP (JSON-RPC) on stdin/stdout, for an MCP client to start it: " +
+  'give your client {"command": "mcpproxy", "args": ["serve"]}, try it with ' +
+  "`npx @modelcontextprotocol/inspector mcpproxy serve`, or use --transport http. Ctrl-C stops it.\n";
+
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
 export const FIRST_INDEXING_WAIT_MS = 15_000;
 
@@ -92,6 +98,7 @@ async function run(
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
+    if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
     const app = createHttpApp({
       bindHost: config.host,

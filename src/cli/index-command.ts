@@ -1,5 +1,6 @@
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { ProxyError } from "../errors.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
@@ -21,7 +22,10 @@ export const indexCommand: Command = {
     const logger = commandLogger({ ...config, logLevel: config.logLevel === "debug" ? "debug" : "error" });
     const enabled = config.servers.filter((server) => server.enabled);
     if (enabled.length === 0) {
-      process.stdout.write(`No enabled servers in ${config.configPath}; add some under "mcpServers".\n`);
+      throw new ProxyError(
+        "CONFIG_INVALID",
+        `No enabled servers in ${config.configPath}: add some under "mcpServers" (there is nothing to index).`,
+      );
     }
     const reset = Boolean(values.force) || config.resetData;
     if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);

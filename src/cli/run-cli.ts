@@ -4,8 +4,9 @@ import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
+import { toolsCommand } from "./tools-command.ts";
 
-const COMMANDS: readonly Command[] = [serveCommand, indexCommand, searchCommand];
+const COMMANDS: readonly Command[] = [serveCommand, indexCommand, searchCommand, toolsCommand];
 
 export function mainHelp(): string {
   const lines = [

@@ -5,7 +5,11 @@
 export interface ExpansionProblem {
   path: string;
   message: string;
+  /** Where the bad value came from, so the error blames the right thing (default: the file). */
+  source?: "file" | "env" | "flag";
 }
+
+const VS_CODE_INPUT = /\$\{input:[^}]*\}/;
 
 const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
@@ -15,6 +19,13 @@ export function expandString(
   path: string,
   problems: ExpansionProblem[],
 ): string {
+  if (VS_CODE_INPUT.test(value)) {
+    problems.push({
+      path,
+      message:
+        "VS Code input variables (${input:…}) are not supported: put the value in an environment variable and write ${NAME}",
+    });
+  }
   return value.replace(PATTERN, (whole, name: string, fallback: string | undefined) => {
     const found = env[name];
     if (found !== undefined && found !== "") return found;

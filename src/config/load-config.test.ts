@@ -125,4 +125,87 @@ describe("parseConfig", () => {
       "mcpServers: must be an object of servers",
     );
   });
+
+  test("an unknown key at any level is a problem that names the closest known key", () => {
+    expect(problemsOf(() => parse({ mcpServer: { x: { command: "x" } } }))).toEqual([
+      "mcpServer: unknown key (did you mean `mcpServers`?)",
+    ]);
+    expect(problemsOf(() => parse({ mcpServers: { x: { command: "x", arg: ["-y"] } } }))).toEqual([
+      "mcpServers.x.arg: unknown key (did you mean `args`?)",
+    ]);
+    expect(problemsOf(() => parse({ mcpServers: {}, mcpproxy: { topk: 3, colour: "blue" } }))).toEqual([
+      "mcpproxy.topk: unknown key (did you mean `topK`?)",
+      expect.stringMatching(/^mcpproxy\.colour: unknown key \(known: topK, /),
+    ]);
+  });
+
+  test("keys other clients write and we leave alone pass: VS Code inputs, Cline's autoApprove and timeout", () => {
+    const config = parse({
+      $schema: "https://example.com/schema.json",
+      inputs: [{ id: "token", type: "promptString" }],
+      mcpServers: {
+        x: { command: "x", autoApprove: ["a"], alwaysAllow: [], timeout: 60, transportType: "stdio" },
+      },
+    });
+    expect(config.servers).toHaveLength(1);
+  });
+
+  test("reads VS Code's servers map and Windsurf's serverUrl, and refuses VS Code input variables", () => {
+    const config = parse({
+      servers: {
+        fs: { type: "stdio", command: "npx", args: ["fs"] },
+        web: { type: "http", url: "https://example.com/mcp" },
+      },
+      mcpServers: { wind: { serverUrl: "https://example.com/wind/mcp" } },
+    });
+    expect(config.servers.map((s) => [s.name, s.transport])).toEqual([
+      ["fs", "stdio"],
+      ["web", "streamable-http"],
+      ["wind", "streamable-http"],
+    ]);
+    expect(
+      problemsOf(() => parse({ servers: { gh: { command: "x", env: { T: "${input:token}" } } } })),
+    ).toEqual([
+      "servers.gh.env.T: VS Code input variables (${input:…}) are not supported: put the value in an environment variable and write ${NAME}",
+    ]);
+    expect(
+      problemsOf(() => parse({ mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } })),
+    ).toEqual(["servers.a: a server of this name is already configured"]);
+  });
+
+  test("~ in dataDir, logFile and a server's cwd is the home directory; a relative cwd is the config's", () => {
+    const config = parse(
+      {
+        mcpServers: { a: { command: "x", cwd: "~/work" }, b: { command: "x", cwd: "sub" } },
+        mcpproxy: { dataDir: "~/x" },
+      },
+      { MCPPROXY_LOG_FILE: "~/logs/p.log" },
+    );
+    expect(config.dataDir).toBe("/home/u/x");
+    expect(config.logFile).toBe("/home/u/logs/p.log");
+    expect(config.servers.map((s) => (s.transport === "stdio" ? s.cwd : ""))).toEqual([
+      "/home/u/work",
+      "/sub",
+    ]);
+  });
+
+  test("an error names its real source: a flag, the environment, or the file", () => {
+    const message = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        if (isProxyError(error)) return `${error.code}: ${error.message}`;
+      }
+      return "";
+    };
+    expect(message(() => parse({}, {}, { port: { value: "x", flag: "--port" } }))).toBe(
+      "USAGE: 1 problem in the command line; fix it and run again.",
+    );
+    expect(message(() => parse({}, { MCPPROXY_PORT: "x" }))).toBe(
+      "CONFIG_INVALID: 1 problem in the environment; fix it and run again.",
+    );
+    expect(message(() => parse({ mcpproxy: { port: "x" } }, { MCPPROXY_TOP_K: "0" }))).toBe(
+      "CONFIG_INVALID: 2 problems in the environment and the config file /cfg.json; fix them and run again.",
+    );
+  });
 });

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 
 /** The user's home: $HOME first, so tests and sandboxes can point it elsewhere. */
 export function homeDir(env: Readonly<Record<string, string | undefined>>): string {
@@ -29,4 +29,14 @@ export function locateConfig(
   if (existsSync(local)) return { path: local, mustCreate: false };
   const home = join(defaultDataDir(env), "mcp_config.json");
   return { path: home, mustCreate: !existsSync(home) };
+}
+
+/** A path setting: a leading `~` is the home directory, and a relative path is taken from `base`. */
+export function expandPath(
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+  base: string,
+): string {
+  if (path === "~" || path.startsWith("~/")) return join(homeDir(env), path.slice(2));
+  return isAbsolute(path) ? path : resolve(base, path);
 }

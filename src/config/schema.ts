@@ -167,6 +167,8 @@ export type Settings = { [K in SettingName]: v.InferOutput<(typeof SETTINGS)[K][
 export const ConfigFileSchema = jsonObject(
   v.object({
     mcpServers: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of servers"), {}),
+    /** VS Code's `servers` map (entries with `type`), read like mcpServers. */
+    servers: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of servers"), {}),
     mcpproxy: v.optional(jsonObject(v.record(v.string(), v.unknown()), "must be an object of settings"), {}),
   }),
   "must be a JSON object",

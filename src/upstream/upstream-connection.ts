@@ -11,7 +11,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type ServerConfig } from "../config/load-config.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { PRODUCT, VERSION } from "../version.ts";

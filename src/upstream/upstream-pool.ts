@@ -1,5 +1,5 @@
 import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";

@@ -1,0 +1,60 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
+import { ProxyError } from "../errors.ts";
+
+/**
+ * The config file on disk. It may be JSONC, as VS Code, Cursor and Zed users write their files:
+ * `//` and `/* *\/` comments and trailing commas are accepted; anything else that is not JSON is
+ * reported with its line and column.
+ */
+export function readConfigFile(path: string): unknown {
+  const text = readFileSync(path, "utf8");
+  const errors: ParseError[] = [];
+  const raw: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0) {
+    throw new ProxyError(
+      "CONFIG_INVALID",
+      `Config file ${path} is not valid JSON (comments and trailing commas are fine).`,
+      {
+        details: errors.slice(0, 5).map((error) => {
+          const { line, column } = positionOf(text, error.offset);
+          return `line ${line}, column ${column}: ${describeParseError(printParseErrorCode(error.error))}`;
+        }),
+      },
+    );
+  }
+  return raw;
+}
+
+/** The config created on a first run with none: no servers yet. Private to the user, written whole. */
+export function createDefaultConfig(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify({ mcpServers: {} }, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(temp, 0o600);
+  renameSync(temp, path);
+}
+
+function positionOf(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset).split("\n");
+  return { line: before.length, column: (before.at(-1)?.length ?? 0) + 1 };
+}
+
+const PARSE_ERRORS: Record<string, string> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "a number is malformed",
+  PropertyNameExpected: "a key (in double quotes) was expected",
+  ValueExpected: "a value was expected",
+  ColonExpected: "a colon was expected",
+  CommaExpected: "a comma was expected",
+  CloseBraceExpected: "a closing } was expected",
+  CloseBracketExpected: "a closing ] was expected",
+  EndOfFileExpected: "the file should end here",
+  UnexpectedEndOfString: "a string is not closed",
+  UnexpectedEndOfComment: "a comment is not closed",
+};
+
+function describeParseError(code: string): string {
+  return PARSE_ERRORS[code] ?? code;
+}

@@ -1,0 +1,124 @@
+import * as v from "valibot";
+import type { ExpansionProblem } from "./expand-env.ts";
+import { expandDeep } from "./expand-env.ts";
+import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
+import { expandPath } from "./paths.ts";
+import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
+
+/**
+ * One entry of the `mcpServers` map (or VS Code's `servers` map), checked and resolved: the
+ * formats of Claude Desktop, Cursor, VS Code, Claude Code, Cline and Windsurf paste as they are.
+ */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+interface ServerBase {
+  name: string;
+  enabled: boolean;
+  timeoutMs: number;
+}
+export interface StdioServerConfig extends ServerBase {
+  transport: "stdio";
+  command: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd?: string | undefined;
+}
+export interface HttpServerConfig extends ServerBase {
+  transport: "streamable-http" | "sse";
+  url: string;
+  headers: Readonly<Record<string, string>>;
+}
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export function parseServer(
+  name: string,
+  entry: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  configDir: string,
+  problems: ExpansionProblem[],
+  section = "mcpServers",
+): ServerConfig | undefined {
+  const path = `${section}.${name}`;
+  if (name.trim() === "") {
+    problems.push({ path, message: "a server name must not be empty" });
+    return undefined;
+  }
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+    problems.push({ path, message: "must be an object with a command (stdio) or a url (HTTP/SSE)" });
+    return undefined;
+  }
+  const record = { ...(entry as Record<string, unknown>) };
+  // Windsurf writes the URL of a remote server as `serverUrl`.
+  if (record.url === undefined && typeof record.serverUrl === "string") {
+    record.url = record.serverUrl;
+    delete record.serverUrl;
+  }
+  problems.push(...unknownKeys(record, SERVER_KEYS, path, IGNORED_SERVER_KEYS));
+  const isEnabled = record.enabled !== false && record.disabled !== true;
+  // A disabled server is never started, so a variable it needs may legitimately be unset.
+  const expansionProblems: ExpansionProblem[] = [];
+  const expanded = expandDeep(record, env, path, expansionProblems) as Record<string, unknown>;
+  if (isEnabled) problems.push(...expansionProblems);
+
+  const hasCommand = "command" in record;
+  const hasUrl = "url" in record;
+  if (hasCommand === hasUrl) {
+    problems.push({
+      path,
+      message: hasCommand
+        ? "has both command and url; keep command for stdio or url for HTTP/SSE"
+        : "needs a command (stdio) or a url (HTTP/SSE)",
+    });
+    return undefined;
+  }
+  const parsed = hasCommand
+    ? v.safeParse(StdioServerSchema, expanded)
+    : v.safeParse(HttpServerSchema, expanded);
+  if (!parsed.success) {
+    problems.push(...parsed.issues.map((issue) => issueToProblem(issue, path)));
+    return undefined;
+  }
+  const base = { name, enabled: isEnabled, timeoutMs: parsed.output.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+  if ("command" in parsed.output) {
+    const out = parsed.output;
+    return {
+      ...base,
+      transport: "stdio",
+      command: out.command,
+      args: out.args ?? [],
+      env: out.env ?? {},
+      // Relative to the config file, like plugin paths: the proxy's own directory is arbitrary.
+      cwd: out.cwd === undefined ? undefined : expandPath(out.cwd, env, configDir),
+    };
+  }
+  const out = parsed.output;
+  const declared = out.transport ?? out.type;
+  const isSse =
+    declared === "sse" ||
+    (declared === undefined && new URL(out.url).pathname.replace(/\/+$/, "").endsWith("/sse"));
+  if (!/^https?:$/.test(new URL(out.url).protocol)) {
+    problems.push({ path: `${path}.url`, message: "must be an http:// or https:// URL" });
+    return undefined;
+  }
+  return { ...base, transport: isSse ? "sse" : "streamable-http", url: out.url, headers: out.headers ?? {} };
+}
+
+const SERVER_KEYS = [
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "type",
+  "transport",
+  "enabled",
+  "disabled",
+  "timeoutMs",
+] as const;
+
+export function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {
+  const dotPath = v.getDotPath(issue);
+  const path = [prefix, dotPath].filter(Boolean).join(".") || "(top level)";
+  return { path, message: issue.message };
+}
