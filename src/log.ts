@@ -26,7 +26,8 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const threshold = LOG_LEVELS.indexOf(options.level);
   const write = (line: string) => {
-    if (options.file) appendFileSync(options.file, `${line}\n`);
+    // A log names servers, tools and errors: 0600 when this creates it.
+    if (options.file) appendFileSync(options.file, `${line}\n`, { mode: 0o600 });
     else process.stderr.write(`${line}\n`);
   };
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createSandbox,
@@ -294,6 +294,59 @@ describe("settings from the environment", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("No tools are indexed yet");
     expect(existsSync(sandbox.dataDir)).toBe(false);
+  });
+
+  test("a damaged or truncated catalog is set aside and rebuilt with a warning; a damaged snapshot is rebuilt", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    const catalogFile = join(sandbox.dataDir, "catalog.db");
+    const original = readFileSync(catalogFile);
+    for (const damage of [
+      (bytes: Buffer) => Buffer.concat([bytes.subarray(0, 4096), Buffer.alloc(bytes.length - 4096, 0xa5)]),
+      (bytes: Buffer) => bytes.subarray(0, Math.floor(bytes.length / 3)),
+    ]) {
+      writeFileSync(catalogFile, damage(original));
+      const searched = await runCli(["search", "echo", ...flags(sandbox)], sandbox.env());
+      expect(searched.code).toBe(1);
+      expect(searched.stderr).toContain("Run `mcpproxy index` to rebuild it.");
+      const rebuilt = await runCli(["index", ...flags(sandbox)], sandbox.env());
+      expect(rebuilt.code).toBe(0);
+      expect(rebuilt.stdout).toContain("The tool catalog was damaged");
+      expect(rebuilt.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
+    }
+    expect(readdirSync(sandbox.dataDir).filter((name) => name.includes(".damaged-"))).toHaveLength(2);
+
+    const snapshot = join(sandbox.dataDir, "search-index.bin");
+    const bytes = readFileSync(snapshot);
+    bytes.fill(0x7f, 64, Math.min(bytes.length - 8, 4096));
+    writeFileSync(snapshot, bytes);
+    const found = JSON.parse(
+      (await runCli(["search", "echo back", "--json", ...flags(sandbox)], sandbox.env())).stdout,
+    );
+    expect(found.tools[0].name).toBe("fx__echo");
+  });
+
+  test("the data dir is the user's alone: 0700, its files 0600", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const logFile = join(sandbox.dir, "logs", "proxy.log");
+    mkdirSync(join(sandbox.dir, "logs"));
+    expect(
+      (
+        await runCli(
+          ["index", ...flags(sandbox)],
+          sandbox.env({ MCPPROXY_LOG_FILE: logFile, MCPPROXY_LOG_LEVEL: "debug" }),
+        )
+      ).code,
+    ).toBe(0);
+    expect(statSync(sandbox.dataDir).mode & 0o777).toBe(0o700);
+    for (const name of readdirSync(sandbox.dataDir)) {
+      expect(`${name} ${(statSync(join(sandbox.dataDir, name)).mode & 0o777).toString(8)}`).toBe(
+        `${name} 600`,
+      );
+    }
+    expect(statSync(logFile).mode & 0o777).toBe(0o600);
   });
 
   test("MCPPROXY_LOG_FILE takes the log off stderr", async () => {

@@ -70,7 +70,7 @@ async function run(
     servers: config.servers,
     logger: logger.child("upstream"),
     ancestry: ancestry.forChildren,
-    maxMessageBytes: config.maxMessageBytes,
+    maxResultBytes: config.maxResultBytes,
     onToolsChanged: (server, tools) => void sync?.resync(server, tools),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
@@ -94,7 +94,7 @@ async function run(
   let clientGone: Promise<unknown> = new Promise(() => {});
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
-    const stdio = await startStdioServer(createProxyServer(deps), config.maxMessageBytes);
+    const stdio = await startStdioServer(createProxyServer(deps), config.maxRequestBytes);
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
@@ -107,8 +107,16 @@ async function run(
       health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
       ancestry,
       configPath: config.configPath,
+      limits: {
+        maxRequestBytes: config.maxRequestBytes,
+        bodyTimeoutMs: config.bodyTimeoutMs,
+        // One whole result may wait for a slow client; more than that, and it is not reading.
+        maxBufferedBytes: config.maxResultBytes + 1024 * 1024,
+        maxSessions: config.maxSessions,
+        sessionIdleMs: config.sessionIdleMs,
+      },
     });
-    const http = startHttpServer(app, config.host, config.port);
+    const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
     cleanup.defer("stop the HTTP server", () => http.close());
     logger.info(
       `serving MCP at ${http.url}; legacy SSE clients at ${http.url.replace(/\/mcp$/, "/sse")}; ` +

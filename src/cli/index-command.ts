@@ -30,11 +30,12 @@ export const indexCommand: Command = {
     const reset = Boolean(values.force) || config.resetData;
     if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
     const catalog = await openCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
+    if (catalog.recovered) process.stdout.write(`${catalog.recovered}\n`);
     const pool = createUpstreamPool({
       servers: config.servers,
       logger: logger.child("upstream"),
       ancestry: ancestry.forChildren,
-      maxMessageBytes: config.maxMessageBytes,
+      maxResultBytes: config.maxResultBytes,
     });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {

@@ -28,7 +28,9 @@ export interface LoadConfigOptions {
 }
 
 /** Generous for images and files in tool results, and still a bound on memory. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_MAX_RESULT_BYTES = 20 * 1024 * 1024;
+/** Requests carry a query or a tool's arguments: a few MB is plenty, and bounds what a client can make us hold. */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
   return {
@@ -46,7 +48,11 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     openaiBaseUrl: "https://api.openai.com/v1",
     openaiModel: "text-embedding-3-small",
     minScore: 0.05,
-    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+    maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+    maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+    maxSessions: 1_000,
+    bodyTimeoutMs: 30_000,
+    sessionIdleMs: 15 * 60_000,
     routing: "call-tool",
     toolsLimit: 15,
     truncateOutputLen: 0,

@@ -124,8 +124,16 @@ export const SETTINGS = {
   },
   openaiModel: { env: "MCPPROXY_OPENAI_MODEL", schema: nonEmptyString },
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
-  /** The longest single message accepted from a stdio upstream server, in bytes. */
-  maxMessageBytes: { env: "MCPPROXY_MAX_MESSAGE_BYTES", schema: intInRange(1024, 1024 ** 3) },
+  /** The largest single message accepted from an upstream server (a tool result), in bytes. */
+  maxResultBytes: { env: "MCPPROXY_MAX_RESULT_BYTES", schema: intInRange(1024, 1024 ** 3) },
+  /** The largest single message accepted from a client (stdio line, HTTP body), in bytes. */
+  maxRequestBytes: { env: "MCPPROXY_MAX_REQUEST_BYTES", schema: intInRange(1024, 1024 ** 3) },
+  /** How many HTTP sessions may be open at once. */
+  maxSessions: { env: "MCPPROXY_MAX_SESSIONS", schema: intInRange(1, 1_000_000) },
+  /** How long an HTTP request body may take to arrive, in ms. */
+  bodyTimeoutMs: { env: "MCPPROXY_BODY_TIMEOUT_MS", schema: intInRange(100, 3_600_000) },
+  /** How long an HTTP session may go without a request before it is closed, in ms. */
+  sessionIdleMs: { env: "MCPPROXY_SESSION_IDLE_MS", schema: intInRange(1_000, 7 * 24 * 3_600_000) },
   routing: {
     env: "MCPPROXY_ROUTING_TYPE",
     schema: v.pipe(

@@ -2,12 +2,15 @@ import { randomUUID } from "node:crypto";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
-/** Temp file + rename in the same directory, so a reader never sees half a file. */
+/**
+ * Temp file + rename in the same directory, so a reader never sees half a file. Data files are
+ * the user's alone: 0600, in a directory created 0700.
+ */
 export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temp = `${path}.${randomUUID().slice(0, 8)}.tmp`;
   try {
-    await writeFile(temp, content);
+    await writeFile(temp, content, { mode: 0o600 });
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });

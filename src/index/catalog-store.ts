@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ProxyError } from "../errors.ts";
+import { describeError, ProxyError } from "../errors.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
 /**
@@ -95,12 +95,18 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       db.exec("PRAGMA query_only = ON");
       db.exec("PRAGMA busy_timeout = 5000");
     } else {
-      mkdirSync(dataDir, { recursive: true });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      // Created here, 0600, rather than by SQLite with the umask's 0644: its -wal and -shm files
+      // take the database file's permissions.
+      if (!existsSync(path)) writeFileSync(path, "", { mode: 0o600 });
       db = new Database(path, { create: true });
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA busy_timeout = 5000");
       createSchema(db);
     }
+    // A damaged page shows up here, once, rather than as "0 tools" or a crash in the middle of a search.
+    const check = db.query<{ quick_check: string }, []>("PRAGMA quick_check(1)").get()?.quick_check;
+    if (check !== "ok") throw new Error(`the file is damaged: ${check}`);
     const version = db
       .query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema_version'")
       .get();
@@ -110,7 +116,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   } catch (error) {
     throw new ProxyError(
       "INDEX_UNREADABLE",
-      `Cannot open the tool catalog ${path}. Run \`mcpproxy index --force\` to rebuild it.`,
+      `Cannot read the tool catalog ${path}: ${describeError(error)}. Run \`mcpproxy index\` to rebuild it.`,
       { cause: error },
     );
   }

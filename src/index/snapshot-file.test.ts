@@ -24,9 +24,13 @@ describe("snapshot file", () => {
     expect([...(decodeSnapshot(shifted.subarray(1)) as { x: Int32Array }).x]).toEqual([7, 8]);
   });
 
-  test("refuses files that are not snapshots or are cut short", () => {
+  test("refuses files that are not snapshots, are cut short or have a changed byte", () => {
     expect(() => decodeSnapshot(Buffer.from("{not json"))).toThrow(/not a search-index snapshot/);
     const encoded = encodeSnapshot({ x: Int32Array.of(1, 2, 3) });
-    expect(() => decodeSnapshot(encoded.subarray(0, encoded.length - 4))).toThrow(/truncated/);
+    expect(() => decodeSnapshot(encoded.subarray(0, encoded.length - 4))).toThrow(/damaged/);
+    const flipped = Buffer.from(encoded);
+    flipped[flipped.length - 8]! ^= 0x01;
+    expect(() => decodeSnapshot(flipped)).toThrow(/damaged/);
+    expect(decodeSnapshot(encoded)).toEqual({ x: Int32Array.of(1, 2, 3) });
   });
 });

@@ -5,9 +5,13 @@
  * (A JSON + base64 snapshot of 10k tools took twice as long to load and briefly held three copies
  * of the postings.)
  *
- *   "MCPXSNAP" | u32 header length | header JSON | padding to 4 bytes | blob 0 | blob 1 | …
+ *   "MCPXSNP2" | u32 header length | header JSON | padding to 4 bytes | blob 0 | blob 1 | … | u32 CRC-32
+ *
+ * The CRC-32 of everything before it catches a damaged file before a wild posting sends the
+ * search somewhere it should not go (a damaged file once took it to "Out of memory").
  */
-const MAGIC = "MCPXSNAP";
+const MAGIC = "MCPXSNP2";
+const CRC_BYTES = 4;
 
 interface Header {
   value: unknown;
@@ -35,7 +39,7 @@ export function encodeSnapshot(value: unknown): Buffer {
   const header: Header = { value: strip(value, []), blobs };
   const headerBytes = Buffer.from(JSON.stringify(header), "utf8");
   const start = align4(MAGIC.length + 4 + headerBytes.length);
-  let size = start;
+  let size = start + CRC_BYTES;
   for (const array of arrays) size += array.byteLength;
   const out = Buffer.alloc(size);
   out.write(MAGIC, 0, "latin1");
@@ -46,17 +50,22 @@ export function encodeSnapshot(value: unknown): Buffer {
     Buffer.from(array.buffer, array.byteOffset, array.byteLength).copy(out, at);
     at += array.byteLength;
   }
+  out.writeUInt32LE(Bun.hash.crc32(out.subarray(0, at)), at);
   return out;
 }
 
 /** Throws on anything that is not a complete snapshot; the caller then rebuilds from the catalog. */
 export function decodeSnapshot(file: Buffer): unknown {
-  if (file.length < MAGIC.length + 4 || file.toString("latin1", 0, MAGIC.length) !== MAGIC) {
+  if (file.length < MAGIC.length + 4 + CRC_BYTES || file.toString("latin1", 0, MAGIC.length) !== MAGIC) {
     throw new Error("not a search-index snapshot");
+  }
+  const payload = file.length - CRC_BYTES;
+  if (Bun.hash.crc32(file.subarray(0, payload)) !== file.readUInt32LE(payload)) {
+    throw new Error("the snapshot is damaged (its checksum does not match)");
   }
   const headerLength = file.readUInt32LE(MAGIC.length);
   const headerEnd = MAGIC.length + 4 + headerLength;
-  if (headerEnd > file.length) throw new Error("truncated snapshot header");
+  if (headerEnd > payload) throw new Error("truncated snapshot header");
   // An aligned copy only when the file's buffer is not already 4-byte aligned (small files come from a pool).
   const bytes = file.byteOffset % 4 === 0 ? file : Buffer.from(new Uint8Array(file));
   // A plain parse: a reviver would call back for every one of the tens of thousands of terms.
@@ -64,7 +73,7 @@ export function decodeSnapshot(file: Buffer): unknown {
   const root = { value: header.value };
   let at = align4(headerEnd);
   for (const { path, length } of header.blobs) {
-    if (at + length * 4 > bytes.length) throw new Error("truncated snapshot data");
+    if (at + length * 4 > payload) throw new Error("truncated snapshot data");
     let parent: Record<string | number, unknown> = root;
     let key: string | number = "value";
     for (const step of path) {

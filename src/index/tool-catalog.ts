@@ -1,7 +1,8 @@
-import { rmSync } from "node:fs";
+import { renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { describeError, isProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, openCatalogStore, type ToolRow } from "./catalog-store.ts";
+import { CATALOG_FILE, type CatalogStore, openCatalogStore, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
@@ -38,6 +39,8 @@ export interface RankedTool {
 }
 
 export interface ToolCatalog {
+  /** Set when the catalog file was damaged and a new one was started: what happened, for the user. */
+  readonly recovered?: string;
   /** How many tools are indexed. */
   size(): number;
   get(publicName: string): CatalogTool | undefined;
@@ -98,7 +101,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     );
   }
   if (!readOnly) rmSync(join(options.dataDir, LEGACY_SNAPSHOT_FILE), { force: true });
-  const store = openCatalogStore(options.dataDir, { readOnly });
+  const { store, recovered } = openOrRebuild(options, readOnly);
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
 
@@ -225,6 +228,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   };
 
   return {
+    ...(recovered ? { recovered } : {}),
     size: () => tools.size,
     get(publicName) {
       ensureNames();
@@ -263,6 +267,35 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       await options.embedder?.close?.();
     },
   };
+}
+
+/**
+ * The catalog store; one that is damaged is set aside (kept for a post-mortem, as
+ * catalog.db.damaged-TIME) and a new one started, with a warning: the index is rebuilt from the
+ * servers. Read-only (search), a damaged catalog is an error that says to run `mcpproxy index`.
+ */
+function openOrRebuild(
+  options: ToolCatalogOptions,
+  readOnly: boolean,
+): { store: CatalogStore; recovered?: string } {
+  try {
+    return { store: openCatalogStore(options.dataDir, { readOnly }) };
+  } catch (error) {
+    if (readOnly || !isProxyError(error) || error.code !== "INDEX_UNREADABLE") throw error;
+    const aside = join(
+      options.dataDir,
+      `${CATALOG_FILE}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`,
+    );
+    renameSync(join(options.dataDir, CATALOG_FILE), aside);
+    for (const file of [`${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
+      rmSync(join(options.dataDir, file), { force: true });
+    }
+    const recovered =
+      `The tool catalog was damaged (${describeError(error.cause)}); it was set aside as ${aside} ` +
+      "and the index is rebuilt from the servers.";
+    options.logger.warn(recovered);
+    return { store: openCatalogStore(options.dataDir, { readOnly }), recovered };
+  }
 }
 
 function addToServer(toolsOfServer: Map<string, Set<string>>, tool: CatalogTool): void {

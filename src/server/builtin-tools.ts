@@ -6,11 +6,26 @@ export const RETRIEVE_TOOLS = "retrieve_tools";
 export const CALL_TOOL = "call_tool";
 export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set([RETRIEVE_TOOLS, CALL_TOOL]);
 
+/**
+ * A search request is a sentence or two. A query of megabytes took the search engine seconds and held
+ * up every other request meanwhile; it is refused with a message instead.
+ */
+export const MAX_QUERY_CHARS = 4096;
+
 /** `top_k` may ask for fewer tools than MCPPROXY_TOP_K, never more: the schema and the error say the same bound. */
 export function retrieveToolsArgs(maxTopK: number) {
   const bound = `top_k must be a whole number from 1 to ${maxTopK}`;
   return v.object({
-    query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+    query: v.pipe(
+      v.string("query must be a string"),
+      v.trim(),
+      v.nonEmpty("query must not be empty"),
+      v.maxLength(
+        MAX_QUERY_CHARS,
+        (issue) =>
+          `query is ${issue.received} characters long, over the limit of ${MAX_QUERY_CHARS}: describe what you want to do in a sentence or two`,
+      ),
+    ),
     top_k: v.optional(
       v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound), v.maxValue(maxTopK, bound)),
     ),

@@ -1,19 +1,22 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { hostGuard } from "./host-guard.ts";
+import { type HttpLimits, readBodyText } from "./http-limits.ts";
+import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
 import { loopGuard } from "./loop-guard.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 
 /**
  * The HTTP face of the proxy: streamable HTTP MCP at /mcp, the legacy SSE transport at /sse
  * (+ /messages) for old clients, one MCP server per session on both, /health for probes, and the
- * DNS-rebinding guard in front of everything.
+ * DNS-rebinding guard in front of everything. Bodies, sessions and streams are bounded
+ * (http-limits.ts, http-sessions.ts).
  */
 export interface HttpAppOptions {
   bindHost: string;
@@ -24,10 +27,11 @@ export interface HttpAppOptions {
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
   ancestry?: Ancestry | undefined;
   configPath?: string;
+  limits: HttpLimits & { maxSessions: number; sessionIdleMs: number };
 }
 
 export interface HttpApp {
-  fetch: (request: Request) => Response | Promise<Response>;
+  fetch: (request: Request, server?: unknown) => Response | Promise<Response>;
   /** Ends every open MCP session. */
   close(): Promise<void>;
   sessionCount(): number;
@@ -39,9 +43,37 @@ const jsonRpcError = (message: string, code = -32000) => ({
   id: null,
 });
 
+/** MCP requests may stay open for as long as a tool runs: Bun's idle timeout is for the rest. */
+function keepOpen(c: Context): void {
+  const server = c.env as { timeout?: (request: Request, seconds: number) => void } | undefined;
+  server?.timeout?.(c.req.raw, 0);
+}
+
+type Transport = WebStandardStreamableHTTPServerTransport | WebSseServerTransport;
+
 export function createHttpApp(options: HttpAppOptions): HttpApp {
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
-  const sseSessions = new Map<string, WebSseServerTransport>();
+  const { limits } = options;
+  const sessions: HttpSessions<Transport> = createHttpSessions({
+    maxSessions: limits.maxSessions,
+    idleMs: limits.sessionIdleMs,
+    maxBufferedBytes: limits.maxBufferedBytes,
+    logger: options.logger,
+  });
+  const sweeper = setInterval(
+    () => void sessions.sweep(),
+    Math.min(30_000, Math.max(1_000, limits.sessionIdleMs / 4)),
+  );
+  sweeper.unref?.();
+  const full = (c: Context) => {
+    c.header("Retry-After", "30");
+    return c.json(
+      jsonRpcError(
+        `Too many open sessions (${limits.maxSessions}, MCPPROXY_MAX_SESSIONS); try again shortly`,
+      ),
+      503,
+    );
+  };
+
   const app = new Hono();
   app.use("*", hostGuard({ bindHost: options.bindHost }));
   if (options.ancestry) app.use("*", loopGuard(options.ancestry, options.configPath ?? "(unknown)"));
@@ -65,61 +97,82 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   );
 
   app.get("/health", (c) => {
-    const { httpStatus, body } = options.health(() => sessions.size + sseSessions.size);
+    const { httpStatus, body } = options.health(() => sessions.size);
     return c.json(body, httpStatus);
   });
 
   app.all("/mcp", async (c) => {
+    keepOpen(c);
     const sessionId = c.req.header("mcp-session-id");
+    let parsedBody: unknown;
+    if (c.req.method === "POST") {
+      const body = await readBodyText(c.req.raw, limits);
+      if (!body.ok) return c.json(jsonRpcError(`Request refused: ${body.message}`, -32600), body.status);
+      try {
+        parsedBody = JSON.parse(body.text);
+      } catch {
+        return c.json(jsonRpcError("Parse error: the body is not JSON", -32700), 400);
+      }
+    }
+    const handle = (transport: WebStandardStreamableHTTPServerTransport) =>
+      transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
     if (sessionId) {
       const transport = sessions.get(sessionId);
-      if (!transport)
+      if (!(transport instanceof WebStandardStreamableHTTPServerTransport))
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
-      return transport.handleRequest(c.req.raw);
+      return sessions.respond(
+        () => sessionId,
+        () => handle(transport),
+      );
     }
     if (c.req.method !== "POST") {
       return c.json(jsonRpcError("Bad Request: send initialize first (no Mcp-Session-Id header)"), 400);
     }
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return c.json(jsonRpcError("Parse error: the body is not JSON", -32700), 400);
-    }
-    const isInit = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    const isInit = Array.isArray(parsedBody)
+      ? parsedBody.some(isInitializeRequest)
+      : isInitializeRequest(parsedBody);
     if (!isInit)
       return c.json(jsonRpcError("Bad Request: send initialize first (no Mcp-Session-Id header)"), 400);
+    if (sessions.isFull()) return full(c);
 
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, transport);
-      },
-      onsessionclosed: (id) => {
-        sessions.delete(id);
-      },
+      onsessioninitialized: (id) => sessions.add(id, transport),
+      onsessionclosed: (id) => sessions.delete(id),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    const server = options.createServer();
-    await server.connect(transport);
-    return transport.handleRequest(c.req.raw, { parsedBody: body });
+    await options.createServer().connect(transport);
+    return sessions.respond(
+      () => transport.sessionId,
+      () => handle(transport),
+    );
   });
 
-  app.get("/sse", async () => {
-    const transport = new WebSseServerTransport("/messages");
-    sseSessions.set(transport.sessionId, transport);
-    transport.onclose = () => sseSessions.delete(transport.sessionId);
+  app.get("/sse", async (c) => {
+    keepOpen(c);
+    if (sessions.isFull()) return full(c);
+    const transport = new WebSseServerTransport("/messages", limits);
+    sessions.add(transport.sessionId, transport);
+    transport.onclose = () => sessions.delete(transport.sessionId);
     const response = transport.response();
     await options.createServer().connect(transport);
-    return response;
+    return sessions.respond(
+      () => transport.sessionId,
+      async () => response,
+    );
   });
 
   app.post("/messages", async (c) => {
-    const transport = sseSessions.get(c.req.query("sessionId") ?? "");
-    if (!transport) return c.text("Session not found: open a new one with GET /sse", 404);
-    return transport.handlePost(c.req.raw);
+    const id = c.req.query("sessionId") ?? "";
+    const transport = sessions.get(id);
+    if (!(transport instanceof WebSseServerTransport))
+      return c.text("Session not found: open a new one with GET /sse", 404);
+    return sessions.respond(
+      () => id,
+      () => transport.handlePost(c.req.raw),
+    );
   });
 
   app.notFound((c) =>
@@ -134,13 +187,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   return {
-    fetch: app.fetch,
-    sessionCount: () => sessions.size + sseSessions.size,
+    fetch: (request, server) => app.fetch(request, server),
+    sessionCount: () => sessions.size,
     async close() {
-      const open = [...sessions.values(), ...sseSessions.values()];
-      sessions.clear();
-      sseSessions.clear();
-      await Promise.allSettled(open.map((transport) => transport.close()));
+      clearInterval(sweeper);
+      await sessions.closeAll();
     },
   };
 }

@@ -8,10 +8,27 @@ export interface HttpHandle {
   close(): Promise<void>;
 }
 
-export function startHttpServer(app: HttpApp, host: string, port: number): HttpHandle {
+export const IDLE_TIMEOUT_S = 60;
+
+export function startHttpServer(
+  app: HttpApp,
+  host: string,
+  port: number,
+  maxRequestBytes: number,
+): HttpHandle {
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ hostname: host, port, fetch: app.fetch, idleTimeout: 0 });
+    server = Bun.serve({
+      hostname: host,
+      port,
+      fetch: (request, bunServer) => app.fetch(request, bunServer),
+      // Idle keep-alive connections and slow requests outside /mcp and /sse are dropped after this;
+      // MCP requests lift it for themselves (they stay open while a tool runs). Bun also closes a
+      // connection whose headers do not arrive within about 10 s (slow-loris).
+      idleTimeout: IDLE_TIMEOUT_S,
+      // A backstop: the app refuses a body over maxRequestBytes itself, with a JSON-RPC error.
+      maxRequestBodySize: maxRequestBytes * 2,
+    });
   } catch (error) {
     throw new ProxyError(
       "LISTEN_FAILED",

@@ -1,5 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type HttpLimits, readBodyText } from "./http-limits.ts";
 
 /**
  * The legacy HTTP+SSE transport (protocol 2024-11-05) on web-standard Request/Response, for old
@@ -8,7 +9,6 @@ import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol
  * `endpoint` event naming where to POST; each POST carries one JSON-RPC message and gets 202.
  */
 const KEEPALIVE_MS = 25_000;
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export class WebSseServerTransport implements Transport {
   readonly sessionId = crypto.randomUUID();
@@ -21,8 +21,14 @@ export class WebSseServerTransport implements Transport {
   private isClosed = false;
   private readonly encoder = new TextEncoder();
 
-  /** `endpoint` is the path clients POST to; the session id is added as a query parameter. */
-  constructor(private readonly endpoint: string) {}
+  /**
+   * `endpoint` is the path clients POST to; the session id is added as a query parameter. A POST
+   * body is read within `limits`, counting the bytes that arrive, whatever Content-Length says.
+   */
+  constructor(
+    private readonly endpoint: string,
+    private readonly limits: HttpLimits,
+  ) {}
 
   /** The event-stream response for the GET that opened this session. */
   response(): Response {
@@ -53,11 +59,11 @@ export class WebSseServerTransport implements Transport {
   /** One POSTed JSON-RPC message for this session. */
   async handlePost(request: Request): Promise<Response> {
     if (this.isClosed) return new Response("Session closed", { status: 404 });
-    const length = Number(request.headers.get("content-length") ?? 0);
-    if (length > MAX_MESSAGE_BYTES) return new Response("Message too large", { status: 413 });
+    const body = await readBodyText(request, this.limits);
+    if (!body.ok) return new Response(`Request refused: ${body.message}`, { status: body.status });
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(await request.json());
+      message = JSONRPCMessageSchema.parse(JSON.parse(body.text));
     } catch (error) {
       this.onerror?.(error as Error);
       return new Response("Invalid JSON-RPC message", { status: 400 });

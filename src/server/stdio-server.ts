@@ -10,8 +10,8 @@ export interface StdioHandle {
   close(): Promise<void>;
 }
 
-export async function startStdioServer(server: Server, maxMessageBytes: number): Promise<StdioHandle> {
-  const transport = new LineStdioServerTransport({ maxMessageBytes });
+export async function startStdioServer(server: Server, maxRequestBytes: number): Promise<StdioHandle> {
+  const transport = new LineStdioServerTransport({ maxRequestBytes });
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;

@@ -13,11 +13,11 @@ import { createJsonLineSplitter, idOfTruncatedMessage } from "../upstream/json-l
  *  - a line that is not JSON gets -32700 (Parse error);
  *  - a batch, or JSON that is not a JSON-RPC 2.0 message, gets -32600 (Invalid Request), with the
  *    request's id when one can be read;
- *  - a line longer than `maxMessageBytes` is skipped without being held in memory and gets -32600
+ *  - a line longer than `maxRequestBytes` is skipped without being held in memory and gets -32600
  *    naming the limit (the SDK's transport closed the session on one line of 10 MiB).
  */
 export interface StdioServerTransportOptions {
-  maxMessageBytes: number;
+  maxRequestBytes: number;
   stdin?: NodeJS.ReadableStream;
   stdout?: NodeJS.WritableStream;
 }
@@ -36,15 +36,15 @@ export class LineStdioServerTransport implements Transport {
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
     const splitter = createJsonLineSplitter(
-      options.maxMessageBytes,
+      options.maxRequestBytes,
       (line) => this.receive(line),
       (line) => {
         const id = idOfTruncatedMessage(line.head, line.tail) ?? null;
         this.reply(
           id,
           ErrorCode.InvalidRequest,
-          `The message of ${line.bytes} bytes is over the limit of ${options.maxMessageBytes} bytes ` +
-            "(maxMessageBytes, MCPPROXY_MAX_MESSAGE_BYTES); it was not read.",
+          `The message of ${line.bytes} bytes is over the limit of ${options.maxRequestBytes} bytes ` +
+            "(maxRequestBytes, MCPPROXY_MAX_REQUEST_BYTES); it was not read.",
         );
       },
     );

@@ -19,7 +19,7 @@ export interface ChildProcessTransportOptions {
   env: Record<string, string>;
   cwd?: string | undefined;
   /** The longest message accepted from the server, in bytes. */
-  maxMessageBytes: number;
+  maxResultBytes: number;
   /** Every chunk the server writes to stderr. */
   onStderr?: (chunk: Uint8Array) => void;
   /** How long a server may take to exit after stdin closes, then again after SIGTERM. */
@@ -54,7 +54,7 @@ export class ChildProcessTransport implements Transport {
 
   start(): Promise<void> {
     if (this.child) throw new Error("ChildProcessTransport already started");
-    const { command, args, env, cwd, maxMessageBytes } = this.options;
+    const { command, args, env, cwd, maxResultBytes } = this.options;
     return new Promise((resolve, reject) => {
       const child = spawn(command, [...args], {
         env,
@@ -67,7 +67,7 @@ export class ChildProcessTransport implements Transport {
       });
       this.child = child;
       const splitter = createJsonLineSplitter(
-        maxMessageBytes,
+        maxResultBytes,
         (line) => this.receive(line),
         (line) => this.receiveOversized(line),
       );
@@ -160,10 +160,10 @@ export class ChildProcessTransport implements Transport {
   }
 
   private receiveOversized(line: OversizedLine): void {
-    const limit = this.options.maxMessageBytes;
+    const limit = this.options.maxResultBytes;
     const text =
       `the server sent a message of ${line.bytes} bytes, over the limit of ${limit} bytes ` +
-      "(maxMessageBytes, MCPPROXY_MAX_MESSAGE_BYTES); it was dropped";
+      "(maxResultBytes, MCPPROXY_MAX_RESULT_BYTES); it was dropped";
     const id = idOfTruncatedMessage(line.head, line.tail);
     // Only a response can be answered in its place: a request or notification from the server is dropped.
     const isRequest = /^\s*\{\s*("jsonrpc"\s*:\s*"2\.0"\s*,\s*("id"\s*:[^,]*,\s*)?)?"method"\s*:/.test(

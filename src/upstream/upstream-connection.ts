@@ -11,7 +11,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/load-config.ts";
+import { DEFAULT_MAX_RESULT_BYTES } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
@@ -47,7 +47,7 @@ export interface ConnectOptions {
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
-  maxMessageBytes?: number;
+  maxResultBytes?: number;
 }
 
 function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -73,7 +73,7 @@ function createTransport(server: ServerConfig, options: ConnectOptions, tail: Ou
           ...(options.ancestry ? { [ANCESTRY_ENV]: options.ancestry } : {}),
         },
         cwd: server.cwd,
-        maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
         onStderr: (chunk) => tail.push(chunk),
       });
     case "streamable-http":

@@ -72,7 +72,7 @@ export interface UpstreamPoolOptions {
   /** The proxy chain passed to every server (see proxy-ancestry.ts). */
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
-  maxMessageBytes?: number;
+  maxResultBytes?: number;
 }
 
 interface Slot {
@@ -140,7 +140,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     const attempt = connectUpstream(slot.config, {
       ...(options.env ? { env: options.env } : {}),
       ...(options.ancestry ? { ancestry: options.ancestry } : {}),
-      ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+      ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
       signal: closing.signal,
       onToolsChanged: (tools) => {
         slot.toolCount = tools.length;

@@ -39,7 +39,7 @@ function fileFetch(cacheDir: string): typeof fetch {
     if (!response.ok || !match) return response;
     const bytes = await response.arrayBuffer();
     const target = join(cacheDir, match[1]!, decodeURIComponent(match[2]!));
-    mkdirSync(dirname(target), { recursive: true });
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     writeFileSync(target, new Uint8Array(bytes));
     return new Response(bytes, { status: 200, headers: response.headers });
   }) as typeof fetch;
