@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
+import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
 import { ROOT } from "./proxy-process.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
@@ -21,4 +22,5 @@ if (existsSync(evalFile)) {
     `(retrieval eval skipped: ${evalFile} is not here; pass a catalog to \`npm run eval -- FILE\`)\n\n`,
   );
 }
-process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n`);
+process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
+process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n`);
