@@ -289,3 +289,39 @@ describe("stdio hygiene", () => {
     }
   });
 });
+
+describe("the debug log", () => {
+  test("logs every call with server, tool, duration, outcome and the shape of its arguments, never their values", async () => {
+    const sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox, { MCPPROXY_LOG_LEVEL: "debug" });
+    try {
+      await proxy.client.callTool({
+        name: "call_tool",
+        arguments: {
+          name: "fixture__echo",
+          arguments: { message: "hunter2-secret", extra: { n: 1, list: [1, 2] } },
+        },
+      });
+      await proxy.client.callTool({ name: "call_tool", arguments: { name: "fixture__always_fails" } });
+      const lines = proxy
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes("DEBUG call "));
+      expect(lines).toHaveLength(2);
+      const [echo, fails] = lines.map((line) => JSON.parse(line.slice(line.indexOf("{"))));
+      expect(echo).toMatchObject({
+        server: "fixture",
+        tool: "echo",
+        outcome: "ok",
+        arguments: { message: "string", extra: { n: "number", list: "array(2)" } },
+      });
+      expect(typeof echo.ms).toBe("number");
+      expect(fails).toMatchObject({ tool: "always_fails", outcome: "isError", arguments: {} });
+      expect(proxy.stderr()).not.toContain("hunter2-secret");
+    } finally {
+      await proxy.close();
+      sandbox.cleanup();
+    }
+  });
+});
