@@ -9,14 +9,10 @@
  *
  *   bun bench/http-limits-bench.ts
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { watchOutput } from "../tests/helpers.ts";
-import { benchEnv, peakRssMiB, ROOT, requireBinary } from "./proxy-process.ts";
+import { createSandbox, fixtureEntry, startHttpProxy } from "../tests/helpers.ts";
+import { peakRssMiB } from "./proxy-process.ts";
 
-const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
 const INIT = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,
@@ -32,36 +28,15 @@ export interface LimitsReport {
 }
 
 async function withProxy<T>(run: (port: number, pid: number) => Promise<T>): Promise<T> {
-  const work = mkdtempSync(join(tmpdir(), "mcpproxy-limits-"));
-  const configPath = join(work, "mcp_config.json");
-  writeFileSync(
-    configPath,
-    JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } } }),
-  );
-  const child = Bun.spawn(
-    [
-      requireBinary(),
-      "serve",
-      "--transport",
-      "http",
-      "--port",
-      "0",
-      "--config",
-      configPath,
-      "--data-dir",
-      join(work, "data"),
-    ],
-    { env: benchEnv(join(work, "home"), { MCPPROXY_LOG_LEVEL: "info" }), stdout: "ignore", stderr: "pipe" },
-  );
-  const stderr = watchOutput(child.stderr);
+  const sandbox = createSandbox();
+  sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+  const proxy = await startHttpProxy(sandbox);
   try {
-    const url = await stderr.waitFor(/serving MCP at (http:\/\/\S+?);/, 15_000);
-    await stderr.waitFor(/servers indexed/, 15_000);
-    return await run(Number(new URL(url).port), child.pid);
+    await proxy.stderr.waitFor(/servers indexed/, 15_000);
+    return await run(Number(proxy.url.port), proxy.child.pid);
   } finally {
-    child.kill();
-    await child.exited;
-    rmSync(work, { recursive: true, force: true });
+    await proxy.stop();
+    sandbox.cleanup();
   }
 }
 

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
+  cleanupAfterEach,
   connectStdio,
-  createSandbox,
   eventually,
   fixtureEntry,
   retrieve,
@@ -16,12 +16,8 @@ setDefaultTimeout(60_000);
 
 /** Dynamic and auto routing through the compiled binary, with real SDK clients. */
 
+const scope = cleanupAfterEach();
 let sandbox: Sandbox;
-const stops: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const stop of stops.splice(0).reverse()) await stop();
-  sandbox?.cleanup();
-});
 
 /** Counts list_changed notifications; with `relist`, fetches tools/list after each, as a listening client does. */
 function watchListChanged(client: Client, relist: boolean) {
@@ -43,10 +39,10 @@ async function callDirect(client: Client, name: string, args: Record<string, unk
 
 describe("dynamic routing", () => {
   test("over stdio: found tools are registered, announced once, listed with their definitions, and answer like call_tool", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox, { MCPPROXY_ROUTING_TYPE: "DYNAMIC" });
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const seen = watchListChanged(proxy.client, true);
     expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools"]);
@@ -90,13 +86,13 @@ describe("dynamic routing", () => {
   });
 
   test("a session never holds more than MCPPROXY_TOOLS_LIMIT tools and evicts the weakest older one", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox, {
       MCPPROXY_ROUTING_TYPE: "dynamic",
       MCPPROXY_TOOLS_LIMIT: "3",
     });
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     const seen = watchListChanged(proxy.client, true);
 
     const first = await retrieve(proxy.client, "return a tiny red picture as PNG image content", 3);
@@ -122,10 +118,10 @@ describe("dynamic routing", () => {
   });
 
   test("over HTTP each session has its own pool, calls by name work, and an ended session frees its pool", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
     const proxy = await startHttpProxy(sandbox);
-    stops.push(() => proxy.stop());
+    scope.defer(() => proxy.stop());
     const connect = async () => {
       const client = new Client({ name: "http-session", version: "1" });
       await client.connect(new StreamableHTTPClientTransport(proxy.url));
@@ -133,7 +129,7 @@ describe("dynamic routing", () => {
     };
     const one = await connect();
     const two = await connect();
-    stops.push(
+    scope.defer(
       () => one.close(),
       () => two.close(),
     );
@@ -168,11 +164,11 @@ describe("dynamic routing", () => {
 
 describe("auto routing", () => {
   test("a client that re-lists after list_changed is switched to dynamic; one that does not stays on call_tool", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "auto" } });
     const listening = await connectStdio(sandbox);
     const deaf = await connectStdio(sandbox);
-    stops.push(
+    scope.defer(
       () => listening.close(),
       () => deaf.close(),
     );
@@ -222,10 +218,10 @@ describe("auto routing", () => {
 
 describe("an upstream that changes its tools", () => {
   test("re-indexes it, updates or drops the registered tools, and tells the sessions", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
     const proxy = await connectStdio(sandbox);
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     const seen = watchListChanged(proxy.client, true);
     await retrieve(proxy.client, "echo back the message", 1);
     await retrieve(proxy.client, "tiny red picture", 1);
@@ -273,10 +269,10 @@ describe("an upstream that changes its tools", () => {
 
 describe("call-tool routing", () => {
   test("declares no listChanged and lists only the built-in tools after a search", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox);
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(false);
     const found = await retrieve(proxy.client, "echo back the message", 2);
     expect(found).not.toHaveProperty("registered");

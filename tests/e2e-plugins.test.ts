@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
+  cleanupAfterEach,
   connectStdio,
-  createSandbox,
   eventually,
   fixtureEntry,
   ROOT,
@@ -17,12 +17,8 @@ setDefaultTimeout(60_000);
 
 /** Plugins loaded by the compiled binary at run time, from a directory outside the repository. */
 
+const scope = cleanupAfterEach();
 let sandbox: Sandbox;
-const stops: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const stop of stops.splice(0).reverse()) await stop();
-  sandbox?.cleanup();
-});
 
 /** Copies the example plugins where a user would keep them, away from the repo and its node_modules. */
 function copyExamples(into: string): string {
@@ -41,7 +37,7 @@ const textOf = (result: unknown) =>
 
 describe("the example plugins, copied outside the repository", () => {
   test("rank, redact, guard and notify through the compiled binary", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     const dir = copyExamples(join(sandbox.dir, "my-plugins"));
     sandbox.writeConfig({
       mcpServers: { alpha: fixtureEntry(), beta: fixtureEntry() },
@@ -55,7 +51,7 @@ describe("the example plugins, copied outside the repository", () => {
       },
     });
     const proxy = await connectStdio(sandbox);
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
 
     // boost-server pins beta: both servers have the same tools, beta's come first.
     const found = await retrieve(proxy.client, "return a tiny picture or echo back the message", 5);
@@ -93,7 +89,7 @@ describe("the example plugins, copied outside the repository", () => {
   });
 
   test("search applies the same rankers as retrieve_tools", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     const dir = copyExamples(join(sandbox.dir, "p"));
     sandbox.writeConfig({
       mcpServers: { alpha: fixtureEntry(), beta: fixtureEntry() },
@@ -117,7 +113,7 @@ describe("the example plugins, copied outside the repository", () => {
 
 describe("plugins that go wrong", () => {
   function configWith(plugins: unknown[], files: Record<string, string>) {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     const dir = join(sandbox.dir, "plugins");
     mkdirSync(dir);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
@@ -198,10 +194,10 @@ export default { name: "picky", optionsSchema: v.object({ level: v.pipe(v.number
 
 describe("built-in truncation", () => {
   test("cuts long text blocks to N + a marker + the last 50 characters, and leaves images and structuredContent alone", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox, { MCPPROXY_TRUNCATE_OUTPUT_LEN: "100" });
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     const long = await callTool(proxy.client, "fixture__big_result", { bytes: 1000 });
     expect(textOf(long)).toBe(
       `${"x".repeat(100)}\n[... 850 characters cut by mcpproxy (MCPPROXY_TRUNCATE_OUTPUT_LEN=100) ...]\n${"x".repeat(50)}`,
@@ -223,10 +219,10 @@ describe("built-in truncation", () => {
 
 describe("the built-in list-changed exec hook", () => {
   async function dynamicProxy(exec: string) {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
     const proxy = await connectStdio(sandbox, { MCPPROXY_LIST_CHANGED_EXEC: exec });
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
     let notified = 0;
     proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       notified++;
@@ -236,7 +232,7 @@ describe("the built-in list-changed exec hook", () => {
   }
 
   test("runs the command with the change after a session's registered tools change", async () => {
-    const out = join(createSandbox().dir, "changes.txt");
+    const out = join(scope.sandbox().dir, "changes.txt");
     const { proxy } = await dynamicProxy(
       `sh -c 'echo "$MCPPROXY_EVENT_REASON $MCPPROXY_TOOLS_ADDED" >> "${out}"'`,
     );

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   BINARY,
+  cleanupAfterEach,
   connectStdio,
-  createSandbox,
   eventually,
   fixtureEntry,
   processesMatching,
@@ -17,12 +17,8 @@ setDefaultTimeout(60_000);
 
 /** How upstream servers come and go behind the compiled binary: restarts, loops, process trees. */
 
+const scope = cleanupAfterEach();
 let sandbox: Sandbox;
-const stops: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const stop of stops.splice(0).reverse()) await stop();
-  sandbox?.cleanup();
-});
 
 async function callThrough(client: Client, name: string, args: Record<string, unknown>) {
   const result = await client.callTool({ name: "call_tool", arguments: { name, arguments: args } });
@@ -35,12 +31,12 @@ async function callThrough(client: Client, name: string, args: Record<string, un
 describe("a remote server that restarts", () => {
   for (const mode of ["streamableHttp", "sse"] as const) {
     test(`is reached again through a new session after it restarts on the same port (${mode})`, async () => {
-      sandbox = createSandbox();
+      sandbox = scope.sandbox();
       const upstream = await startEverythingHttp(mode);
-      stops.push(() => upstream.child.kill());
+      scope.defer(() => upstream.child.kill());
       sandbox.writeConfig({ mcpServers: { everything: { url: upstream.url } } });
       const proxy = await connectStdio(sandbox);
-      stops.push(() => proxy.close());
+      scope.defer(() => proxy.close());
 
       expect(await callThrough(proxy.client, "everything__echo", { message: "before" })).toEqual({
         isError: false,
@@ -50,7 +46,7 @@ describe("a remote server that restarts", () => {
       upstream.child.kill();
       await upstream.child.exited;
       const restarted = await startEverythingHttp(mode, upstream.port);
-      stops.push(() => restarted.child.kill());
+      scope.defer(() => restarted.child.kill());
 
       // No client action in between: the proxy notices the lost session and opens a new one.
       const after = await callThrough(proxy.client, "everything__echo", { message: "after" });
@@ -62,7 +58,7 @@ describe("a remote server that restarts", () => {
 
 describe("a config that lists mcpproxy itself", () => {
   test("does not fork proxies: that server is refused with the reason, the others are served", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     sandbox.writeConfig({
       mcpServers: {
         itself: { command: BINARY, args: ["serve", "--config", sandbox.configPath] },
@@ -70,7 +66,7 @@ describe("a config that lists mcpproxy itself", () => {
       },
     });
     const proxy = await startHttpProxy(sandbox);
-    stops.push(() => proxy.stop());
+    scope.defer(() => proxy.stop());
     const health = () =>
       fetch(new URL("/health", proxy.url)).then(
         (response) =>
@@ -97,7 +93,7 @@ describe("a config that lists mcpproxy itself", () => {
   });
 
   test("is caught through a chain of two configs, while chaining to another config works", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     const configA = sandbox.configPath;
     const configB = join(sandbox.dir, "b.json");
     await Bun.write(
@@ -115,7 +111,7 @@ describe("a config that lists mcpproxy itself", () => {
       },
     });
     const proxy = await connectStdio(sandbox);
-    stops.push(() => proxy.close());
+    scope.defer(() => proxy.close());
 
     // B runs below A and serves its fixture; the copy of A that B started refused, and B said why.
     const echoed = await callThrough(proxy.client, "b__call_tool", {
@@ -137,7 +133,7 @@ describe("a config that lists mcpproxy itself", () => {
 
 describe("stopping servers", () => {
   test("shutdown ends servers still starting, servers that ignore stdin EOF, and their helpers", async () => {
-    sandbox = createSandbox();
+    sandbox = scope.sandbox();
     const token = `tree-${crypto.randomUUID()}`;
     sandbox.writeConfig({
       mcpServers: {

@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -252,4 +253,26 @@ export async function freePort(): Promise<number> {
   const port = probe.port!;
   await probe.stop(true);
   return port;
+}
+
+/**
+ * Cleanup after each test of a file: what a test starts (proxies, servers, sandboxes) is stopped
+ * when it ends, last first, even when it fails. Call once at the top of the file.
+ */
+export function cleanupAfterEach() {
+  const steps: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0).reverse()) await step();
+  });
+  return {
+    defer(...more: (() => unknown)[]): void {
+      steps.push(...more);
+    },
+    /** A sandbox removed after the test. */
+    sandbox(): Sandbox {
+      const sandbox = createSandbox();
+      steps.push(() => sandbox.cleanup());
+      return sandbox;
+    },
+  };
 }

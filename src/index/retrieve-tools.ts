@@ -1,20 +1,12 @@
+import type { SearchHit } from "../plugin-api.ts";
 import type { CatalogTool, ToolCatalog } from "./tool-catalog.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
-/** One hit of `retrieve_tools` and `search --json`: the shape of SPEC §5. */
-export interface RetrievedTool {
-  name: string;
-  server: string;
-  tool: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  /** A display name, when the upstream gives one. */
-  title?: string;
-  /** The upstream's hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), when given. */
-  annotations?: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  score: number;
-}
+/**
+ * One hit of `retrieve_tools` and `search --json`: the shape of SPEC §5. Plugin rankers see the
+ * same shape, so it is defined once, in the plugin API.
+ */
+export type RetrievedTool = SearchHit;
 
 export interface RetrieveToolsResult {
   query: string;
