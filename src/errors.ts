@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   INDEX_UNREADABLE: { exit: 1, summary: "the persisted index cannot be read" },
   UPSTREAM_CONNECT_FAILED: { exit: 1, summary: "an upstream server could not be reached" },
   UPSTREAM_UNAVAILABLE: { exit: 1, summary: "an upstream server is not connected" },
+  UPSTREAM_TIMEOUT: { exit: 1, summary: "an upstream server did not answer in time" },
   TOOL_NOT_FOUND: { exit: 1, summary: "no such tool" },
   LISTEN_FAILED: { exit: 1, summary: "the HTTP listener could not start" },
   PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },

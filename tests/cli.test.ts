@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import {
   createSandbox,
+  FIXTURE_TOOLS,
   fixtureEntry,
   requireBinary,
   runCli,
@@ -150,7 +151,9 @@ describe("index and search from the persisted index", () => {
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(indexed.code).toBe(0);
     expect(indexed.stdout).toContain("2 of 2 servers indexed");
-    expect(indexed.stdout).toContain("22 tools (22 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(indexed.stdout).toContain(
+      `${2 * FIXTURE_TOOLS} tools (${2 * FIXTURE_TOOLS} added, 0 updated, 0 removed, 0 unchanged)`,
+    );
 
     const before = await runCli(
       ["search", "return a tiny picture", "--json", "--top-k", "3", ...flags(sandbox)],
@@ -189,14 +192,14 @@ describe("index and search from the persisted index", () => {
     expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
     const all = await runCli(["tools", ...flags(sandbox)], sandbox.env());
     expect(all.code).toBe(0);
-    expect(all.stdout).toContain("fx (11 tools)\n  fx__add_numbers ");
+    expect(all.stdout).toContain(`fx (${FIXTURE_TOOLS} tools)\n  fx__add_numbers `);
     expect(all.stdout).toMatch(/\n {2}fx__echo +Echo back the message it is given\n/);
-    expect(all.stdout).toContain("\nother (11 tools)\n");
-    expect(all.stdout).toEndWith("\n22 tools\n");
+    expect(all.stdout).toContain(`\nother (${FIXTURE_TOOLS} tools)\n`);
+    expect(all.stdout).toEndWith(`\n${2 * FIXTURE_TOOLS} tools\n`);
     const one = JSON.parse(
       (await runCli(["tools", "fx", "--json", ...flags(sandbox)], sandbox.env())).stdout,
     );
-    expect(one.tools).toHaveLength(11);
+    expect(one.tools).toHaveLength(FIXTURE_TOOLS);
     expect(one.tools.find((tool: { name: string }) => tool.name === "fx__echo")).toMatchObject({
       server: "fx",
       tool: "echo",
@@ -218,7 +221,9 @@ describe("index and search from the persisted index", () => {
       },
     });
     const again = await runCli(["index", ...flags(sandbox)], sandbox.env());
-    expect(again.stdout).toContain("11 tools (0 added, 1 updated, 0 removed, 10 unchanged)");
+    expect(again.stdout).toContain(
+      `${FIXTURE_TOOLS} tools (0 added, 1 updated, 0 removed, ${FIXTURE_TOOLS - 1} unchanged)`,
+    );
     const found = JSON.parse(
       (await runCli(["search", "parrot phrase verbatim", "--json", ...flags(sandbox)], sandbox.env())).stdout,
     );
@@ -231,17 +236,21 @@ describe("index and search from the persisted index", () => {
   test("a server removed from the config loses its tools; --force rebuilds everything", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry(), drop: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("22 added");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
+      `${2 * FIXTURE_TOOLS} added`,
+    );
     sandbox.writeConfig({ mcpServers: { keep: fixtureEntry() } });
     expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
-      "11 tools (0 added, 0 updated, 11 removed, 11 unchanged)",
+      `${FIXTURE_TOOLS} tools (0 added, 0 updated, ${FIXTURE_TOOLS} removed, ${FIXTURE_TOOLS} unchanged)`,
     );
     const found = JSON.parse(
       (await runCli(["search", "echo", "--json", "--top-k", "50", ...flags(sandbox)], sandbox.env())).stdout,
     );
     expect(found.tools.some((tool: { server: string }) => tool.server === "drop")).toBe(false);
     const forced = await runCli(["index", "--force", ...flags(sandbox)], sandbox.env());
-    expect(forced.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(forced.stdout).toContain(
+      `${FIXTURE_TOOLS} tools (${FIXTURE_TOOLS} added, 0 updated, 0 removed, 0 unchanged)`,
+    );
   });
 });
 
@@ -262,10 +271,16 @@ describe("settings from the environment", () => {
   test("MCPPROXY_RESET_DATA drops the saved index and rebuilds it", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("11 added");
-    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain("11 unchanged");
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
+      `${FIXTURE_TOOLS} added`,
+    );
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).stdout).toContain(
+      `${FIXTURE_TOOLS} unchanged`,
+    );
     const reset = await runCli(["index", ...flags(sandbox)], sandbox.env({ MCPPROXY_RESET_DATA: "true" }));
-    expect(reset.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
+    expect(reset.stdout).toContain(
+      `${FIXTURE_TOOLS} tools (${FIXTURE_TOOLS} added, 0 updated, 0 removed, 0 unchanged)`,
+    );
   });
 
   test("search never writes or deletes the index, even with MCPPROXY_RESET_DATA set; index says when it resets", async () => {
@@ -313,7 +328,9 @@ describe("settings from the environment", () => {
       const rebuilt = await runCli(["index", ...flags(sandbox)], sandbox.env());
       expect(rebuilt.code).toBe(0);
       expect(rebuilt.stdout).toContain("The tool catalog was damaged");
-      expect(rebuilt.stdout).toContain("11 tools (11 added, 0 updated, 0 removed, 0 unchanged)");
+      expect(rebuilt.stdout).toContain(
+        `${FIXTURE_TOOLS} tools (${FIXTURE_TOOLS} added, 0 updated, 0 removed, 0 unchanged)`,
+      );
     }
     expect(readdirSync(sandbox.dataDir).filter((name) => name.includes(".damaged-"))).toHaveLength(2);
 
@@ -388,7 +405,7 @@ describe("on a terminal", () => {
     // script(1) gives the binary a real pseudo-terminal.
     const onTty = await Bun.$`script -qec ${command} /dev/null`.env(sandbox.env()).nothrow().quiet();
     expect(onTty.exitCode).toBe(0);
-    expect(onTty.stdout.toString()).toContain("[1/1] fx: 11 tools");
+    expect(onTty.stdout.toString()).toContain(`[1/1] fx: ${FIXTURE_TOOLS} tools`);
     const piped = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(piped.stderr).toBe("");
     expect(piped.stdout).not.toContain("[1/1]");

@@ -3,6 +3,7 @@ import {
   connectStdio,
   createSandbox,
   FIXTURE,
+  FIXTURE_TOOLS,
   fixtureEntry,
   retrieve,
   runCli,
@@ -39,8 +40,8 @@ describe("upstream failures", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("2 of 5 servers indexed");
-    expect(result.stdout).toMatch(/ok\s+good: 11 tools/);
-    expect(result.stdout).toMatch(/ok\s+garbage: 11 tools/);
+    expect(result.stdout).toMatch(new RegExp(`ok\\s+good: ${FIXTURE_TOOLS} tools`));
+    expect(result.stdout).toMatch(new RegExp(`ok\\s+garbage: ${FIXTURE_TOOLS} tools`));
     expect(result.stdout).toMatch(/FAILED\s+missing: command not found: mcpproxy-no-such-command-anywhere/);
     expect(result.stdout).toMatch(/FAILED\s+crashes: the server closed the connection during initialize/);
     expect(result.stdout).toContain("fatal: cannot open the database");
@@ -125,7 +126,7 @@ describe("upstream failures", () => {
       }
       if (names[0] !== "late__echo") console.error(proxy.stderr());
       expect(names[0]).toBe("late__echo");
-      expect(proxy.stderr()).toContain("reconnected (11 tools)");
+      expect(proxy.stderr()).toContain(`reconnected (${FIXTURE_TOOLS} tools)`);
     } finally {
       late.kill();
       await proxy.close();
@@ -140,7 +141,7 @@ describe("upstream failures", () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(
-      "ok      sloppy: 11 tools (left out 2 malformed: no_schema (no inputSchema object), a tool without a name)",
+      `ok      sloppy: ${FIXTURE_TOOLS} tools (left out 2 malformed: no_schema (no inputSchema object), a tool without a name)`,
     );
   });
 });

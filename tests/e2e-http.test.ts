@@ -8,6 +8,7 @@ import {
   createSandbox,
   eventually,
   everythingEntry,
+  FIXTURE_TOOLS,
   retrieve,
   runCli,
   type Sandbox,
@@ -119,7 +120,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       servers: { name: string; state: string }[];
     };
     expect(health.status).toBe("ok");
-    expect(health.tools).toBeGreaterThanOrEqual(11 + 13);
+    expect(health.tools).toBeGreaterThanOrEqual(FIXTURE_TOOLS + 13);
     expect(health.servers.map((s) => [s.name, s.state])).toEqual([
       ["everything", "connected"],
       ["web", "connected"],

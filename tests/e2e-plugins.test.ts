@@ -6,6 +6,7 @@ import {
   cleanupAfterEach,
   connectStdio,
   eventually,
+  FIXTURE_TOOLS,
   fixtureEntry,
   ROOT,
   retrieve,
@@ -81,7 +82,7 @@ describe("the example plugins, copied outside the repository", () => {
     );
     const events = lines.map((line) => JSON.parse(line));
     expect(events[0]).toMatchObject({ reason: "catalog", removed: [] });
-    expect(events[0].added).toHaveLength(22);
+    expect(events[0].added).toHaveLength(2 * FIXTURE_TOOLS);
     expect(events[1]).toMatchObject({ reason: "catalog", added: [], removed: ["alpha__tiny_picture"] });
     expect(proxy.stderr()).toContain(
       "plugins: guard-destructive, boost-server, redact-secrets, notify-on-change",

@@ -55,6 +55,9 @@ export function createSandbox(): Sandbox {
   };
 }
 
+/** How many tools the fixture server lists (tests/fixtures/fixture-server.ts). */
+export const FIXTURE_TOOLS = 13;
+
 /** A stdio server entry that runs the fixture server under the Bun that runs the tests. */
 export function fixtureEntry(
   options: { args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},

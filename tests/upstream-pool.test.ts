@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { ServerConfig } from "../src/config/parse-server.ts";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { StdioServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { eventually, FIXTURE, processesMatching } from "./helpers.ts";
@@ -13,7 +16,7 @@ afterEach(async () => {
   for (const pool of pools.splice(0)) await pool.close();
 });
 
-function fixtureServer(name: string, token: string, extraArgs: string[] = []): ServerConfig {
+function fixtureServer(name: string, token: string, extraArgs: string[] = []): StdioServerConfig {
   return {
     name,
     enabled: true,
@@ -77,5 +80,88 @@ describe("one live process per server", () => {
     const [outcome] = await connecting;
     expect(outcome?.error).toContain("shutting down");
     expect(processesMatching(token)).toEqual([]);
+  });
+});
+
+describe("restarts", () => {
+  test("100 calls at once to a dead server start it again once", async () => {
+    const token = `herd-${crypto.randomUUID()}`;
+    const starts = join(tmpdir(), `${token}.log`);
+    const pool = createUpstreamPool({
+      servers: [{ ...fixtureServer("herd", token), env: { FIXTURE_START_LOG: starts } }],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    await pool.connectAll();
+    process.kill(processesMatching(token)[0]!, "SIGKILL");
+    await eventually(
+      () => pool.status()[0]?.state,
+      (state) => state === "failed",
+      5_000,
+    );
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => pool.callTool("herd", "echo", { message: `n${i}` })),
+    );
+    expect(results.map((result) => (result.content as { text: string }[])[0]?.text)).toEqual(
+      Array.from({ length: 100 }, (_, i) => `${token} echo: n${i}`),
+    );
+    expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(2);
+    rmSync(starts, { force: true });
+  });
+
+  test("a crash loop backs off, opens the circuit (calls fail at once, nothing is started), and status shows it", async () => {
+    const token = `loop-${crypto.randomUUID()}`;
+    const starts = join(tmpdir(), `${token}.log`);
+    const pool = createUpstreamPool({
+      servers: [
+        {
+          ...fixtureServer("looping", token, ["--mode", "crash-after", "--after", "150"]),
+          env: { FIXTURE_START_LOG: starts },
+        },
+      ],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    await pool.connectAll();
+    pool.startRetrying({ initialDelayMs: 200, maxDelayMs: 60_000 });
+    const startCount = () =>
+      existsSync(starts) ? readFileSync(starts, "utf8").trim().split("\n").length : 0;
+    // Each crash comes soon after a start, so each counts as a failure: the delays grow 100-200, 200-400, 400-800 ms…
+    const status = await eventually(
+      () => pool.status()[0]!,
+      (s) => s.retryAt !== undefined,
+      10_000,
+    );
+    expect(status.state).toBe("failed");
+    expect(status.error).toContain("the connection closed");
+    const before = startCount();
+    const refused = await pool
+      .callTool("looping", "echo", { message: "x" })
+      .catch((error: Error) => error.message);
+    expect(refused).toMatch(/^Server looping is down: its last \d+ starts failed/);
+    expect(refused).toContain("The proxy tries it again at");
+    expect(startCount()).toBe(before);
+    // Two seconds: with a fixed 200 ms delay a loop would start 8 times or more; backing off, far fewer.
+    await Bun.sleep(2_000);
+    expect(startCount()).toBeLessThanOrEqual(before + 3);
+    rmSync(starts, { force: true });
+  });
+});
+
+describe("lazy servers", () => {
+  test("are not started until a call needs them", async () => {
+    const token = `lazy-${crypto.randomUUID()}`;
+    const pool = createUpstreamPool({
+      servers: [{ ...fixtureServer("sleepy", token), lazy: true }],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    expect(await pool.connectAll()).toEqual([]);
+    expect(pool.status()[0]?.state).toBe("configured");
+    expect(processesMatching(token)).toEqual([]);
+    const result = await pool.callTool("sleepy", "echo", { message: "wake up" });
+    expect(result.content).toEqual([{ type: "text", text: `${token} echo: wake up` }]);
+    expect(pool.status()[0]?.state).toBe("connected");
+    expect(processesMatching(token)).toHaveLength(1);
   });
 });

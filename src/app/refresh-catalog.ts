@@ -29,6 +29,8 @@ export interface RefreshReport {
 
 export interface RefreshOptions {
   logger: Logger;
+  /** Start lazy servers too (`index`); `serve` leaves them until a call needs them, their tools kept. */
+  includeLazy?: boolean;
   onServerDone?: (report: ServerReport, done: number, total: number) => void;
 }
 
@@ -40,6 +42,7 @@ export async function refreshCatalog(
 ): Promise<RefreshReport> {
   const started = performance.now();
   const enabled = config.servers.filter((server) => server.enabled);
+  const connecting = enabled.filter((server) => options.includeLazy || !server.lazy);
   const reports: ServerReport[] = [];
   const totals: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
   const add = (counts: SyncCounts) => {
@@ -61,8 +64,8 @@ export async function refreshCatalog(
       options.logger.warn(`${outcome.server}: could not connect: ${report.error}`);
     }
     reports.push(report);
-    options.onServerDone?.(report, reports.length, enabled.length);
-  });
+    options.onServerDone?.(report, reports.length, connecting.length);
+  }, options.includeLazy);
   add(await catalog.removeServersExcept(new Set(enabled.map((server) => server.name))));
   await catalog.persist();
   reports.sort((a, b) => a.name.localeCompare(b.name));

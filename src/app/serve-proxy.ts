@@ -71,6 +71,8 @@ async function run(
     logger: logger.child("upstream"),
     ancestry: ancestry.forChildren,
     maxResultBytes: config.maxResultBytes,
+    callTimeoutMs: config.callTimeoutMs,
+    maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools) => void sync?.resync(server, tools),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());

@@ -45,7 +45,11 @@ export const indexCommand: Command = {
     };
     if (isTty && enabled.length > 0) process.stderr.write(`Connecting to ${enabled.length} servers...`);
     try {
-      const report = await refreshCatalog(config, catalog, pool, { logger, onServerDone: progress });
+      const report = await refreshCatalog(config, catalog, pool, {
+        logger,
+        onServerDone: progress,
+        includeLazy: true,
+      });
       if (isTty && enabled.length > 0) process.stderr.write("\r\x1b[2K");
       const lines = [summarizeRefresh(report)];
       for (const server of report.servers) {

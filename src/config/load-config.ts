@@ -52,6 +52,8 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxSessions: 1_000,
     bodyTimeoutMs: 30_000,
+    callTimeoutMs: 120_000,
+    maxCallMs: 20 * 60_000,
     sessionIdleMs: 15 * 60_000,
     routing: "call-tool",
     toolsLimit: 15,

@@ -15,6 +15,10 @@ interface ServerBase {
   name: string;
   enabled: boolean;
   timeoutMs: number;
+  /** How long one call may go without an answer or progress; unset, the proxy-wide callTimeoutMs. */
+  callTimeoutMs?: number | undefined;
+  /** Started on first use rather than with `serve`. */
+  lazy?: boolean | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -78,7 +82,13 @@ export function parseServer(
     problems.push(...parsed.issues.map((issue) => issueToProblem(issue, path)));
     return undefined;
   }
-  const base = { name, enabled: isEnabled, timeoutMs: parsed.output.timeoutMs ?? DEFAULT_TIMEOUT_MS };
+  const base = {
+    name,
+    enabled: isEnabled,
+    timeoutMs: parsed.output.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(parsed.output.callTimeoutMs !== undefined ? { callTimeoutMs: parsed.output.callTimeoutMs } : {}),
+    ...(parsed.output.lazy ? { lazy: true } : {}),
+  };
   if ("command" in parsed.output) {
     const out = parsed.output;
     return {
@@ -115,6 +125,8 @@ const SERVER_KEYS = [
   "enabled",
   "disabled",
   "timeoutMs",
+  "callTimeoutMs",
+  "lazy",
 ] as const;
 
 export function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {

@@ -31,6 +31,10 @@ const commonServerKeys = {
   disabled: v.optional(v.boolean("must be true or false")),
   /** How long connecting (initialize + first tools/list) may take. */
   timeoutMs: v.optional(timeoutMs),
+  /** How long one call may go without an answer or a progress notification. */
+  callTimeoutMs: v.optional(timeoutMs),
+  /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
+  lazy: v.optional(v.boolean("must be true or false")),
 };
 
 export const StdioServerSchema = v.object({
@@ -130,6 +134,10 @@ export const SETTINGS = {
   maxRequestBytes: { env: "MCPPROXY_MAX_REQUEST_BYTES", schema: intInRange(1024, 1024 ** 3) },
   /** How many HTTP sessions may be open at once. */
   maxSessions: { env: "MCPPROXY_MAX_SESSIONS", schema: intInRange(1, 1_000_000) },
+  /** How long one tool call may go without an answer or progress, in ms (a server's callTimeoutMs wins). */
+  callTimeoutMs: { env: "MCPPROXY_CALL_TIMEOUT_MS", schema: intInRange(100, 24 * 3_600_000) },
+  /** The most one tool call may take, progress or not, in ms. */
+  maxCallMs: { env: "MCPPROXY_MAX_CALL_MS", schema: intInRange(100, 7 * 24 * 3_600_000) },
   /** How long an HTTP request body may take to arrive, in ms. */
   bodyTimeoutMs: { env: "MCPPROXY_BODY_TIMEOUT_MS", schema: intInRange(100, 3_600_000) },
   /** How long an HTTP session may go without a request before it is closed, in ms. */

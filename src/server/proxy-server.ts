@@ -1,9 +1,13 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
   McpError,
+  type Progress,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import * as v from "valibot";
@@ -15,7 +19,7 @@ import type { ToolCall } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
-import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { argumentShape } from "./argument-shape.ts";
 import {
@@ -93,7 +97,8 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   }));
 
   server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = strictly(CallToolRequestSchema, raw).params;
+    const { name, arguments: args, _meta } = strictly(CallToolRequestSchema, raw).params;
+    const call = callOptionsFor(_meta?.progressToken, extra);
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
@@ -128,11 +133,13 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
-      return forwardCall(deps, session, parsed.output.name, parsed.output.arguments, extra.signal);
+      return call.flushed(
+        await forwardCall(deps, session, parsed.output.name, parsed.output.arguments, call),
+      );
     }
     // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
     if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
-      return forwardCall(deps, session, name, args, extra.signal);
+      return call.flushed(await forwardCall(deps, session, name, args, call));
     }
     return errorResult(
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
@@ -140,6 +147,39 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     );
   });
   return server;
+}
+
+/**
+ * What a forwarded call carries from the client's request: its cancellation, and where the
+ * upstream's progress goes (to the client, under the client's own token, when it asked for it).
+ * `flushed` holds the result back until every progress notice is sent: a notice that arrives after
+ * its result is dropped by the client.
+ */
+function callOptionsFor(
+  progressToken: string | number | undefined,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): CallOptions & { flushed(result: CallToolResult): Promise<CallToolResult> } {
+  const sending: Promise<unknown>[] = [];
+  return {
+    signal: extra.signal,
+    ...(progressToken !== undefined
+      ? {
+          onprogress: (progress: Progress) =>
+            void sending.push(
+              extra
+                .sendNotification({
+                  method: "notifications/progress",
+                  params: { ...progress, progressToken },
+                })
+                .catch(() => undefined),
+            ),
+        }
+      : {}),
+    async flushed(result) {
+      await Promise.all(sending);
+      return result;
+    },
+  };
 }
 
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */
@@ -166,7 +206,7 @@ async function forwardCall(
   session: SessionRouting | undefined,
   name: string,
   args: Record<string, unknown> | undefined,
-  signal: AbortSignal,
+  context: CallOptions,
 ): Promise<CallToolResult> {
   let target = deps.catalog.get(name);
   if (!target && deps.firstIndexing) {
@@ -207,7 +247,7 @@ async function forwardCall(
       args === undefined && call.arguments === given
         ? undefined
         : (call.arguments as Record<string, unknown>);
-    let result = await deps.pool.callTool(target.server, target.tool, sent, signal);
+    let result = await deps.pool.callTool(target.server, target.tool, sent, context);
     if (deps.plugins?.has("transformToolResult")) {
       result = (await deps.plugins.transformToolResult({ ...call, result })) as CallToolResult;
     }

@@ -27,8 +27,11 @@ export interface ChildProcessTransportOptions {
 }
 
 export const DEFAULT_GRACE_MS = 2_000;
-/** JSON-RPC's implementation-defined server error, used for a response too large to pass on. */
-export const MESSAGE_TOO_LARGE = -32001;
+/**
+ * A server error code (JSON-RPC reserves -32000 to -32099 for them) for a response too large to
+ * pass on; MCP and the SDK use -32000, -32001 and -32002 for other things.
+ */
+export const MESSAGE_TOO_LARGE = -32010;
 const IS_WINDOWS = process.platform === "win32";
 
 export class ChildProcessTransport implements Transport {

@@ -1,22 +1,27 @@
-import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { forwardToolCall } from "./forward-call.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import {
-  connectUpstream,
-  isConnectionRefused,
-  isSessionLost,
-  type UpstreamConnection,
-} from "./upstream-connection.ts";
+  backoffDelay,
+  CIRCUIT_THRESHOLD,
+  DEFAULT_RETRY_POLICY,
+  failuresAfterClose,
+  isCircuitOpen,
+  type RetryPolicy,
+} from "./restart-policy.ts";
+import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
 
 /**
- * All upstream servers, connected in parallel. Each server is on its own: one that fails to
- * start, hangs or dies is reported with its name, reason and stderr and never holds up another.
- * A server that is down when a call arrives is reconnected once, on demand; with retrying on
- * (`serve`), failed and dead servers are also retried in the background with exponential backoff.
+ * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
+ * reported with its name, reason and stderr and never holds up another. A server has one live
+ * connection at most, made by whichever path needs it first (start, a call, the background retry).
+ * `lazy` servers are not started until a call needs them; their tools stay searchable from the
+ * saved index. See restart-policy.ts for how failed servers are retried.
  */
-export type ServerState = "connecting" | "connected" | "restarting" | "failed" | "disabled";
+export type ServerState = "configured" | "connecting" | "connected" | "restarting" | "failed" | "disabled";
 
 export interface ServerStatus {
   name: string;
@@ -27,6 +32,8 @@ export interface ServerStatus {
   error?: string | undefined;
   /** When the current connection was made (ms since the epoch). */
   connectedSince?: number | undefined;
+  /** Set while the circuit is open: calls fail at once until this time (ms since the epoch). */
+  retryAt?: number | undefined;
 }
 
 export interface ConnectOutcome {
@@ -37,27 +44,30 @@ export interface ConnectOutcome {
   error?: string | undefined;
 }
 
+export interface CallOptions {
+  /** The client cancelled: the upstream is told (notifications/cancelled) and the call ends. */
+  signal?: AbortSignal | undefined;
+  /** Progress the upstream reports (the timeout restarts with each). */
+  onprogress?: ((progress: Progress) => void) | undefined;
+}
+
 export interface UpstreamPool {
-  /** Connects every enabled server; `onOutcome` hears about each as soon as it settles. */
-  connectAll(onOutcome?: (outcome: ConnectOutcome) => void | Promise<void>): Promise<ConnectOutcome[]>;
+  /** Connects the enabled servers (lazy ones too with `includeLazy`); `onOutcome` hears about each as it settles. */
+  connectAll(
+    onOutcome?: (outcome: ConnectOutcome) => void | Promise<void>,
+    includeLazy?: boolean,
+  ): Promise<ConnectOutcome[]>;
   callTool(
     server: string,
     tool: string,
     args: Record<string, unknown> | undefined,
-    signal?: AbortSignal,
+    options?: CallOptions,
   ): Promise<CallToolResult>;
   status(): ServerStatus[];
   /** From now on, retry every failed or disconnected server in the background until it connects. */
   startRetrying(policy?: RetryPolicy): void;
   close(): Promise<void>;
 }
-
-export interface RetryPolicy {
-  initialDelayMs: number;
-  maxDelayMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 5_000, maxDelayMs: 300_000 };
 
 export interface UpstreamPoolOptions {
   servers: readonly ServerConfig[];
@@ -68,7 +78,10 @@ export interface UpstreamPoolOptions {
    */
   onToolsChanged?: (server: string, tools: readonly Tool[]) => void;
   env?: Readonly<Record<string, string | undefined>>;
+  /** How long a call may go without an answer or progress, for servers without their own callTimeoutMs. */
   callTimeoutMs?: number;
+  /** The most a call may take, progress or not. */
+  maxCallMs?: number;
   /** The proxy chain passed to every server (see proxy-ancestry.ts). */
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
@@ -86,19 +99,21 @@ interface Slot {
   isRefused?: boolean;
   toolCount: number;
   attempts: number;
-  /** Failed attempts since the last success, for the backoff. */
+  /** Failed starts (and early crashes) in a row, for the backoff and the circuit. */
   failures: number;
   retryTimer?: ReturnType<typeof setTimeout> | undefined;
+  retryAt?: number | undefined;
 }
 
-export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
   for (const config of options.servers) {
     slots.set(config.name, {
       config,
-      state: config.enabled ? "connecting" : "disabled",
+      state: !config.enabled ? "disabled" : config.lazy ? "configured" : "connecting",
       toolCount: 0,
       attempts: 0,
       failures: 0,
@@ -112,6 +127,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const scheduleRetry = (slot: Slot) => {
     if (!retry || isClosed || slot.retryTimer || slot.state === "disabled" || slot.isRefused) return;
     const delay = backoffDelay(retry, slot.failures);
+    slot.retryAt = Date.now() + delay;
+    if (slot.failures === CIRCUIT_THRESHOLD) {
+      options.logger
+        .child(slot.config.name)
+        .warn(
+          `circuit open after ${slot.failures} failures in a row: calls fail at once; next try in ${Math.round(delay / 1000)} s`,
+        );
+    }
     slot.retryTimer = setTimeout(() => {
       slot.retryTimer = undefined;
       connect(slot).catch(() => undefined); // a failure schedules the next try
@@ -132,6 +155,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     }
     clearTimeout(slot.retryTimer);
     slot.retryTimer = undefined;
+    slot.retryAt = undefined;
     slot.attempts++;
     const isReconnect = slot.attempts > 1;
     slot.state = isReconnect ? "restarting" : "connecting";
@@ -150,8 +174,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       onClosed: (reason) => {
         // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
         if (!mine || slot.connection !== mine) return;
+        const lived = Date.now() - (slot.connectedSince ?? 0);
         Object.assign(slot, { state: "failed", error: reason, connection: undefined });
-        if (!isClosed) log.warn(`disconnected: ${reason}`);
+        slot.failures = failuresAfterClose(slot.failures, lived);
+        if (!isClosed) log.warn(`disconnected after ${Math.round(lived / 1000)} s: ${reason}`);
         scheduleRetry(slot);
       },
     }).then(
@@ -167,7 +193,6 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           error: undefined,
           connectedSince: Date.now(),
           toolCount: connection.tools.length,
-          failures: 0,
         });
         log.info(`${isReconnect ? "reconnected" : "connected"} (${connection.tools.length} tools)`);
         if (connection.skipped.length > 0) {
@@ -215,22 +240,33 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return slot;
   };
 
+  /** The slot's connection, started if need be; with the circuit open, the reason at once instead. */
   const connected = async (slot: Slot): Promise<UpstreamConnection> => {
+    if (!slot.connection && !slot.pending && slot.retryTimer && isCircuitOpen(slot.failures)) {
+      const at = new Date(slot.retryAt ?? Date.now()).toISOString();
+      throw new ProxyError(
+        "UPSTREAM_UNAVAILABLE",
+        `Server ${slot.config.name} is down: its last ${slot.failures} starts failed (${slot.error ?? "unknown error"}). ` +
+          `The proxy tries it again at ${at}; call again after that.`,
+      );
+    }
     try {
       return await connect(slot);
     } catch (error) {
       throw new ProxyError(
         "UPSTREAM_UNAVAILABLE",
-        `Server ${slot.config.name} is not connected and reconnecting failed: ${describeError(error)}`,
+        `Server ${slot.config.name} is not connected and ${slot.attempts > 1 ? "reconnecting" : "connecting"} failed: ${describeError(error)}`,
         { cause: error },
       );
     }
   };
 
   return {
-    async connectAll(onOutcome) {
-      const enabled = [...slots.values()].filter((slot) => slot.config.enabled);
-      return mapConcurrently(enabled, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
+    async connectAll(onOutcome, includeLazy = false) {
+      const wanted = [...slots.values()].filter(
+        (slot) => slot.config.enabled && (includeLazy || !slot.config.lazy),
+      );
+      return mapConcurrently(wanted, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
         let outcome: ConnectOutcome;
         try {
           const connection = await connect(slot);
@@ -247,30 +283,20 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       });
     },
 
-    async callTool(server, tool, args, signal) {
+    async callTool(server, tool, args, callOptions = {}) {
       const slot = usableSlot(server);
-      // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
-      // upstream sent it, without the client-side output-schema checks of the SDK.
-      const send = async (connection: UpstreamConnection) =>
-        (await connection.client.request(
-          { method: "tools/call", params: { name: tool, ...(args ? { arguments: args } : {}) } },
-          CallToolResultSchema,
-          { timeout: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) },
-        )) as CallToolResult;
-      const connection = await connected(slot);
-      try {
-        return await send(connection);
-      } catch (error) {
-        // The request never reached a live session: open a new one and send it again, once.
-        const lost = isSessionLost(error)
-          ? "the server no longer knows our session (it restarted or expired it)"
-          : isConnectionRefused(error)
-            ? "the server refused the connection"
-            : undefined;
-        if (!lost || signal?.aborted || isClosed) throw error;
-        await drop(slot, connection, lost);
-        return send(await connected(slot));
-      }
+      const limits = {
+        callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+        maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
+      };
+      return forwardToolCall(
+        { server, tool, args, limits, ...callOptions },
+        {
+          connection: () => connected(slot),
+          drop: (connection, reason) => drop(slot, connection, reason),
+          isClosed: () => isClosed,
+        },
+      );
     },
 
     status() {
@@ -281,6 +307,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         toolCount: slot.toolCount,
         ...(slot.error ? { error: slot.error } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
+        ...(!slot.connection && isCircuitOpen(slot.failures) && slot.retryAt
+          ? { retryAt: slot.retryAt }
+          : {}),
       }));
     },
 
@@ -298,12 +327,6 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
     },
   };
-}
-
-/** Exponential backoff with full jitter, so servers that failed together do not retry together. */
-export function backoffDelay(policy: RetryPolicy, failures: number, random = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, failures - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
 /**
