@@ -60,6 +60,13 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
   ];
   const direct = new Client({ name: "bench", version: "1" });
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE] }));
+  const relay = new Client({ name: "bench", version: "1" });
+  await relay.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [join(ROOT, "bench", "byte-relay.ts"), process.execPath, FIXTURE],
+    }),
+  );
   const proxies = await Promise.all(
     setups.map(async (setup, i) => {
       const dir = join(work, String(i));
@@ -77,6 +84,7 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
   );
   const callers = [
     () => direct.callTool({ name: "echo", arguments: { message: "ping" } }),
+    () => relay.callTool({ name: "echo", arguments: { message: "ping" } }),
     ...proxies.map(
       (proxy) => () =>
         proxy.client.callTool({
@@ -100,7 +108,11 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
       }
     }
     const directP50 = percentile(times[0]!, 50);
-    const labels = ["direct to the server", ...setups.map((setup) => setup.label)];
+    const labels = [
+      "direct to the server",
+      "through a plain byte relay",
+      ...setups.map((setup) => setup.label),
+    ];
     return {
       calls,
       timings: labels.map((label, at) => ({
@@ -112,6 +124,7 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
     };
   } finally {
     await direct.close();
+    await relay.close();
     await Promise.all(proxies.map((proxy) => proxy.close()));
     rmSync(work, { recursive: true, force: true });
   }

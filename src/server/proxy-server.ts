@@ -32,7 +32,7 @@ import {
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
-import { loose, strictly } from "./strict-params.ts";
+import { loose } from "./strict-params.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
@@ -97,7 +97,8 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   }));
 
   server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
-    const { name, arguments: args, _meta } = strictly(CallToolRequestSchema, raw).params;
+    // The SDK's Server has checked the params against CallToolRequestSchema (-32602 if they do not fit).
+    const { name, arguments: args, _meta } = raw.params;
     const call = callOptionsFor(_meta?.progressToken, extra);
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});

@@ -16,10 +16,13 @@ export async function startStdioServer(server: Server, maxRequestBytes: number):
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;
   });
-  transport.onclose = () => markClosed();
-  process.stdin.once("end", () => markClosed());
-  process.stdin.once("close", () => markClosed());
   await server.connect(transport);
+  // After connect: the server installs its own onclose on the transport, and calls this one in turn.
+  const serverOnClose = server.onclose;
+  server.onclose = () => {
+    serverOnClose?.();
+    markClosed();
+  };
   return {
     closed,
     async close() {

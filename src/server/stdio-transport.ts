@@ -1,11 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  ErrorCode,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
-import { createJsonLineSplitter, idOfTruncatedMessage } from "../upstream/json-lines.ts";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { createJsonLineSplitter, idOfTruncatedMessage, isJsonRpcMessage } from "../upstream/json-lines.ts";
 
 /**
  * The MCP stdio transport to the client, on this process's stdin and stdout. Unlike the SDK's
@@ -18,8 +13,10 @@ import { createJsonLineSplitter, idOfTruncatedMessage } from "../upstream/json-l
  */
 export interface StdioServerTransportOptions {
   maxRequestBytes: number;
-  stdin?: NodeJS.ReadableStream;
-  stdout?: NodeJS.WritableStream;
+  /** Where messages come from (default: this process's stdin). */
+  input?: ReadableStream<Uint8Array>;
+  /** Where messages go (default: this process's stdout). */
+  output?: { write(text: string): unknown; flush(): unknown };
 }
 
 export class LineStdioServerTransport implements Transport {
@@ -27,15 +24,20 @@ export class LineStdioServerTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  private readonly stdin: NodeJS.ReadableStream;
-  private readonly stdout: NodeJS.WritableStream;
-  private readonly onData: (chunk: Uint8Array) => void;
+  private readonly input: ReadableStream<Uint8Array>;
+  private readonly output: { write(text: string): unknown; flush(): unknown };
+  private readonly splitter: ReturnType<typeof createJsonLineSplitter>;
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   private isClosed = false;
 
+  /**
+   * Bun's own stdin stream and stdout writer, not process.stdin/stdout: on the call path Node's
+   * stream machinery cost more than the messages it carried (bench/call-overhead.ts).
+   */
   constructor(options: StdioServerTransportOptions) {
-    this.stdin = options.stdin ?? process.stdin;
-    this.stdout = options.stdout ?? process.stdout;
-    const splitter = createJsonLineSplitter(
+    this.input = options.input ?? Bun.stdin.stream();
+    this.output = options.output ?? Bun.stdout.writer();
+    this.splitter = createJsonLineSplitter(
       options.maxRequestBytes,
       (line) => this.receive(line),
       (line) => {
@@ -48,26 +50,35 @@ export class LineStdioServerTransport implements Transport {
         );
       },
     );
-    this.onData = (chunk) => splitter.push(chunk);
   }
 
   async start(): Promise<void> {
-    this.stdin.on("data", this.onData);
-    this.stdin.on("error", (error: Error) => this.onerror?.(error));
+    const reader = this.input.getReader();
+    this.reader = reader;
+    void (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          this.splitter.push(value);
+        }
+      } catch (error) {
+        if (!this.isClosed) this.onerror?.(error as Error);
+      }
+      // The client closed its end: that is how stdio clients say goodbye.
+      await this.close();
+    })();
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.stdout.once("drain", () => resolve());
-    });
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.output.write(`${JSON.stringify(message)}\n`);
+    await this.output.flush();
   }
 
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    this.stdin.off("data", this.onData);
-    if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
+    await this.reader?.cancel().catch(() => undefined);
     this.onclose?.();
   }
 
@@ -91,9 +102,8 @@ export class LineStdioServerTransport implements Transport {
       );
       return;
     }
-    const message = JSONRPCMessageSchema.safeParse(parsed);
-    if (message.success) {
-      this.onmessage?.(message.data);
+    if (isJsonRpcMessage(parsed)) {
+      this.onmessage?.(parsed as JSONRPCMessage);
       return;
     }
     const id = (parsed as { id?: unknown } | null)?.id;

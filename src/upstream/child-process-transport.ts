@@ -1,7 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createJsonLineSplitter, idOfTruncatedMessage, type OversizedLine } from "./json-lines.ts";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  createJsonLineSplitter,
+  idOfTruncatedMessage,
+  isJsonRpcMessage,
+  type OversizedLine,
+} from "./json-lines.ts";
 
 /**
  * The MCP stdio transport to an upstream server we start ourselves. Unlike the SDK's
@@ -34,79 +38,69 @@ export const DEFAULT_GRACE_MS = 2_000;
 export const MESSAGE_TOO_LARGE = -32010;
 const IS_WINDOWS = process.platform === "win32";
 
+type Child = Bun.Subprocess<"pipe", "pipe", "pipe">;
+
 export class ChildProcessTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  private child: ChildProcess | undefined;
+  private child: Child | undefined;
   private hasExited = false;
   private closing: Promise<void> | undefined;
-  private readonly exitedPromise: Promise<void>;
-  private markExited: () => void = () => {};
 
-  constructor(private readonly options: ChildProcessTransportOptions) {
-    this.exitedPromise = new Promise((resolve) => {
-      this.markExited = resolve;
-    });
-  }
+  constructor(private readonly options: ChildProcessTransportOptions) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
+  /**
+   * Bun's own spawn and pipes, not node:child_process: on the call path its streams and events
+   * cost more than the calls they carry (measured with bench/call-overhead.ts).
+   */
+  async start(): Promise<void> {
     if (this.child) throw new Error("ChildProcessTransport already started");
     const { command, args, env, cwd, maxResultBytes } = this.options;
-    return new Promise((resolve, reject) => {
-      const child = spawn(command, [...args], {
-        env,
-        ...(cwd ? { cwd } : {}),
-        stdio: ["pipe", "pipe", "pipe"],
-        shell: false,
-        // Its own process group (setsid), so the whole group can be ended; see terminate().
-        detached: !IS_WINDOWS,
-        windowsHide: true,
-      });
-      this.child = child;
-      const splitter = createJsonLineSplitter(
-        maxResultBytes,
-        (line) => this.receive(line),
-        (line) => this.receiveOversized(line),
-      );
-      child.once("error", (error) => {
-        if (child.pid === undefined) reject(error);
-        else this.onerror?.(error);
-      });
-      child.once("spawn", () => resolve());
-      child.once("exit", () => {
-        this.hasExited = true;
-        // The server is gone; helpers it left in its group go with it.
-        this.signalGroup("SIGTERM");
-        setTimeout(() => this.signalGroup("SIGKILL"), this.options.graceMs ?? DEFAULT_GRACE_MS).unref();
-      });
-      child.once("close", () => {
-        this.markExited();
-        this.onclose?.();
-      });
-      child.stdout?.on("data", (chunk: Uint8Array) => splitter.push(chunk));
-      child.stderr?.on("data", (chunk: Uint8Array) => this.options.onStderr?.(chunk));
-      for (const stream of [child.stdin, child.stdout, child.stderr]) {
-        stream?.on("error", (error) => this.onerror?.(error));
-      }
+    const child: Child = Bun.spawn([command, ...args], {
+      env,
+      ...(cwd ? { cwd } : {}),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      // Its own process group (setsid), so the whole group can be ended; see terminate().
+      detached: !IS_WINDOWS,
+      windowsHide: true,
+    });
+    this.child = child;
+    const splitter = createJsonLineSplitter(
+      maxResultBytes,
+      (line) => this.receive(line),
+      (line) => this.receiveOversized(line),
+    );
+    const stdoutDone = this.drain(child.stdout, (chunk) => splitter.push(chunk));
+    const stderrDone = this.drain(child.stderr, (chunk) => this.options.onStderr?.(chunk));
+    void child.exited.then(async () => {
+      this.hasExited = true;
+      // The server is gone; helpers it left in its group go with it.
+      this.signalGroup("SIGTERM");
+      setTimeout(() => this.signalGroup("SIGKILL"), this.options.graceMs ?? DEFAULT_GRACE_MS).unref();
+      // Its last words (a final response, its stderr) are read before the connection is reported closed.
+      await Promise.all([stdoutDone, stderrDone]);
+      this.onclose?.();
     });
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.hasExited || stdin.destroyed) return Promise.reject(new Error("Not connected"));
-    return new Promise((resolve, reject) => {
-      const ok = stdin.write(`${JSON.stringify(message)}\n`, (error) => {
-        if (error) reject(error);
-      });
-      if (ok) resolve();
-      else stdin.once("drain", () => resolve());
-    });
+    if (!stdin || this.hasExited) return Promise.reject(new Error("Not connected"));
+    try {
+      stdin.write(`${JSON.stringify(message)}\n`);
+      const flushed = stdin.flush();
+      return flushed instanceof Promise ? flushed.then(() => undefined) : Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Ends the server and every process in its group; resolves once the server has exited. */
@@ -115,14 +109,29 @@ export class ChildProcessTransport implements Transport {
     return this.closing;
   }
 
+  private async drain(
+    stream: ReadableStream<Uint8Array>,
+    onChunk: (chunk: Uint8Array) => void,
+  ): Promise<void> {
+    try {
+      for await (const chunk of stream) onChunk(chunk);
+    } catch (error) {
+      this.onerror?.(error as Error);
+    }
+  }
+
   private async terminate(): Promise<void> {
     const child = this.child;
-    if (!child || child.pid === undefined) return;
+    if (!child) return;
     const grace = this.options.graceMs ?? DEFAULT_GRACE_MS;
     const exitedWithin = (ms: number) =>
-      Promise.race([this.exitedPromise.then(() => true), Bun.sleep(ms).then(() => false)]);
+      Promise.race([child.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
     if (!this.hasExited) {
-      child.stdin?.end();
+      try {
+        await child.stdin.end();
+      } catch {
+        // Its stdin is gone already.
+      }
       if (!(await exitedWithin(grace))) {
         this.signalGroup("SIGTERM");
         if (!(await exitedWithin(grace))) {
@@ -154,12 +163,11 @@ export class ChildProcessTransport implements Transport {
       this.onerror?.(new Error(`the server wrote a line that is not JSON: ${line.slice(0, 120)}`));
       return;
     }
-    const message = JSONRPCMessageSchema.safeParse(parsed);
-    if (!message.success) {
+    if (!isJsonRpcMessage(parsed)) {
       this.onerror?.(new Error(`the server wrote JSON that is not JSON-RPC: ${line.slice(0, 120)}`));
       return;
     }
-    this.onmessage?.(message.data);
+    this.onmessage?.(parsed as JSONRPCMessage);
   }
 
   private receiveOversized(line: OversizedLine): void {

@@ -25,6 +25,9 @@ export interface ForwardedCall {
 }
 
 export interface CallRoute {
+  /** The live connection, if there is one. */
+  current(): UpstreamConnection | undefined;
+  /** The connection, started if need be. */
   connection(): Promise<UpstreamConnection>;
   drop(connection: UpstreamConnection, reason: string): Promise<void>;
   isClosed(): boolean;
@@ -53,7 +56,8 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
       },
     )) as CallToolResult;
   try {
-    const connection = await route.connection();
+    // Connected already, as nearly always: no await on the way.
+    const connection = route.current() ?? (await route.connection());
     try {
       return await send(connection);
     } catch (error) {

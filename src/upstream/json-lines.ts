@@ -116,3 +116,26 @@ export function idOfTruncatedMessage(head: string, tail: string): string | numbe
     return undefined;
   }
 }
+
+/**
+ * Whether a parsed line has the shape of a JSON-RPC 2.0 message: a request or notification (a
+ * method, params an object if any), or a response (an id, and a result or an error with a code).
+ * A structural check in place of the SDK's schema: on the call path every message was otherwise
+ * validated twice more (the protocol layer and the handlers check what they use); here it is
+ * only the framing that must be right.
+ */
+export function isJsonRpcMessage(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== "2.0") return false;
+  const { id, method, params } = message;
+  const hasId = typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+  if (typeof method === "string") {
+    if (id !== undefined && !hasId) return false;
+    return params === undefined || (params !== null && typeof params === "object" && !Array.isArray(params));
+  }
+  if (!hasId && id !== null) return false;
+  if ("result" in message) return message.result !== null && typeof message.result === "object";
+  const error = message.error as { code?: unknown } | null | undefined;
+  return error !== null && typeof error === "object" && typeof error.code === "number";
+}

@@ -292,6 +292,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       return forwardToolCall(
         { server, tool, args, limits, ...callOptions },
         {
+          current: () => slot.connection,
           connection: () => connected(slot),
           drop: (connection, reason) => drop(slot, connection, reason),
           isClosed: () => isClosed,
