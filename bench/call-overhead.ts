@@ -10,7 +10,10 @@ import { parseArgs } from "node:util";
  * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
  * machine where absolute times do not.
  *
- *   bun bench/call-overhead.ts [--calls N]
+ * The upstream is the fixture server (Bun; answers an echo in about 0.2 ms) or, with
+ * `--server everything`, the published server-everything (Node; about 0.6 ms).
+ *
+ *   bun bench/call-overhead.ts [--calls N] [--server fixture|everything]
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -18,6 +21,21 @@ import { percentile } from "./metrics.ts";
 import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
 
 const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
+const EVERYTHING = join(
+  ROOT,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
+
+/** The upstream server as an argv. Both have an `echo` tool. */
+const UPSTREAMS = {
+  fixture: [process.execPath, FIXTURE],
+  everything: ["node", EVERYTHING, "stdio"],
+} as const;
+export type UpstreamName = keyof typeof UPSTREAMS;
 
 export interface Timing {
   label: string;
@@ -29,6 +47,7 @@ export interface Timing {
 
 export interface OverheadReport {
   calls: number;
+  upstream: UpstreamName;
   timings: Timing[];
 }
 
@@ -38,7 +57,11 @@ interface Setup {
   env?: Record<string, string>;
 }
 
-export async function measureCallOverhead(calls = 1000): Promise<OverheadReport> {
+export async function measureCallOverhead(
+  calls = 1000,
+  upstream: UpstreamName = "fixture",
+): Promise<OverheadReport> {
+  const [command, ...args] = UPSTREAMS[upstream];
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-overhead-"));
   const plugins = readdirSync(join(ROOT, "plugins"))
     .filter((file) => file.endsWith(".ts"))
@@ -59,12 +82,12 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
     },
   ];
   const direct = new Client({ name: "bench", version: "1" });
-  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE] }));
+  await direct.connect(new StdioClientTransport({ command, args }));
   const relay = new Client({ name: "bench", version: "1" });
   await relay.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [join(ROOT, "bench", "byte-relay.ts"), process.execPath, FIXTURE],
+      args: [join(ROOT, "bench", "byte-relay.ts"), command, ...args],
     }),
   );
   const proxies = await Promise.all(
@@ -75,7 +98,7 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
       writeFileSync(
         configPath,
         JSON.stringify({
-          mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } },
+          mcpServers: { fx: { command, args } },
           ...(setup.mcpproxy ? { mcpproxy: setup.mcpproxy } : {}),
         }),
       );
@@ -115,6 +138,7 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
     ];
     return {
       calls,
+      upstream,
       timings: labels.map((label, at) => ({
         label,
         p50: percentile(times[at]!, 50),
@@ -133,7 +157,7 @@ export async function measureCallOverhead(calls = 1000): Promise<OverheadReport>
 export function formatOverheadReport(report: OverheadReport): string {
   const f = (n: number) => n.toFixed(3);
   return [
-    `call_tool overhead (${report.calls} echo calls each, interleaved, stdio):`,
+    `call_tool overhead (${report.calls} echo calls each to ${report.upstream === "fixture" ? "the fixture server" : "server-everything"}, interleaved, stdio):`,
     ...report.timings.map(
       (t) => `  ${t.label}: p50 ${f(t.p50)} ms / p95 ${f(t.p95)} ms; p50 ratio ${t.ratioP50.toFixed(2)}x`,
     ),
@@ -141,6 +165,10 @@ export function formatOverheadReport(report: OverheadReport): string {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { calls: { type: "string" } } });
-  process.stdout.write(`${formatOverheadReport(await measureCallOverhead(Number(values.calls ?? 1000)))}\n`);
+  const { values } = parseArgs({ options: { calls: { type: "string" }, server: { type: "string" } } });
+  const upstream = (values.server ?? "fixture") as UpstreamName;
+  if (!(upstream in UPSTREAMS)) throw new Error("--server is fixture or everything");
+  process.stdout.write(
+    `${formatOverheadReport(await measureCallOverhead(Number(values.calls ?? 1000), upstream))}\n`,
+  );
 }
