@@ -181,9 +181,12 @@ describe("mcpproxy serve over stdio", () => {
     expect(noName.isError).toBe(true);
     expect(text(noName)).toBe("Invalid arguments for call_tool: name is required.");
 
+    // Checked against the tool's input schema before it is forwarded, naming the field.
     const badArgs = await call({ name: "fixture__add_numbers", arguments: { a: "one", b: 2 } });
     expect(badArgs.isError).toBe(true);
-    expect(text(badArgs)).toContain("a and b must be numbers");
+    expect(text(badArgs)).toStartWith("Invalid arguments for fixture__add_numbers: a must be number.");
+    const missing = await call({ name: "fixture__echo", arguments: {} });
+    expect(text(missing)).toStartWith("Invalid arguments for fixture__echo: message is required.");
 
     const badTopK = await proxy.client.callTool({
       name: "retrieve_tools",
@@ -319,6 +322,27 @@ describe("the debug log", () => {
       expect(typeof echo.ms).toBe("number");
       expect(fails).toMatchObject({ tool: "always_fails", outcome: "isError", arguments: {} });
       expect(proxy.stderr()).not.toContain("hunter2-secret");
+    } finally {
+      await proxy.close();
+      sandbox.cleanup();
+    }
+  });
+});
+
+describe("a server with validateArguments: false", () => {
+  test("gets the arguments as they are, and its own rejection comes back as an isError result", async () => {
+    const sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: { ...fixtureEntry(), validateArguments: false } } });
+    const proxy = await connectStdio(sandbox);
+    try {
+      const result = await proxy.client.callTool({
+        name: "call_tool",
+        arguments: { name: "fixture__add_numbers", arguments: { a: "one", b: 2 } },
+      });
+      expect(result.isError).toBe(true);
+      expect((result.content as { text: string }[])[0]!.text).toContain(
+        "Server fixture rejected add_numbers (JSON-RPC error -32602): a and b must be numbers",
+      );
     } finally {
       await proxy.close();
       sandbox.cleanup();

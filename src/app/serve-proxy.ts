@@ -1,6 +1,7 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
+import { createArgumentValidator } from "../server/argument-validator.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
@@ -86,6 +87,12 @@ async function run(
     minScore: config.minScore,
     logger,
     plugins,
+    arguments: createArgumentValidator(catalog, {
+      unchecked: new Set(
+        config.servers.filter((server) => server.validateArguments === false).map((s) => s.name),
+      ),
+      logger,
+    }),
     routing: config.routing,
     toolsLimit: config.toolsLimit,
     sessions,

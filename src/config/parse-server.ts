@@ -19,6 +19,8 @@ interface ServerBase {
   callTimeoutMs?: number | undefined;
   /** Started on first use rather than with `serve`. */
   lazy?: boolean | undefined;
+  /** `false`: arguments are forwarded without checking them against the tool's input schema. */
+  validateArguments?: boolean | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -88,6 +90,7 @@ export function parseServer(
     timeoutMs: parsed.output.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     ...(parsed.output.callTimeoutMs !== undefined ? { callTimeoutMs: parsed.output.callTimeoutMs } : {}),
     ...(parsed.output.lazy ? { lazy: true } : {}),
+    ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
   };
   if ("command" in parsed.output) {
     const out = parsed.output;
@@ -127,6 +130,7 @@ const SERVER_KEYS = [
   "timeoutMs",
   "callTimeoutMs",
   "lazy",
+  "validateArguments",
 ] as const;
 
 export function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {

@@ -33,6 +33,8 @@ const commonServerKeys = {
   timeoutMs: v.optional(timeoutMs),
   /** How long one call may go without an answer or a progress notification. */
   callTimeoutMs: v.optional(timeoutMs),
+  /** `false`: calls are not checked against the tools' input schemas (for servers with sloppy schemas). */
+  validateArguments: v.optional(v.boolean("must be true or false")),
   /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
   lazy: v.optional(v.boolean("must be true or false")),
 };

@@ -22,6 +22,7 @@ import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts"
 import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { argumentShape } from "./argument-shape.ts";
+import type { ArgumentValidator } from "./argument-validator.ts";
 import {
   BUILTIN_TOOL_NAMES,
   builtinToolDefinitions,
@@ -48,6 +49,8 @@ export interface ProxyServerDeps {
   minScore: number;
   logger: Logger;
   plugins?: PluginRunner | undefined;
+  /** Checks arguments against the tool's input schema before a call is forwarded. */
+  arguments?: ArgumentValidator | undefined;
   /** `call-tool` (default), `dynamic` or `auto`; the last two need `sessions`. */
   routing?: RoutingMode;
   /** How many tools one session may have registered (dynamic routing). */
@@ -243,6 +246,14 @@ async function forwardCall(
       }
       call = decision.call;
     }
+    const problems = deps.arguments?.problems(target, call.arguments);
+    if (problems) {
+      outcome = "invalid arguments";
+      return errorResult(
+        `Invalid arguments for ${name}: ${problems}. Call it again with arguments that fit its input schema ` +
+          `(${RETRIEVE_TOOLS} shows the schema).`,
+      );
+    }
     // No arguments stay no arguments on the wire, unless a plugin supplied some.
     const sent =
       args === undefined && call.arguments === given
@@ -256,7 +267,11 @@ async function forwardCall(
     return result;
   } catch (error) {
     if (error instanceof McpError) {
-      return errorResult(`Server ${target.server} rejected ${target.tool}: ${error.message}`);
+      // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
+      const message = error.message.replace(/^(MCP error -?\d+: )+/, "");
+      return errorResult(
+        `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
+      );
     }
     if (isProxyError(error)) return errorResult(error.message);
     deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
