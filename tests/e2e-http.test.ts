@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   connectHttp,
   connectStdio,
@@ -181,6 +184,27 @@ describe("mcpproxy serve over streamable HTTP", () => {
     }
   });
 
+  test("never forwards the Authorization header a client sends to the proxy", async () => {
+    const secretive = new Client({ name: "secretive", version: "1" });
+    await secretive.connect(
+      new StreamableHTTPClientTransport(proxy.url, {
+        requestInit: { headers: { Authorization: "Bearer client-secret-for-the-proxy" } },
+      }),
+    );
+    try {
+      const result = await secretive.callTool({
+        name: "call_tool",
+        arguments: { name: "web__show_request_headers", arguments: {} },
+      });
+      const headers = JSON.parse((result.content as { text: string }[])[0]!.text) as Record<string, string>;
+      expect(headers["content-type"]).toContain("application/json");
+      expect(JSON.stringify(headers)).not.toContain("client-secret-for-the-proxy");
+      expect(Object.keys(headers).map((key) => key.toLowerCase())).not.toContain("authorization");
+    } finally {
+      await secretive.close();
+    }
+  });
+
   test("rejects a foreign Origin and a foreign Host with 403 (DNS rebinding)", async () => {
     const port = Number(proxy.url.port);
     const foreignOrigin = await fetch(proxy.url, {
@@ -295,6 +319,56 @@ describe("an upstream on the legacy SSE transport", () => {
     } finally {
       sse.stop();
       sandbox.cleanup();
+    }
+  });
+});
+
+describe("the bearer token", () => {
+  test("is required when asked for and when bound beyond loopback; it lives in a 0600 file", async () => {
+    for (const [extraArgs, env] of [
+      [[], { MCPPROXY_REQUIRE_TOKEN: "1" }],
+      [["--host", "0.0.0.0"], {}],
+    ] as const) {
+      const sandbox = createSandbox();
+      sandbox.writeConfig({ mcpServers: {} });
+      const proxy = await startHttpProxy(sandbox, [...extraArgs], env);
+      try {
+        const url = new URL(`http://127.0.0.1:${proxy.url.port}/mcp`);
+        const init = (authorization?: string) =>
+          fetch(url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              ...(authorization ? { authorization } : {}),
+            },
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: 1,
+              method: "initialize",
+              params: {
+                protocolVersion: "2025-06-18",
+                capabilities: {},
+                clientInfo: { name: "t", version: "1" },
+              },
+            }),
+          });
+        const none = await init();
+        expect(none.status).toBe(401);
+        expect(none.headers.get("www-authenticate")).toBe('Bearer realm="mcpproxy"');
+        expect((await init("Bearer not-the-token")).status).toBe(401);
+        const tokenFile = join(sandbox.dataDir, "http-token");
+        expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+        const token = readFileSync(tokenFile, "utf8").trim();
+        expect(token).toMatch(/^[0-9a-f]{64}$/);
+        const ok = await init(`Bearer ${token}`);
+        expect(ok.status).toBe(200);
+        await ok.body?.cancel();
+        expect((await fetch(new URL("/health", url))).status).toBe(401);
+      } finally {
+        await proxy.stop();
+        sandbox.cleanup();
+      }
     }
   });
 });

@@ -11,6 +11,7 @@ import {
   type Sandbox,
   startEverythingHttp,
   startHttpProxy,
+  watchOutput,
 } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -164,4 +165,37 @@ describe("stopping servers", () => {
       ),
     ).toEqual([]);
   });
+});
+
+describe("the proxy going away", () => {
+  for (const how of ["SIGINT", "SIGHUP", "SIGTERM", "stdin EOF"] as const) {
+    test(`on ${how} it exits and leaves no server or helper behind`, async () => {
+      sandbox = scope.sandbox();
+      const token = `bye-${crypto.randomUUID()}`;
+      sandbox.writeConfig({
+        mcpServers: {
+          forker: fixtureEntry({ args: ["--spawn-helper", "--name", `${token}-forker`] }),
+          stubborn: fixtureEntry({ args: ["--mode", "ignore-eof", "--name", `${token}-stubborn`] }),
+        },
+      });
+      const child = Bun.spawn(
+        [BINARY, "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        { env: sandbox.env(), stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+      );
+      const stderr = watchOutput(child.stderr);
+      watchOutput(child.stdout);
+      await stderr.waitFor(/2 of 2 servers indexed/, 20_000);
+      expect(processesMatching(token)).toHaveLength(3);
+      if (how === "stdin EOF") child.stdin.end();
+      else child.kill(how);
+      expect(await child.exited).toBe(0);
+      expect(
+        await eventually(
+          () => processesMatching(token),
+          (pids) => pids.length === 0,
+          10_000,
+        ),
+      ).toEqual([]);
+    });
+  }
 });

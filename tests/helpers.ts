@@ -56,7 +56,7 @@ export function createSandbox(): Sandbox {
 }
 
 /** How many tools the fixture server lists (tests/fixtures/fixture-server.ts). */
-export const FIXTURE_TOOLS = 13;
+export const FIXTURE_TOOLS = 14;
 
 /** A stdio server entry that runs the fixture server under the Bun that runs the tests. */
 export function fixtureEntry(
@@ -114,7 +114,11 @@ export async function connectStdio(sandbox: Sandbox, extraEnv: Record<string, st
 }
 
 /** Starts `mcpproxy serve --transport http --port 0` and waits for the address it prints. */
-export async function startHttpProxy(sandbox: Sandbox, extraArgs: string[] = []) {
+export async function startHttpProxy(
+  sandbox: Sandbox,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+) {
   const child = Bun.spawn(
     [
       requireBinary(),
@@ -129,7 +133,7 @@ export async function startHttpProxy(sandbox: Sandbox, extraArgs: string[] = [])
       sandbox.dataDir,
       ...extraArgs,
     ],
-    { env: sandbox.env(), stdout: "pipe", stderr: "pipe" },
+    { env: sandbox.env(env), stdout: "pipe", stderr: "pipe" },
   );
   const stderr = watchOutput(child.stderr);
   const url = await stderr.waitFor(/serving MCP at (http:\/\/\S+?);/, 15_000);

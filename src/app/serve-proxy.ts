@@ -2,6 +2,7 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
+import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
@@ -109,7 +110,13 @@ async function run(
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
+    const token = isTokenRequired(config.host, config.requireToken)
+      ? await loadOrCreateToken(config.dataDir)
+      : undefined;
+    if (token)
+      logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);
     const app = createHttpApp({
+      token: token?.token,
       bindHost: config.host,
       logger,
       createServer: () => createProxyServer(deps),

@@ -52,6 +52,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxSessions: 1_000,
     bodyTimeoutMs: 30_000,
+    requireToken: false,
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,
     sessionIdleMs: 15 * 60_000,

@@ -140,6 +140,8 @@ export const SETTINGS = {
   callTimeoutMs: { env: "MCPPROXY_CALL_TIMEOUT_MS", schema: intInRange(100, 24 * 3_600_000) },
   /** The most one tool call may take, progress or not, in ms. */
   maxCallMs: { env: "MCPPROXY_MAX_CALL_MS", schema: intInRange(100, 7 * 24 * 3_600_000) },
+  /** HTTP clients must send the bearer token from <dataDir>/http-token (always so off loopback). */
+  requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
   /** How long an HTTP request body may take to arrive, in ms. */
   bodyTimeoutMs: { env: "MCPPROXY_BODY_TIMEOUT_MS", schema: intInRange(100, 3_600_000) },
   /** How long an HTTP session may go without a request before it is closed, in ms. */

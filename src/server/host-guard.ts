@@ -13,6 +13,12 @@ export interface HostGuardOptions {
   bindHost: string;
 }
 
+/** Whether a bind address is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
 export function isWildcardHost(host: string): boolean {
   return WILDCARD_HOSTS.has(host);
 }

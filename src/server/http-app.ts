@@ -6,6 +6,7 @@ import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
+import { bearerToken } from "./bearer-token.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
@@ -28,6 +29,8 @@ export interface HttpAppOptions {
   ancestry?: Ancestry | undefined;
   configPath?: string;
   limits: HttpLimits & { maxSessions: number; sessionIdleMs: number };
+  /** When set, every request needs `Authorization: Bearer <token>` (bearer-token.ts). */
+  token?: string | undefined;
 }
 
 export interface HttpApp {
@@ -95,6 +98,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
     }),
   );
+  if (options.token) app.use("*", bearerToken(options.token));
 
   app.get("/health", (c) => {
     const { httpStatus, body } = options.health(() => sessions.size);
