@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
 import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
+import { formatLoadReport, runLoadBench } from "./load-bench.ts";
 import { ROOT } from "./proxy-process.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
@@ -23,4 +24,5 @@ if (existsSync(evalFile)) {
   );
 }
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
-process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n`);
+process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n\n`);
+process.stdout.write(`${formatLoadReport(await runLoadBench())}\n`);

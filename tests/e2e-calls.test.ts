@@ -135,3 +135,21 @@ describe("two HTTP sessions", () => {
     ]);
   });
 });
+
+describe("many calls at once", () => {
+  test("200 concurrent calls over 3 upstreams each get their own answer", async () => {
+    const servers = ["a", "b", "c"];
+    const proxy = await proxyWith(
+      Object.fromEntries(servers.map((name) => [name, fixtureEntry({ args: ["--name", name] })])),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const server = servers[i % 3]!;
+        const nonce = crypto.randomUUID();
+        const result = await call(proxy.client, `${server}__echo`, { message: nonce });
+        return textOf(result) === `${server} echo: ${nonce}`;
+      }),
+    );
+    expect(answers.filter(Boolean)).toHaveLength(200);
+  });
+});

@@ -184,6 +184,57 @@ describe("mcpproxy serve over streamable HTTP", () => {
     }
   });
 
+  test("bad requests get the documented status, and the session's next good request is answered", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const init = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    const opened = await fetch(proxy.url, { method: "POST", headers, body: init });
+    const session = opened.headers.get("mcp-session-id")!;
+    await opened.body?.cancel();
+    const post = (body: string, extra: Record<string, string> = {}) =>
+      fetch(proxy.url, {
+        method: "POST",
+        headers: { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18", ...extra },
+        body,
+      });
+    const cases: [string, Promise<Response>, number][] = [
+      [
+        "an Accept without event streams",
+        post('{"jsonrpc":"2.0","id":2,"method":"ping"}', { accept: "text/html" }),
+        406,
+      ],
+      [
+        "a Content-Type that is not JSON",
+        post('{"jsonrpc":"2.0","id":3,"method":"ping"}', { "content-type": "text/plain" }),
+        415,
+      ],
+      [
+        "an unsupported protocol version",
+        post('{"jsonrpc":"2.0","id":4,"method":"ping"}', { "mcp-protocol-version": "1999-01-01" }),
+        400,
+      ],
+      ["a body that is not JSON", post("{nope"), 400],
+      ["a message that is not JSON-RPC 2.0", post('{"jsonrpc":"1.0","id":5,"method":"ping"}'), 400],
+      [
+        "an unknown session",
+        post('{"jsonrpc":"2.0","id":6,"method":"ping"}', { "mcp-session-id": "no-such-session" }),
+        404,
+      ],
+    ];
+    for (const [what, response, status] of cases) {
+      const answer = await response;
+      expect(`${what}: ${answer.status}`).toBe(`${what}: ${status}`);
+      await answer.body?.cancel();
+    }
+    const good = await post('{"jsonrpc":"2.0","id":7,"method":"ping"}');
+    expect(good.status).toBe(200);
+    expect(await good.text()).toContain('"id":7');
+  });
+
   test("never forwards the Authorization header a client sends to the proxy", async () => {
     const secretive = new Client({ name: "secretive", version: "1" });
     await secretive.connect(

@@ -122,6 +122,34 @@ describe("bad input on stdio", () => {
   });
 });
 
+describe("upstreams that flood", () => {
+  test("a 50 MB result is refused under the default limit, and a server flooding stderr keeps answering", async () => {
+    const sandbox = createSandbox();
+    sandbox.writeConfig({
+      mcpServers: { big: fixtureEntry(), noisy: fixtureEntry({ args: ["--mode", "stderr-flood"] }) },
+    });
+    const proxy = await connectStdio(sandbox);
+    try {
+      const big = await proxy.client.callTool({
+        name: "call_tool",
+        arguments: { name: "big__big_result", arguments: { bytes: 50 * 1024 * 1024 } },
+      });
+      expect(big.isError).toBe(true);
+      expect(JSON.stringify(big.content)).toContain("over the limit of 20971520 bytes");
+      for (let i = 0; i < 20; i++) {
+        const echo = await proxy.client.callTool({
+          name: "call_tool",
+          arguments: { name: "noisy__echo", arguments: { message: `n${i}` } },
+        });
+        expect(echo.content).toEqual([{ type: "text", text: `fixture echo: n${i}` }]);
+      }
+    } finally {
+      await proxy.close();
+      sandbox.cleanup();
+    }
+  });
+});
+
 describe("oversized results from an upstream", () => {
   test("a result over maxResultBytes is an error that names the limit; the server is not restarted", async () => {
     const sandbox = createSandbox();
