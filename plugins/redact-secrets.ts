@@ -1,5 +1,6 @@
 /**
- * Redacts secrets from tool results before the agent (and its provider's logs) see them: API keys
+ * Redacts secrets from tool results before the agent (and its provider's logs) see them (the proxy
+ * redacts the same shapes from its own log; this file copies its patterns so it stands alone): API keys
  * and tokens of well-known formats, bearer tokens, private keys, and `password=`/`secret: `
  * style assignments. Text blocks, embedded text resources and string values of structuredContent
  * are scanned; images and audio are left alone. Add your own patterns with `patterns` (regular

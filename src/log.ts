@@ -1,4 +1,5 @@
 import { appendFileSync } from "node:fs";
+import { redactSecrets } from "./security/redact-secrets.ts";
 
 /**
  * Logging never touches stdout: in stdio mode stdout carries only JSON-RPC. Lines go to stderr,
@@ -34,7 +35,8 @@ export function createLogger(options: LoggerOptions): Logger {
     if (LOG_LEVELS.indexOf(level) > threshold) return;
     const scope = options.scope ? ` [${options.scope}]` : "";
     const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : "";
-    write(`${new Date().toISOString()} ${level.toUpperCase()}${scope} ${message}${extra}`);
+    // Servers' errors and stderr end up in messages, and may echo a token they were given.
+    write(redactSecrets(`${new Date().toISOString()} ${level.toUpperCase()}${scope} ${message}${extra}`));
   };
   return {
     error: (message, fields) => emit("error", message, fields),

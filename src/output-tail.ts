@@ -1,3 +1,5 @@
+import { redactSecrets } from "./security/redact-secrets.ts";
+
 /**
  * Keeps the last few lines a child process wrote (a server's stderr, a hook's output), so a failure
  * can be reported with what the process itself said, without holding on to an unbounded log.
@@ -23,7 +25,8 @@ export function createOutputTail(maxLines = 20, maxChars = 4000): OutputTail {
       const all = partial.trim() === "" ? lines : [...lines, partial];
       let out = all.slice(-maxLines).join("\n");
       if (out.length > maxChars) out = `…${out.slice(-maxChars)}`;
-      return out;
+      // Shown in errors, summaries and /health: a server's output may echo a token it was given.
+      return redactSecrets(out);
     },
   };
 }

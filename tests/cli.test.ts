@@ -2,10 +2,12 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  connectStdio,
   createSandbox,
   FIXTURE_TOOLS,
   fixtureEntry,
   requireBinary,
+  retrieve,
   runCli,
   type Sandbox,
   startHttpFixture,
@@ -342,6 +344,30 @@ describe("settings from the environment", () => {
       (await runCli(["search", "echo back", "--json", ...flags(sandbox)], sandbox.env())).stdout,
     );
     expect(found.tools[0].name).toBe("fx__echo");
+  });
+
+  test("two proxies on one data dir: the first writes the index, a second serve only reads it, a second index waits", async () => {
+    const sandbox = newSandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const first = await connectStdio(sandbox);
+    try {
+      expect((await retrieve(first.client, "echo back the message", 1)).tools[0]?.name).toBe("fx__echo");
+      const busy = await runCli(["index", ...flags(sandbox)], sandbox.env());
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain(`is writing the index in ${sandbox.dataDir}`);
+      const second = await connectStdio(sandbox);
+      try {
+        expect((await retrieve(second.client, "echo back the message", 1)).tools[0]?.name).toBe("fx__echo");
+        expect(second.stderr()).toContain("keeps the index in");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+    }
+    const again = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`${FIXTURE_TOOLS} unchanged`);
   });
 
   test("the data dir is the user's alone: 0700, its files 0600", async () => {

@@ -9,6 +9,7 @@ import {
   fixtureEntry,
   requireBinary,
   retrieve,
+  runCli,
   type Sandbox,
   watchOutput,
 } from "./helpers.ts";
@@ -347,5 +348,26 @@ describe("a server with validateArguments: false", () => {
       await proxy.close();
       sandbox.cleanup();
     }
+  });
+});
+
+describe("the log", () => {
+  test("never shows a token a server echoes in its errors", async () => {
+    const sandbox = createSandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        leaky: {
+          ...fixtureEntry({ args: ["--mode", "exit-on-init"] }),
+          env: { FIXTURE_FATAL: "login failed with ghp_abcdefghijklmnopqrstuvwxyz0123456789" },
+        },
+      },
+    });
+    const result = await runCli(
+      ["index", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      sandbox.env({ MCPPROXY_LOG_LEVEL: "debug" }),
+    );
+    sandbox.cleanup();
+    expect(result.stderr + result.stdout).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+    expect(result.stderr).toContain("[REDACTED:github-token]");
   });
 });

@@ -1,4 +1,6 @@
+import { mkdirSync } from "node:fs";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
@@ -58,8 +60,18 @@ async function run(
     const failures = await plugins.dispose();
     if (failures.length > 0) throw new Error(failures.join("; "));
   });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const lock = acquireWriterLock(config.dataDir);
+  cleanup.defer("release the index lock", () => lock.release());
+  if (!lock.isHeld) {
+    logger.warn(
+      `another mcpproxy${lock.holder ? ` (pid ${lock.holder})` : ""} keeps the index in ${config.dataDir}: ` +
+        "this one serves from it and writes nothing there",
+    );
+  }
   const catalog = await openCatalog(config, logger, {
-    reset: config.resetData,
+    reset: config.resetData && lock.isHeld,
+    readOnly: !lock.isHeld,
     onEmbedProgress: ttyEmbedProgress(),
   });
   cleanup.defer("close the catalog", () => catalog.close());

@@ -1,6 +1,8 @@
+import { mkdirSync } from "node:fs";
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
 import { ProxyError } from "../errors.ts";
+import { acquireWriterLock } from "../index/writer-lock.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
@@ -25,6 +27,15 @@ export const indexCommand: Command = {
       throw new ProxyError(
         "CONFIG_INVALID",
         `No enabled servers in ${config.configPath}: add some under "mcpServers" (there is nothing to index).`,
+      );
+    }
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    const lock = acquireWriterLock(config.dataDir);
+    if (!lock.isHeld) {
+      throw new ProxyError(
+        "INDEX_BUSY",
+        `Another mcpproxy${lock.holder ? ` (pid ${lock.holder})` : ""} is writing the index in ${config.dataDir}. ` +
+          "Run index when it has finished, or give this one another --data-dir.",
       );
     }
     const reset = Boolean(values.force) || config.resetData;
@@ -64,6 +75,7 @@ export const indexCommand: Command = {
     } finally {
       await pool.close();
       await catalog.close();
+      lock.release();
     }
   },
 };

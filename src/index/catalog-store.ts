@@ -74,8 +74,9 @@ export const CATALOG_FILE = "catalog.db";
 
 export interface CatalogStoreOptions {
   /**
-   * Never write (`search`): SQLite refuses writes (query_only), and what a caller would store
-   * (public names, vectors, the embedder) stays in memory. A missing catalog reads as empty.
+   * Never write (`search`, or a second `serve` on the data dir): SQLite refuses writes
+   * (query_only), and what a caller would store (public names, vectors, the embedder, the
+   * definitions of tools listed since opening) stays in memory. A missing catalog reads as empty.
    */
   readOnly?: boolean;
 }
@@ -161,6 +162,9 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   });
   // Read-only, vectors of another embedder are not deleted but must not be used.
   let hasOtherEmbedder = false;
+  // Read-only, definitions of tools listed since opening are kept here instead of written.
+  const unsaved = new Map<string, UpstreamTool | undefined>();
+  const keyOf = (server: string, tool: string) => `${server}\u0000${tool}`;
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
     const now = Date.now();
@@ -190,6 +194,8 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       return rows.map((row) => ({ ...row, definition: JSON.parse(row.definition) as UpstreamTool }));
     },
     definitionOf(server, tool) {
+      const key = keyOf(server, tool);
+      if (unsaved.has(key)) return unsaved.get(key);
       const row = selectDefinition.get(server, tool);
       return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
     },
@@ -213,7 +219,12 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     putVectors: (vectors) => {
       if (!readOnly) putVectors(vectors);
     },
-    apply: (changes) => (readOnly ? readGeneration() : (applyAll(changes) as number)),
+    apply(changes) {
+      if (!readOnly) return applyAll(changes) as number;
+      for (const tool of changes.upserts) unsaved.set(keyOf(tool.server, tool.tool), tool.definition);
+      for (const tool of changes.deletes) unsaved.set(keyOf(tool.server, tool.tool), undefined);
+      return readGeneration();
+    },
     generation: readGeneration,
     close: () => db.close(),
   };
