@@ -1,0 +1,198 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import {
+  cleanupAfterEach,
+  connectHttp,
+  fixtureEntry,
+  requireBinary,
+  startHttpProxy,
+  watchOutput,
+} from "./helpers.ts";
+
+setDefaultTimeout(120_000);
+
+/**
+ * A bounded fuzz of the proxy's front door: a few thousand random and mutated messages over stdio
+ * and HTTP, from a seeded generator (the seed is in the test name, so a failure can be replayed),
+ * after which the proxy must still answer a real call correctly.
+ */
+
+const scope = cleanupAfterEach();
+const SEED = 20_261_123;
+
+/** mulberry32: small, seeded, good enough to pick mutations. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const VALID: object[] = [
+  { jsonrpc: "2.0", id: 1, method: "tools/list" },
+  {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "retrieve_tools", arguments: { query: "echo" } },
+  },
+  {
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: { name: "call_tool", arguments: { name: "fixture__echo", arguments: { message: "hi" } } },
+  },
+  { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 3 } },
+  { jsonrpc: "2.0", id: 4, method: "ping" },
+];
+
+const ODD_VALUES: unknown[] = [
+  null,
+  true,
+  -1,
+  1e308,
+  Number.MAX_SAFE_INTEGER + 2,
+  "",
+  "\u0000\u202e\udc00",
+  "x".repeat(5_000),
+  [],
+  {},
+  [[[[[[[]]]]]]],
+  { constructor: { prototype: { polluted: true } } },
+];
+
+/** Lines written by hand: prototype pollution, deep nesting, duplicate keys. */
+const RAW_LINES = [
+  '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"__proto__":{"polluted":true},"name":"call_tool"}}',
+  `{"jsonrpc":"2.0","id":10,"method":"ping","params":${"[".repeat(5_000)}${"]".repeat(5_000)}}`,
+  '{"jsonrpc":"2.0","id":11,"id":12,"method":"ping"}',
+  '{"jsonrpc":"2.0","id":{"nested":1},"method":"ping"}',
+];
+
+/** One fuzzed line: random bytes, random JSON, or a valid message with one part broken. */
+function fuzzedLine(next: () => number): string {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  // A fresh copy each time: shared objects would make cycles once nested into one another.
+  const odd = () => structuredClone(pick(ODD_VALUES));
+  const roll = next();
+  if (roll < 0.05) return pick(RAW_LINES);
+  if (roll < 0.15) {
+    return Array.from({ length: 1 + Math.floor(next() * 200) }, () =>
+      String.fromCharCode(Math.floor(next() * 0x7f) + 1),
+    )
+      .join("")
+      .replace(/\n/g, " ");
+  }
+  if (roll < 0.3) return JSON.stringify(odd());
+  const message = structuredClone(pick(VALID)) as Record<string, unknown>;
+  const keys = ["jsonrpc", "id", "method", "params", "result", "error"];
+  const mutations = 1 + Math.floor(next() * 3);
+  for (let i = 0; i < mutations; i++) {
+    const key = pick(keys);
+    if (next() < 0.3) delete message[key];
+    else message[key] = odd();
+    if (next() < 0.3 && typeof message.params === "object" && message.params) {
+      (message.params as Record<string, unknown>)[pick(["name", "arguments", "_meta", "query"])] = odd();
+    }
+  }
+  const text = JSON.stringify(next() < 0.1 ? [message, message] : message);
+  return next() < 0.1 ? text.slice(0, Math.floor(next() * text.length)) : text;
+}
+
+describe(`fuzzing the front door (seed ${SEED})`, () => {
+  test("3,000 random and mutated lines on stdio, then a real call is answered", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const child = Bun.spawn(
+      [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      {
+        env: sandbox.env(),
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    scope.defer(() => child.kill());
+    const stdout = watchOutput(child.stdout);
+    watchOutput(child.stderr);
+    const send = (line: string) => {
+      child.stdin.write(`${line}\n`);
+      child.stdin.flush();
+    };
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "init",
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "fuzz", version: "1" },
+        },
+      }),
+    );
+    await stdout.waitFor(/"id":"init"/, 15_000);
+    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    const next = random(SEED);
+    for (let i = 0; i < 3_000; i++) {
+      send(fuzzedLine(next));
+      if (i % 200 === 0) await Bun.sleep(5);
+    }
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "final",
+        method: "tools/call",
+        params: {
+          name: "call_tool",
+          arguments: { name: "fixture__echo", arguments: { message: "still here" } },
+        },
+      }),
+    );
+    await stdout.waitFor(/"id":"final"/, 30_000);
+    const final = stdout
+      .text()
+      .split("\n")
+      .find((line) => line.includes('"id":"final"'))!;
+    expect(JSON.parse(final).result.content).toEqual([{ type: "text", text: "fixture echo: still here" }]);
+    expect(child.exitCode).toBeNull();
+    // Every line out is JSON-RPC: nothing else ever reaches stdout.
+    for (const line of stdout.text().split("\n").filter(Boolean))
+      expect(JSON.parse(line).jsonrpc).toBe("2.0");
+  });
+
+  test("1,000 random and mutated bodies over HTTP, then a real call is answered", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await startHttpProxy(sandbox);
+    scope.defer(() => proxy.stop());
+    const client = await connectHttp(proxy.url);
+    scope.defer(() => client.close());
+    const session = (client.transport as unknown as { sessionId?: string }).sessionId!;
+    const next = random(SEED + 1);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 1_000; i++) {
+      const response = await fetch(proxy.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+          ...(next() < 0.8 ? { "mcp-session-id": session } : {}),
+        },
+        body: fuzzedLine(next),
+      });
+      statuses.add(response.status);
+      await response.body?.cancel();
+    }
+    expect([...statuses].filter((status) => status >= 500)).toEqual([]);
+    const result = await client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__echo", arguments: { message: "still here" } },
+    });
+    expect(result.content).toEqual([{ type: "text", text: "fixture echo: still here" }]);
+  });
+});
