@@ -219,7 +219,11 @@ describe("auto routing", () => {
 describe("an upstream that changes its tools", () => {
   test("re-indexes it, updates or drops the registered tools, and tells the sessions", async () => {
     sandbox = scope.sandbox();
-    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "dynamic" } });
+    // trust: auto, so a changed tool stays usable (under the default, it would be quarantined and dropped).
+    sandbox.writeConfig({
+      mcpServers: { fixture: { ...fixtureEntry(), trust: "auto" } },
+      mcpproxy: { routing: "dynamic" },
+    });
     const proxy = await connectStdio(sandbox);
     scope.defer(() => proxy.close());
     const seen = watchListChanged(proxy.client, true);

@@ -4,6 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   connectStdio,
   createSandbox,
+  eventually,
   everythingEntry,
   FIXTURE,
   fixtureEntry,
@@ -214,16 +215,38 @@ describe("mcpproxy serve over stdio", () => {
     expect(names).not.toContain("GREETING_SOURCE");
   });
 
-  test("re-indexes a server after it announces tools/list_changed", async () => {
+  test("re-indexes a server after list_changed; its new tool is quarantined until approved, then found and run", async () => {
     await proxy.client.callTool({
       name: "call_tool",
       arguments: { name: "fixture__grow_toolbox", arguments: { tool_name: "summon_unicorn" } },
     });
-    let names: string[] = [];
-    for (let attempt = 0; attempt < 100 && !names.includes("fixture__summon_unicorn"); attempt++) {
-      names = (await retrieve(proxy.client, "summon unicorn")).tools.map((tool) => tool.name);
-      if (!names.includes("fixture__summon_unicorn")) await Bun.sleep(50);
-    }
+    // Indexed (the catalog knows it), but new on an approved server: not searchable, not callable.
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const listed = await eventually(
+      async () => (await runCli(["approve", ...flags], sandbox.env())).stdout,
+      (out) => out.includes("fixture/summon_unicorn: new on its server"),
+      10_000,
+    );
+    expect(listed).toContain("fixture/summon_unicorn: new on its server");
+    expect(listed).toContain("description: A tool added at run time: summon_unicorn");
+    expect((await retrieve(proxy.client, "summon unicorn")).tools.map((tool) => tool.name)).not.toContain(
+      "fixture__summon_unicorn",
+    );
+    const refused = await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name: "fixture__summon_unicorn" },
+    });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain("mcpproxy approve fixture/summon_unicorn");
+
+    // Approved by another process while this proxy runs: it picks the approval up within a second.
+    const approved = await runCli(["approve", "fixture/summon_unicorn", ...flags], sandbox.env());
+    expect(approved.stdout).toContain("Approved 1 tool.");
+    const names = await eventually(
+      async () => (await retrieve(proxy.client, "summon unicorn")).tools.map((tool) => tool.name),
+      (found) => found[0] === "fixture__summon_unicorn",
+      10_000,
+    );
     expect(names[0]).toBe("fixture__summon_unicorn");
     const ran = await proxy.client.callTool({
       name: "call_tool",

@@ -50,7 +50,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   const registrable = (name: string): { hash: string; definition: Tool } | undefined => {
     const tool = catalog.get(name);
-    const definition = tool ? catalog.definitionOf(tool) : undefined;
+    const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
     return tool && definition
       ? { hash: tool.hash, definition: registeredToolOf(publicDefinition(tool, definition)) }
       : undefined;

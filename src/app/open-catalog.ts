@@ -3,12 +3,15 @@ import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { approvalPolicyOf } from "./approval-policy.ts";
 
 export interface CatalogOpenOptions {
   /** Drop the saved index first (`index --force`, MCPPROXY_RESET_DATA); never with `readOnly`. */
   reset?: boolean;
   /** Open it for reading only (`search`): nothing in the data dir is written or deleted. */
   readOnly?: boolean;
+  /** Read-only but for approvals (`approve`, which may run beside a proxy that writes the index). */
+  approvalsWritable?: boolean;
   /** Embedding progress; the commands draw it on a TTY. */
   onEmbedProgress?: ((done: number, total: number) => void) | undefined;
 }
@@ -27,8 +30,10 @@ export async function openCatalog(
     logger,
     reset: options.reset ?? false,
     readOnly: options.readOnly ?? false,
+    approvalsWritable: options.approvalsWritable ?? false,
     embedder,
     vectorWeight: config.vectorWeight,
+    approvalPolicy: approvalPolicyOf(config),
     ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
 }

@@ -70,6 +70,26 @@ export const indexCommand: Command = {
             : `  ok      ${server.name}: ${server.toolCount} tools${skippedNote(server.skipped)}`,
         );
       }
+      const poisoned = catalog.findings();
+      if (poisoned.length > 0) {
+        lines.push(
+          `${poisoned.length} tool${poisoned.length === 1 ? "" : "s"} may be poisoned (instructions aimed at the model, hidden text):`,
+        );
+        for (const tool of poisoned) lines.push(`  ${tool.server}/${tool.tool}: ${tool.findings.join("; ")}`);
+      }
+      const quarantined = catalog.quarantined();
+      if (quarantined.length > 0) {
+        lines.push(
+          `${quarantined.length} tool${quarantined.length === 1 ? " is" : "s are"} quarantined (left out of search, refused when called) until approved:`,
+        );
+        for (const tool of quarantined) {
+          lines.push(
+            `  ${tool.server}/${tool.tool}: ${tool.reason === "new" ? "new" : "changed since approved"}`,
+          );
+          for (const finding of tool.findings) lines.push(`      may be poisoned: ${finding}`);
+        }
+        lines.push("Review and approve them with `mcpproxy approve` (it shows what changed).");
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
       return report.servers.some((server) => server.error) ? 1 : 0;
     } finally {

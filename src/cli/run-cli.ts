@@ -1,12 +1,19 @@
 import { ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { approveCommand } from "./approve-command.ts";
 import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
 import { toolsCommand } from "./tools-command.ts";
 
-const COMMANDS: readonly Command[] = [serveCommand, indexCommand, searchCommand, toolsCommand];
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  indexCommand,
+  searchCommand,
+  toolsCommand,
+  approveCommand,
+];
 
 export function mainHelp(): string {
   const lines = [

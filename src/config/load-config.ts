@@ -53,6 +53,8 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     maxSessions: 1_000,
     bodyTimeoutMs: 30_000,
     requireToken: false,
+    quarantineNewServers: false,
+    poisoning: "warn",
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,
     sessionIdleMs: 15 * 60_000,

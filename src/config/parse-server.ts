@@ -21,6 +21,8 @@ interface ServerBase {
   lazy?: boolean | undefined;
   /** `false`: arguments are forwarded without checking them against the tool's input schema. */
   validateArguments?: boolean | undefined;
+  /** What a new or changed tool gets: quarantined until approved (`pin`, the default) or accepted (`auto`). */
+  trust?: "pin" | "auto" | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -91,6 +93,7 @@ export function parseServer(
     ...(parsed.output.callTimeoutMs !== undefined ? { callTimeoutMs: parsed.output.callTimeoutMs } : {}),
     ...(parsed.output.lazy ? { lazy: true } : {}),
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
+    ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
   };
   if ("command" in parsed.output) {
     const out = parsed.output;
@@ -131,6 +134,7 @@ const SERVER_KEYS = [
   "callTimeoutMs",
   "lazy",
   "validateArguments",
+  "trust",
 ] as const;
 
 export function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {

@@ -33,6 +33,8 @@ const commonServerKeys = {
   timeoutMs: v.optional(timeoutMs),
   /** How long one call may go without an answer or a progress notification. */
   callTimeoutMs: v.optional(timeoutMs),
+  /** What a changed or new tool gets: quarantined until approved (`pin`), or accepted and logged (`auto`). */
+  trust: v.optional(v.picklist(["pin", "auto"], 'must be "pin" or "auto"')),
   /** `false`: calls are not checked against the tools' input schemas (for servers with sloppy schemas). */
   validateArguments: v.optional(v.boolean("must be true or false")),
   /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
@@ -142,6 +144,13 @@ export const SETTINGS = {
   maxCallMs: { env: "MCPPROXY_MAX_CALL_MS", schema: intInRange(100, 7 * 24 * 3_600_000) },
   /** HTTP clients must send the bearer token from <dataDir>/http-token (always so off loopback). */
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
+  /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */
+  quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
+  /** What the tool-poisoning scan's findings do: logged and shown (`warn`), or the tool quarantined (`block`). */
+  poisoning: {
+    env: "MCPPROXY_POISONING",
+    schema: caseInsensitive(["warn", "block"], 'must be "warn" or "block"'),
+  },
   /** How long an HTTP request body may take to arrive, in ms. */
   bodyTimeoutMs: { env: "MCPPROXY_BODY_TIMEOUT_MS", schema: intInRange(100, 3_600_000) },
   /** How long an HTTP session may go without a request before it is closed, in ms. */

@@ -52,8 +52,23 @@ export interface CatalogStore {
   putVectors(vectors: readonly StoredVector[]): void;
   /** Applies changes in one transaction and returns the new generation. */
   apply(changes: CatalogChanges): number;
+  /** Every approved tool with the hash of the definition that was approved (no definitions: they are big). */
+  listApprovals(): { server: string; tool: string; hash: string }[];
+  /** The definition a tool had when it was approved. */
+  approvedDefinition(server: string, tool: string): UpstreamTool | undefined;
+  approve(tools: readonly ApprovedTool[]): void;
+  /** Changes when another connection (another mcpproxy) commits, so approvals can be re-read. */
+  dataVersion(): number;
   generation(): number;
   close(): void;
+}
+
+export interface ApprovedTool {
+  server: string;
+  tool: string;
+  /** The hash of the definition that was approved. */
+  hash: string;
+  definition: UpstreamTool;
 }
 
 const SCHEMA_VERSION = "1";
@@ -65,7 +80,19 @@ function createSchema(db: Database): void {
       definition TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (server, tool));
     CREATE TABLE IF NOT EXISTS vectors (
       server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
-      PRIMARY KEY (server, tool));`);
+      PRIMARY KEY (server, tool));
+    CREATE TABLE IF NOT EXISTS approvals (
+      server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT NOT NULL,
+      approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
+  // A catalog from before approvals existed: what it holds was trusted, so it starts approved.
+  if (!db.query("SELECT 1 FROM meta WHERE key = 'approvals'").get()) {
+    db.transaction(() => {
+      db.run("INSERT OR IGNORE INTO approvals SELECT server, tool, hash, definition, ? FROM tools", [
+        Date.now(),
+      ]);
+      db.run("INSERT INTO meta (key, value) VALUES ('approvals', '1')");
+    })();
+  }
   db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?), ('generation', '0')", [
     SCHEMA_VERSION,
   ]);
@@ -79,10 +106,13 @@ export interface CatalogStoreOptions {
    * definitions of tools listed since opening) stays in memory. A missing catalog reads as empty.
    */
   readOnly?: boolean;
+  /** With readOnly, approvals are still written (`mcpproxy approve` beside a running proxy). */
+  approvalsWritable?: boolean;
 }
 
 export function openCatalogStore(dataDir: string, options: CatalogStoreOptions = {}): CatalogStore {
   const readOnly = options.readOnly ?? false;
+  const approvalsWritable = !readOnly || (options.approvalsWritable ?? false);
   const path = join(dataDir, CATALOG_FILE);
   let db: Database;
   try {
@@ -93,7 +123,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       // Not SQLite's readonly flag: that connection leaves -wal and -shm files behind. A normal one
       // that cannot write removes them at close, and the catalog file is not touched.
       db = new Database(path, { create: false, readwrite: true });
-      db.exec("PRAGMA query_only = ON");
+      if (!approvalsWritable) db.exec("PRAGMA query_only = ON");
       db.exec("PRAGMA busy_timeout = 5000");
     } else {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -164,6 +194,23 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   let hasOtherEmbedder = false;
   // Read-only, definitions of tools listed since opening are kept here instead of written.
   const unsaved = new Map<string, UpstreamTool | undefined>();
+  // Read-only, approvals given since opening, likewise.
+  const unsavedApprovals: ApprovedTool[] = [];
+  const hasApprovalsTable = Boolean(
+    db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'approvals'").get(),
+  );
+  const putApproval =
+    hasApprovalsTable && approvalsWritable
+      ? db.prepare(
+          `INSERT INTO approvals (server, tool, hash, definition, approved_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
+           approved_at = excluded.approved_at`,
+        )
+      : undefined;
+  const approveAll = db.transaction((approved: readonly ApprovedTool[]) => {
+    const now = Date.now();
+    for (const a of approved) putApproval?.run(a.server, a.tool, a.hash, JSON.stringify(a.definition), now);
+  });
   const keyOf = (server: string, tool: string) => `${server}\u0000${tool}`;
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
@@ -219,6 +266,30 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     putVectors: (vectors) => {
       if (!readOnly) putVectors(vectors);
     },
+    listApprovals() {
+      // A read-only catalog from before approvals existed: everything in it counts as approved.
+      const table = hasApprovalsTable ? "approvals" : "tools";
+      const rows = db.query<{ server: string; tool: string; hash: string }, []>(
+        `SELECT server, tool, hash FROM ${table}`,
+      );
+      return [...rows.all(), ...unsavedApprovals];
+    },
+    approvedDefinition(server, tool) {
+      const unsavedOne = unsavedApprovals.findLast((row) => row.server === server && row.tool === tool);
+      if (unsavedOne) return unsavedOne.definition;
+      const table = hasApprovalsTable ? "approvals" : "tools";
+      const row = db
+        .query<{ definition: string }, [string, string]>(
+          `SELECT definition FROM ${table} WHERE server = ? AND tool = ?`,
+        )
+        .get(server, tool);
+      return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
+    },
+    approve(approved) {
+      if (putApproval) approveAll(approved);
+      else unsavedApprovals.push(...approved);
+    },
+    dataVersion: () => db.query<{ data_version: number }, []>("PRAGMA data_version").get()?.data_version ?? 0,
     apply(changes) {
       if (!readOnly) return applyAll(changes) as number;
       for (const tool of changes.upserts) unsaved.set(keyOf(tool.server, tool.tool), tool.definition);

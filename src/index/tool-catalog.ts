@@ -6,6 +6,7 @@ import { CATALOG_FILE, type CatalogStore, openCatalogStore, type ToolRow } from 
 import type { Embedder } from "./embedders/embedder.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
+import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
 import { HYBRID_CANDIDATES, openToolVectors } from "./tool-vectors.ts";
@@ -48,6 +49,14 @@ export interface ToolCatalog {
   names(server?: string): string[];
   /** The tool's definition as its server listed it (read from the catalog file). */
   definitionOf(tool: CatalogTool): UpstreamTool | undefined;
+  /** New or changed since approved, and not approved by the policy: left out of search, refused when called. */
+  isQuarantined(tool: CatalogTool): boolean;
+  /** Every quarantined tool, with what it was approved as (when it changed) and what the poisoning scan found. */
+  quarantined(): QuarantinedTool<CatalogTool>[];
+  /** What the poisoning scan found in the tools indexed since opening. */
+  findings(): { server: string; tool: string; findings: string[] }[];
+  /** Approves these tools as they are now; resolves to how many were approved. */
+  approve(tools: readonly CatalogTool[]): number;
   /** Replaces one server's tools with what it listed now; unchanged hashes are not re-indexed. */
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
@@ -71,13 +80,20 @@ export interface ToolCatalogOptions {
    * only. A data dir without a catalog reads as an empty one.
    */
   readOnly?: boolean;
+  /** With readOnly: approvals are written all the same (`mcpproxy approve`). */
+  approvalsWritable?: boolean;
   /** With an embedder the search is hybrid: BM25 and vector similarity fused. */
   embedder?: Embedder | undefined;
   /** The vector share of the fused score, 0–1. */
   vectorWeight?: number;
   /** Called while tools are embedded: done so far, out of total. */
   onEmbedProgress?: (done: number, total: number) => void;
+  /** Enforce approvals (tool-approvals.ts) under this policy; without one, every tool may be used. */
+  approvalPolicy?: ApprovalPolicy | undefined;
 }
+
+/** How many hits more than asked a search takes, to fill the places of quarantined tools. */
+const QUARANTINE_SLACK = 10;
 
 export const SNAPSHOT_FILE = "search-index.bin";
 /** The JSON snapshot of mcpproxy 0.1, replaced by SNAPSHOT_FILE; removed when found. */
@@ -118,6 +134,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   const searchIndex = index;
   const vectors = options.embedder
     ? await openToolVectors(options.embedder, store, tools, options)
+    : undefined;
+  const approvals = options.approvalPolicy
+    ? openToolApprovals(store, options.approvalPolicy, options.logger)
     : undefined;
   const byName = new Map<string, CatalogTool>();
 
@@ -218,6 +237,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     }
     // New tools are stored with their previous name or none; ensureNames() settles them.
     store.apply({ upserts: fresh, deletes: gone, renames: [] });
+    for (const server of new Set(fresh.map((tool) => tool.server))) {
+      approvals?.review(
+        server,
+        fresh.filter((tool) => tool.server === server),
+      );
+    }
     areNamesStale = true;
     await searchIndex.remove([...gone.map((tool) => tool.key), ...updatedKeys]);
     await searchIndex.add(
@@ -235,6 +260,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       return byName.get(publicName);
     },
     definitionOf: (tool) => store.definitionOf(tool.server, tool.tool),
+    isQuarantined: (tool) => approvals?.isQuarantined(tool) ?? false,
+    quarantined: () => approvals?.quarantinedAmong([...tools.values()]) ?? [],
+    approve: (chosen) => approvals?.approveAsTheyAre(chosen) ?? 0,
+    findings: () => approvals?.findings() ?? [],
     names(server) {
       ensureNames();
       if (server === undefined) return [...byName.keys()];
@@ -245,15 +274,19 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     async search(query, limit, minScore = 0) {
       const withoutArguments = withoutLiterals(query);
       const text = withoutArguments.trim() ? withoutArguments : query;
-      let hits = await searchIndex.search(text, vectors ? Math.max(limit, HYBRID_CANDIDATES) : limit);
-      if (vectors && limit > 0) hits = await vectors.fuse(text, hits, limit);
+      // A few more than asked, so quarantined tools left out do not leave the answer short.
+      const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
+      let hits = await searchIndex.search(text, vectors ? Math.max(wanted, HYBRID_CANDIDATES) : wanted);
+      if (vectors && limit > 0) hits = await vectors.fuse(text, hits, wanted);
       ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
-      return hits.flatMap((hit) => {
-        const tool = tools.get(hit.id);
-        const definition =
-          tool && hit.score >= minScore ? store.definitionOf(tool.server, tool.tool) : undefined;
-        return tool && definition ? [{ tool, definition, score: hit.score }] : [];
-      });
+      return hits
+        .flatMap((hit) => {
+          const tool = tools.get(hit.id);
+          if (!tool || hit.score < minScore || approvals?.isQuarantined(tool)) return [];
+          const definition = store.definitionOf(tool.server, tool.tool);
+          return definition ? [{ tool, definition, score: hit.score }] : [];
+        })
+        .slice(0, limit);
     },
     persist: () =>
       serialized(async () => {
@@ -279,7 +312,12 @@ function openOrRebuild(
   readOnly: boolean,
 ): { store: CatalogStore; recovered?: string } {
   try {
-    return { store: openCatalogStore(options.dataDir, { readOnly }) };
+    return {
+      store: openCatalogStore(options.dataDir, {
+        readOnly,
+        ...(options.approvalsWritable ? { approvalsWritable: true } : {}),
+      }),
+    };
   } catch (error) {
     if (readOnly || !isProxyError(error) || error.code !== "INDEX_UNREADABLE") throw error;
     const aside = join(

@@ -222,6 +222,12 @@ async function forwardCall(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
     );
   }
+  if (deps.catalog.isQuarantined(target)) {
+    return errorResult(
+      `${name} is quarantined: it is new on its server or changed since it was approved, and is not run until ` +
+        `someone reviews it. Ask the user to run \`mcpproxy approve ${target.server}/${target.tool}\`.`,
+    );
+  }
   session?.touch(name);
   const started = performance.now();
   let outcome = "error";

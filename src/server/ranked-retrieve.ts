@@ -42,6 +42,6 @@ export async function retrieveRanked(
 
 function fromCatalog(catalog: ToolCatalog, name: string): RetrievedTool | undefined {
   const tool = catalog.get(name);
-  const definition = tool ? catalog.definitionOf(tool) : undefined;
+  const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
   return tool && definition ? { ...publicDefinition(tool, definition), score: 0 } : undefined;
 }
