@@ -17,18 +17,9 @@ import { parseArgs } from "node:util";
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { EVERYTHING, FIXTURE } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
-
-const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
-const EVERYTHING = join(
-  ROOT,
-  "node_modules",
-  "@modelcontextprotocol",
-  "server-everything",
-  "dist",
-  "index.js",
-);
 
 /** The upstream server as an argv. Both have an `echo` tool. */
 const UPSTREAMS = {

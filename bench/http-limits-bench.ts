@@ -10,15 +10,10 @@
  *   bun bench/http-limits-bench.ts
  */
 import { connect } from "node:net";
-import { createSandbox, fixtureEntry, startHttpProxy } from "../tests/helpers.ts";
+import { createSandbox, fixtureEntry, initializeRequest, startHttpProxy } from "../tests/helpers.ts";
 import { peakRssMiB } from "./proxy-process.ts";
 
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
-});
+const INIT = JSON.stringify(initializeRequest(1, "bench"));
 
 export interface LimitsReport {
   idleRssMiB: number;

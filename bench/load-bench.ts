@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { FIXTURE } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, startProxyStdio } from "./proxy-process.ts";
 
-const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
 const SERVERS = 10;
 const CONCURRENCY = 200;
 

@@ -12,6 +12,7 @@ import {
   eventually,
   everythingEntry,
   FIXTURE_TOOLS,
+  initializeRequest,
   retrieve,
   runCli,
   type Sandbox,
@@ -186,12 +187,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
 
   test("bad requests get the documented status, and the session's next good request is answered", async () => {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const init = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
+    const init = JSON.stringify(initializeRequest());
     const opened = await fetch(proxy.url, { method: "POST", headers, body: init });
     const session = opened.headers.get("mcp-session-id")!;
     await opened.body?.cancel();
@@ -393,16 +389,7 @@ describe("the bearer token", () => {
               accept: "application/json, text/event-stream",
               ...(authorization ? { authorization } : {}),
             },
-            body: JSON.stringify({
-              jsonrpc: "2.0",
-              id: 1,
-              method: "initialize",
-              params: {
-                protocolVersion: "2025-06-18",
-                capabilities: {},
-                clientInfo: { name: "t", version: "1" },
-              },
-            }),
+            body: JSON.stringify(initializeRequest()),
           });
         const none = await init();
         expect(none.status).toBe(401);

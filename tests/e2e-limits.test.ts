@@ -5,6 +5,7 @@ import {
   createSandbox,
   eventually,
   fixtureEntry,
+  initializeRequest,
   processesMatching,
   requireBinary,
   type Sandbox,
@@ -57,13 +58,7 @@ async function startRawStdio(sandbox: Sandbox, env: Record<string, string> = {})
   };
 }
 
-const initialize = (id: number) =>
-  `${JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-  })}\n`;
+const initialize = (id: number) => `${JSON.stringify(initializeRequest(id))}\n`;
 
 describe("bad input on stdio", () => {
   let sandbox: Sandbox;
@@ -206,12 +201,7 @@ function rawSocket(port: number) {
   };
 }
 
-const initBody = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-});
+const initBody = JSON.stringify(initializeRequest());
 
 describe("bounded HTTP", () => {
   let sandbox: Sandbox;

@@ -8,6 +8,7 @@ import {
   everythingEntry,
   FIXTURE,
   fixtureEntry,
+  initializeRequest,
   requireBinary,
   retrieve,
   runCli,
@@ -277,16 +278,7 @@ describe("stdio hygiene", () => {
       );
       const stderr = new Response(child.stderr).text();
       const messages = [
-        {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "raw", version: "1" },
-          },
-        },
+        initializeRequest(),
         { jsonrpc: "2.0", method: "notifications/initialized" },
         {
           jsonrpc: "2.0",

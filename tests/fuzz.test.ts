@@ -3,6 +3,7 @@ import {
   cleanupAfterEach,
   connectHttp,
   fixtureEntry,
+  initializeRequest,
   requireBinary,
   startHttpProxy,
   watchOutput,
@@ -122,18 +123,7 @@ describe(`fuzzing the front door (seed ${SEED})`, () => {
       child.stdin.write(`${line}\n`);
       child.stdin.flush();
     };
-    send(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: "init",
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "fuzz", version: "1" },
-        },
-      }),
-    );
+    send(JSON.stringify(initializeRequest("init", "fuzz")));
     await stdout.waitFor(/"id":"init"/, 15_000);
     send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
     const next = random(SEED);

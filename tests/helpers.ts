@@ -55,6 +55,16 @@ export function createSandbox(): Sandbox {
   };
 }
 
+/** An MCP initialize request as a client sends it, for tests that speak raw JSON-RPC. */
+export function initializeRequest(id: string | number = 1, client = "raw") {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: client, version: "1" } },
+  };
+}
+
 /** How many tools the fixture server lists (tests/fixtures/fixture-server.ts). */
 export const FIXTURE_TOOLS = 14;
 

@@ -56,7 +56,13 @@ export interface CatalogStore {
   listApprovals(): { server: string; tool: string; hash: string }[];
   /** The definition a tool had when it was approved. */
   approvedDefinition(server: string, tool: string): UpstreamTool | undefined;
+  /** Approves these tools with the definitions they have in the catalog now. */
   approve(tools: readonly ApprovedTool[]): void;
+  /**
+   * Keeps the approved definition of a tool about to change (call before the change is applied),
+   * so that `approve` can show what changed. An approval otherwise points at the current one.
+   */
+  keepApprovedDefinition(server: string, tool: string): void;
   /** Changes when another connection (another mcpproxy) commits, so approvals can be re-read. */
   dataVersion(): number;
   generation(): number;
@@ -68,7 +74,6 @@ export interface ApprovedTool {
   tool: string;
   /** The hash of the definition that was approved. */
   hash: string;
-  definition: UpstreamTool;
 }
 
 const SCHEMA_VERSION = "1";
@@ -82,14 +87,12 @@ function createSchema(db: Database): void {
       server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL,
       PRIMARY KEY (server, tool));
     CREATE TABLE IF NOT EXISTS approvals (
-      server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT NOT NULL,
+      server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT,
       approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
   // A catalog from before approvals existed: what it holds was trusted, so it starts approved.
   if (!db.query("SELECT 1 FROM meta WHERE key = 'approvals'").get()) {
     db.transaction(() => {
-      db.run("INSERT OR IGNORE INTO approvals SELECT server, tool, hash, definition, ? FROM tools", [
-        Date.now(),
-      ]);
+      db.run("INSERT OR IGNORE INTO approvals SELECT server, tool, hash, NULL, ? FROM tools", [Date.now()]);
       db.run("INSERT INTO meta (key, value) VALUES ('approvals', '1')");
     })();
   }
@@ -202,14 +205,20 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   const putApproval =
     hasApprovalsTable && approvalsWritable
       ? db.prepare(
-          `INSERT INTO approvals (server, tool, hash, definition, approved_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
+          `INSERT INTO approvals (server, tool, hash, definition, approved_at) VALUES (?, ?, ?, NULL, ?)
+         ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = NULL,
            approved_at = excluded.approved_at`,
         )
       : undefined;
+  const definitionOf = (server: string, tool: string): UpstreamTool | undefined => {
+    const key = keyOf(server, tool);
+    if (unsaved.has(key)) return unsaved.get(key);
+    const row = selectDefinition.get(server, tool);
+    return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
+  };
   const approveAll = db.transaction((approved: readonly ApprovedTool[]) => {
     const now = Date.now();
-    for (const a of approved) putApproval?.run(a.server, a.tool, a.hash, JSON.stringify(a.definition), now);
+    for (const a of approved) putApproval?.run(a.server, a.tool, a.hash, now);
   });
   const keyOf = (server: string, tool: string) => `${server}\u0000${tool}`;
 
@@ -240,12 +249,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
         .all();
       return rows.map((row) => ({ ...row, definition: JSON.parse(row.definition) as UpstreamTool }));
     },
-    definitionOf(server, tool) {
-      const key = keyOf(server, tool);
-      if (unsaved.has(key)) return unsaved.get(key);
-      const row = selectDefinition.get(server, tool);
-      return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
-    },
+    definitionOf,
     namingKey: () => readMeta("naming"),
     setNamingKey: (key) => {
       if (!readOnly) writeMeta("naming", key);
@@ -275,15 +279,25 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       return [...rows.all(), ...unsavedApprovals];
     },
     approvedDefinition(server, tool) {
-      const unsavedOne = unsavedApprovals.findLast((row) => row.server === server && row.tool === tool);
-      if (unsavedOne) return unsavedOne.definition;
-      const table = hasApprovalsTable ? "approvals" : "tools";
+      const current = () => definitionOf(server, tool);
+      if (unsavedApprovals.some((row) => row.server === server && row.tool === tool)) return current();
+      if (!hasApprovalsTable) return current();
       const row = db
-        .query<{ definition: string }, [string, string]>(
-          `SELECT definition FROM ${table} WHERE server = ? AND tool = ?`,
+        .query<{ definition: string | null }, [string, string]>(
+          "SELECT definition FROM approvals WHERE server = ? AND tool = ?",
         )
         .get(server, tool);
-      return row ? (JSON.parse(row.definition) as UpstreamTool) : undefined;
+      // No definition kept: the approval is of the definition the catalog has now.
+      if (!row) return undefined;
+      return row.definition === null ? current() : (JSON.parse(row.definition) as UpstreamTool);
+    },
+    keepApprovedDefinition(server, tool) {
+      if (!putApproval) return;
+      db.run(
+        `UPDATE approvals SET definition = (SELECT definition FROM tools WHERE server = ? AND tool = ?)
+         WHERE server = ? AND tool = ? AND definition IS NULL`,
+        [server, tool, server, tool],
+      );
     },
     approve(approved) {
       if (putApproval) approveAll(approved);

@@ -71,25 +71,28 @@ export function openToolApprovals(
   policy: ApprovalPolicy,
   logger: Logger,
 ): ToolApprovals {
-  let approved = new Map<string, { server: string; tool: string; hash: string }>();
+  // The approved hash by tool key, and the servers with any approval (10k tools: keep it small).
+  let approved = new Map<string, string>();
+  let approvedServers = new Set<string>();
   let seenVersion = -1;
   let checkedAt = 0;
   const found: { server: string; tool: string; findings: string[] }[] = [];
   const load = () => {
-    approved = new Map(store.listApprovals().map((row) => [toolKey(row), row]));
+    const rows = store.listApprovals();
+    approved = new Map(rows.map((row) => [toolKey(row), row.hash]));
+    approvedServers = new Set(rows.map((row) => row.server));
     seenVersion = store.dataVersion();
   };
   load();
-  const serversApproved = () => new Set([...approved.values()].map((row) => row.server));
 
   const approvals: ToolApprovals = {
     review(server, fresh) {
-      const isNewServer = !serversApproved().has(server);
+      const isNewServer = !approvedServers.has(server);
       const trust = policy.trustOf(server);
       const accept: FreshTool[] = [];
       for (const tool of fresh) {
         const before = approved.get(tool.key);
-        if (before?.hash === tool.hash) continue;
+        if (before === tool.hash) continue;
         const findings = policy.findingsOf(server, tool.definition);
         if (findings.length > 0) {
           logger.warn(`${server}/${tool.tool} may be poisoned: ${findings.join("; ")}`);
@@ -111,15 +114,18 @@ export function openToolApprovals(
     },
     isQuarantined(tool) {
       approvals.refresh();
-      return approved.get(tool.key)?.hash !== tool.hash;
+      return approved.get(tool.key) !== tool.hash;
     },
     approvedDefinition: (server, tool) => store.approvedDefinition(server, tool),
     findings: () => [...found],
     approve(tools) {
       if (tools.length === 0) return;
-      const rows = tools.map(({ server, tool, hash, definition }) => ({ server, tool, hash, definition }));
+      const rows = tools.map(({ server, tool, hash }) => ({ server, tool, hash }));
       store.approve(rows);
-      for (const row of rows) approved.set(toolKey(row), row);
+      for (const row of rows) {
+        approved.set(toolKey(row), row.hash);
+        approvedServers.add(row.server);
+      }
       seenVersion = store.dataVersion();
     },
     approveAsTheyAre(tools) {

@@ -235,6 +235,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       tools.set(tool.key, tool);
       addToServer(toolsOfServer, tool);
     }
+    // What a changed tool was approved as is kept, so `approve` can show the change.
+    for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
     // New tools are stored with their previous name or none; ensureNames() settles them.
     store.apply({ upserts: fresh, deletes: gone, renames: [] });
     for (const server of new Set(fresh.map((tool) => tool.server))) {

@@ -26,9 +26,15 @@ export function createArgumentValidator(
   catalog: ToolCatalog,
   options: { unchecked: ReadonlySet<string>; logger: Logger },
 ): ArgumentValidator {
-  // As the SDK configures it: draft 2020-12 and older keywords, formats checked, unknown keywords allowed.
-  const ajv = new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true });
-  addFormats(ajv);
+  // Made on the first call, not at start: most proxies start more often than they are called.
+  let ajv: Ajv | undefined;
+  const ajvNow = (): Ajv => {
+    if (ajv) return ajv;
+    // As the SDK configures it: draft 2020-12 and older keywords, formats checked, unknown keywords allowed.
+    ajv = new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true });
+    addFormats(ajv);
+    return ajv;
+  };
   /** By tool hash, least recently used first; `null` for a schema that did not compile. */
   const compiled = new Map<string, { validate: ValidateFunction | null; schema: object }>();
 
@@ -42,7 +48,7 @@ export function createArgumentValidator(
     const schema = catalog.definitionOf(tool)?.inputSchema ?? {};
     let validate: ValidateFunction | null = null;
     try {
-      validate = ajv.compile(schema);
+      validate = ajvNow().compile(schema);
     } catch (error) {
       options.logger.debug(
         `the input schema of ${tool.name} does not compile, so its arguments are not checked`,
@@ -55,7 +61,7 @@ export function createArgumentValidator(
     if (compiled.size > VALIDATORS_KEPT) {
       const [oldest, entry] = compiled.entries().next().value as [string, { schema: object }];
       compiled.delete(oldest);
-      ajv.removeSchema(entry.schema);
+      ajvNow().removeSchema(entry.schema);
     }
     return validate;
   };
