@@ -19,6 +19,7 @@ import type { ToolCall } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
+import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { argumentShape } from "./argument-shape.ts";
@@ -89,7 +90,11 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   const routingMode = deps.routing ?? "call-tool";
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
-    { capabilities: { tools: { listChanged: routingMode !== "call-tool" } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: routingMode !== "call-tool" } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: sharedSchemaValidator,
+    },
   );
   const builtins = builtinToolDefinitions(deps.topK);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);

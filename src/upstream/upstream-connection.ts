@@ -18,6 +18,7 @@ import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 
 /**
  * One live MCP client session to one upstream server. A stdio child gets only its configured
@@ -165,7 +166,10 @@ export async function connectUpstream(
 ): Promise<UpstreamConnection> {
   const tail = createOutputTail();
   const transport = createTransport(server, options, tail);
-  const client = new Client({ name: PRODUCT, version: VERSION }, { capabilities: {} });
+  const client = new Client(
+    { name: PRODUCT, version: VERSION },
+    { capabilities: {}, jsonSchemaValidator: sharedSchemaValidator },
+  );
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
