@@ -1,8 +1,8 @@
-import { renameSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { describeError, isProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, type CatalogStore, openCatalogStore, type ToolRow } from "./catalog-store.ts";
+import { openOrRebuildStore } from "./catalog-recovery.ts";
+import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
@@ -117,7 +117,13 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     );
   }
   if (!readOnly) rmSync(join(options.dataDir, LEGACY_SNAPSHOT_FILE), { force: true });
-  const { store, recovered } = openOrRebuild(options, readOnly);
+  const { store, recovered } = openOrRebuildStore({
+    dataDir: options.dataDir,
+    readOnly,
+    approvalsWritable: options.approvalsWritable ?? false,
+    snapshotFile: SNAPSHOT_FILE,
+    logger: options.logger,
+  });
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
 
@@ -302,40 +308,6 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       await options.embedder?.close?.();
     },
   };
-}
-
-/**
- * The catalog store; one that is damaged is set aside (kept for a post-mortem, as
- * catalog.db.damaged-TIME) and a new one started, with a warning: the index is rebuilt from the
- * servers. Read-only (search), a damaged catalog is an error that says to run `mcpproxy index`.
- */
-function openOrRebuild(
-  options: ToolCatalogOptions,
-  readOnly: boolean,
-): { store: CatalogStore; recovered?: string } {
-  try {
-    return {
-      store: openCatalogStore(options.dataDir, {
-        readOnly,
-        ...(options.approvalsWritable ? { approvalsWritable: true } : {}),
-      }),
-    };
-  } catch (error) {
-    if (readOnly || !isProxyError(error) || error.code !== "INDEX_UNREADABLE") throw error;
-    const aside = join(
-      options.dataDir,
-      `${CATALOG_FILE}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`,
-    );
-    renameSync(join(options.dataDir, CATALOG_FILE), aside);
-    for (const file of [`${CATALOG_FILE}-wal`, `${CATALOG_FILE}-shm`, SNAPSHOT_FILE]) {
-      rmSync(join(options.dataDir, file), { force: true });
-    }
-    const recovered =
-      `The tool catalog was damaged (${describeError(error.cause)}); it was set aside as ${aside} ` +
-      "and the index is rebuilt from the servers.";
-    options.logger.warn(recovered);
-    return { store: openCatalogStore(options.dataDir, { readOnly }), recovered };
-  }
 }
 
 function addToServer(toolsOfServer: Map<string, Set<string>>, tool: CatalogTool): void {
