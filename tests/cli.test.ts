@@ -41,7 +41,9 @@ describe("command line", () => {
     const env = newSandbox().env();
     const version = await runCli(["--version"], env);
     expect(version).toMatchObject({ code: 0, stderr: "" });
-    expect(version.stdout).toMatch(/^mcpproxy \d+\.\d+\.\d+\n$/);
+    expect(version.stdout).toMatch(
+      /^mcpproxy \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?, built \d{4}-\d\d-\d\d\)\n$/,
+    );
     const help = await runCli(["--help"], env);
     expect(help.code).toBe(0);
     for (const command of ["serve", "index", "search", "tools", "approve"]) {

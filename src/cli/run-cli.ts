@@ -1,5 +1,5 @@
 import { ProxyError } from "../errors.ts";
-import { PRODUCT, VERSION } from "../version.ts";
+import { PRODUCT, VERSION, versionLine } from "../version.ts";
 import { approveCommand } from "./approve-command.ts";
 import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
 import { indexCommand } from "./index-command.ts";
@@ -44,7 +44,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return first === undefined ? 2 : 0;
   }
   if (first === "-v" || first === "--version" || first === "version") {
-    process.stdout.write(`${PRODUCT} ${VERSION}\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === first);

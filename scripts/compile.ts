@@ -1,0 +1,49 @@
+/**
+ * `bun build --compile` of main.ts into one self-contained binary, with the commit and build date
+ * baked in for `mcpproxy --version`. `npm run build` and the release script both go through here,
+ * so a binary from either says where it came from.
+ */
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dir, "..");
+
+export interface BuildInfo {
+  commit: string;
+  /** UTC, YYYY-MM-DD. */
+  date: string;
+}
+
+/**
+ * The checkout's short commit (with `-dirty` when the tree has changes), or "unknown" outside a
+ * git checkout; the date from SOURCE_DATE_EPOCH when set (reproducible builds), else today.
+ */
+export function buildInfo(): BuildInfo {
+  const git = (...args: string[]) => spawnSync("git", args, { cwd: ROOT, encoding: "utf8" });
+  const head = git("rev-parse", "--short=12", "HEAD");
+  let commit = head.status === 0 ? head.stdout.trim() : "unknown";
+  if (head.status === 0 && git("status", "--porcelain", "--untracked-files=no").stdout.trim() !== "") {
+    commit += "-dirty";
+  }
+  const epoch = Number(process.env.SOURCE_DATE_EPOCH);
+  const date = new Date(Number.isFinite(epoch) && epoch > 0 ? epoch * 1000 : Date.now());
+  return { commit, date: date.toISOString().slice(0, 10) };
+}
+
+/** Compiles the binary for `target` (a Bun target such as bun-darwin-arm64; this machine when absent). */
+export function compile(outfile: string, info: BuildInfo, target?: string): void {
+  const args = [
+    "build",
+    resolve(ROOT, "main.ts"),
+    "--compile",
+    "--minify",
+    `--define=MCPPROXY_BUILD_COMMIT=${JSON.stringify(info.commit)}`,
+    `--define=MCPPROXY_BUILD_DATE=${JSON.stringify(info.date)}`,
+    ...(target ? [`--target=${target}`] : []),
+    `--outfile=${outfile}`,
+  ];
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+  if (result.status !== 0) throw new Error(`bun build --compile failed for ${target ?? "this machine"}`);
+}
+
+if (import.meta.main) compile(resolve(ROOT, "dist", "mcpproxy"), buildInfo());
