@@ -114,6 +114,8 @@ describe("npm run release", () => {
     expect(readFileSync(join(releaseDir, "install.sh"), "utf8")).toBe(
       readFileSync(join(ROOT, "install.sh"), "utf8"),
     );
+    // The installer's default download place is the project's own (package.json's homepage).
+    expect(readFileSync(join(ROOT, "install.sh"), "utf8")).toContain(`REPO_URL="${pkg.homepage}"`);
   });
 
   test("this platform's binary runs and says its version, commit and build date", () => {

@@ -2,6 +2,9 @@ import { ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION, versionLine } from "../version.ts";
 import { approveCommand } from "./approve-command.ts";
 import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
+import { doctorCommand } from "./doctor-command.ts";
+import { gettingStarted } from "./getting-started.ts";
+import { importCommand } from "./import-command.ts";
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
@@ -13,6 +16,8 @@ const COMMANDS: readonly Command[] = [
   searchCommand,
   toolsCommand,
   approveCommand,
+  importCommand,
+  doctorCommand,
 ];
 
 export function mainHelp(): string {
@@ -39,6 +44,10 @@ export function mainHelp(): string {
 /** Runs one command line and resolves to the exit code; throws ProxyError for user mistakes. */
 export async function runCli(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
+  if (first === undefined && process.stdout.isTTY) {
+    process.stdout.write(gettingStarted(process.env, process.cwd()));
+    return 0;
+  }
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
     process.stdout.write(mainHelp());
     return first === undefined ? 2 : 0;

@@ -1,0 +1,53 @@
+import { existsSync } from "node:fs";
+import { locateConfig } from "../config/paths.ts";
+import { readConfigServers } from "../import/config-writer.ts";
+import { PRODUCT, VERSION } from "../version.ts";
+
+/**
+ * What `mcpproxy` alone prints on a terminal: where its config is, how many servers it has, and
+ * the few commands to try next, instead of the full usage a script would want.
+ */
+export function gettingStarted(env: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  const { path } = locateConfig(undefined, env, cwd);
+  let state: string;
+  let next: string[];
+  if (!existsSync(path)) {
+    state = `No config yet (it will be ${path}).`;
+    next = ["mcpproxy import         bring in the servers of Claude Desktop, Claude Code, Cursor, VS Code"];
+  } else {
+    let count: number | undefined;
+    try {
+      count = Object.keys(readConfigServers(path).servers).length;
+    } catch {
+      count = undefined;
+    }
+    state =
+      count === undefined
+        ? `Config: ${path} (it has problems: \`mcpproxy doctor\` names them).`
+        : `Config: ${path}, ${count} server(s).`;
+    next =
+      count === 0
+        ? ["mcpproxy import         bring in the servers of Claude Desktop, Claude Code, Cursor, VS Code"]
+        : [];
+  }
+  next.push(
+    "mcpproxy doctor         check the config, each server and your clients, and say what to fix",
+    "mcpproxy index          start every server and index its tools",
+    'mcpproxy search "..."   find tools the way an agent does',
+    "mcpproxy import --snippet   the entry that points your MCP client at mcpproxy",
+  );
+  return [
+    `${PRODUCT} ${VERSION}: one MCP server in front of many.`,
+    "",
+    state,
+    "",
+    "Try:",
+    ...next.map((line) => {
+      const [command = "", what = ""] = line.split(/\s{2,}/);
+      return `  ${command.padEnd(26)}${what}`;
+    }),
+    "",
+    "All commands: mcpproxy --help",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,173 @@
+import { basename, relative, resolve } from "node:path";
+import { homeDir, locateConfig } from "../config/paths.ts";
+import { ProxyError } from "../errors.ts";
+import {
+  CLIENT_IDS,
+  CLIENT_NAMES,
+  type ClientFile,
+  type ClientId,
+  clientFiles,
+  fileExists,
+  namedFile,
+  readClientFile,
+} from "../import/client-configs.ts";
+import { addServersToConfig, readConfigServers } from "../import/config-writer.ts";
+import { type FoundServer, normalizeServer, planImport, type Skipped } from "../import/import-plan.ts";
+import { COMMON_OPTIONS, type Command } from "./command.ts";
+
+export const importCommand: Command = {
+  name: "import",
+  summary:
+    "Bring in the MCP servers your clients already use: reads Claude Desktop, Claude Code, Cursor, VS Code " +
+    "and Windsurf configs (user and project files), shows what it found and what it will do, and adds them to " +
+    "mcpproxy's config without duplicates, keeping a backup and every ${VAR} as written. --snippet prints " +
+    "what to put in a client's config instead of its own server list.",
+  usage:
+    "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet] [--config FILE]",
+  options: {
+    from: {
+      type: "string",
+      help: "--from SOURCE      one client (claude-desktop, claude-code, cursor, vscode, windsurf) or a config FILE; default: every client found",
+    },
+    "dry-run": { type: "boolean", help: "--dry-run          show what would be added, change nothing" },
+    snippet: {
+      type: "boolean",
+      help: "--snippet          print the entry that replaces a client's server list with mcpproxy, and change nothing",
+    },
+    config: COMMON_OPTIONS.config,
+    help: COMMON_OPTIONS.help,
+  },
+  async run(values) {
+    const env = process.env;
+    const cwd = process.cwd();
+    const configPath = locateConfig(values.config as string | undefined, env, cwd).path;
+    if (values.snippet) {
+      process.stdout.write(
+        snippet(configPath, values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined),
+      );
+      return 0;
+    }
+    const files = filesToRead(values.from as string | undefined, cwd);
+    const home = homeDir(env);
+    const show = (path: string) => (path.startsWith(`${home}/`) ? `~/${relative(home, path)}` : path);
+    const found: FoundServer[] = [];
+    const skipped: Skipped[] = [];
+    const lines: string[] = [];
+    for (const file of files.filter(fileExists)) {
+      const read = readClientFile(file, cwd);
+      const label =
+        file.client === "file"
+          ? "file"
+          : `${CLIENT_NAMES[file.client]}${file.scope === "project" ? " (project)" : ""}`;
+      if (read.problem) {
+        lines.push(`  ${label}: ${show(file.path)} ${read.problem}; skipped`);
+        continue;
+      }
+      lines.push(
+        `  ${label}: ${show(file.path)}: ${read.servers.length === 0 ? "no servers" : read.servers.map((s) => s.name).join(", ")}`,
+      );
+      for (const raw of read.servers) {
+        const result = normalizeServer(file, raw, read.inputs, cwd, home);
+        if ("reason" in result) skipped.push(result);
+        else found.push(result);
+      }
+    }
+    if (lines.length === 0) {
+      process.stdout.write(
+        `No MCP client config was found. Looked in:\n${files.map((file) => `  ${show(file.path)}`).join("\n")}\n` +
+          "Name a file with --from FILE, or add servers to the config by hand.\n",
+      );
+      return 0;
+    }
+    const current = readConfigServers(configPath);
+    const actions = planImport(current.servers, found);
+    const additions = actions.filter((action) => action.kind === "add");
+    const out = [
+      `Found ${found.length + skipped.length} server(s):`,
+      ...lines,
+      "",
+      `Into ${show(configPath)}:`,
+    ];
+    for (const action of actions) {
+      const from = clientLabel(action.server.file);
+      if (action.kind === "skip") {
+        out.push(`  skip  ${action.server.name} (${from}): already there as ${action.sameAs}`);
+        continue;
+      }
+      const renamed = action.renamedFrom
+        ? ` (the name ${action.renamedFrom} is taken by a different server)`
+        : "";
+      out.push(`  add   ${action.as} (${from}): ${describe(action.server.entry)}${renamed}`);
+      for (const note of action.server.notes) out.push(`        note: ${note}`);
+    }
+    for (const skip of skipped) out.push(`  skip  ${skip.name} (${clientLabel(skip.file)}): ${skip.reason}`);
+    if (additions.length === 0) {
+      out.push("", "Nothing to add.");
+      process.stdout.write(`${out.join("\n")}\n`);
+      return 0;
+    }
+    if (values["dry-run"]) {
+      out.push(
+        "",
+        `Dry run: nothing was changed. Run without --dry-run to add ${additions.length} server(s).`,
+      );
+      process.stdout.write(`${out.join("\n")}\n`);
+      return 0;
+    }
+    const backup = await addServersToConfig(
+      configPath,
+      current.section,
+      additions.map((action) => ({ name: action.as, entry: action.server.entry })),
+    );
+    out.push(
+      "",
+      `Added ${additions.length} server(s) to ${show(configPath)}${backup ? ` (the previous file is kept as ${show(backup)})` : ""}.`,
+      "Next: `mcpproxy doctor` checks that each one starts; `mcpproxy index` indexes their tools;",
+      "`mcpproxy import --snippet` shows how to point your client at mcpproxy instead.",
+    );
+    process.stdout.write(`${out.join("\n")}\n`);
+    return 0;
+  },
+};
+
+function filesToRead(from: string | undefined, cwd: string): ClientFile[] {
+  const environment = { env: process.env, cwd, platform: process.platform };
+  if (from === undefined) return CLIENT_IDS.flatMap((client) => clientFiles(client, environment));
+  if ((CLIENT_IDS as readonly string[]).includes(from)) return clientFiles(from as ClientId, environment);
+  const file = namedFile(resolve(cwd, from));
+  if (!fileExists(file)) {
+    throw new ProxyError(
+      "USAGE",
+      `--from ${from}: no such client or file. Clients: ${CLIENT_IDS.join(", ")}; or the path of a config file.`,
+    );
+  }
+  return [file];
+}
+
+function clientLabel(file: ClientFile): string {
+  return file.client === "file" ? basename(file.path) : CLIENT_NAMES[file.client];
+}
+
+function describe(entry: Record<string, unknown>): string {
+  if (typeof entry.url === "string") return entry.url;
+  const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
+  return [String(entry.command), ...args].join(" ");
+}
+
+/** The entry a client needs to reach every server through mcpproxy, for each file format. */
+function snippet(configPath: string, isExplicitConfig: boolean): string {
+  const self = /^mcpproxy(\.exe)?$/.test(basename(process.execPath)) ? process.execPath : "mcpproxy";
+  const args = ["serve", ...(isExplicitConfig ? ["--config", configPath] : [])];
+  const json = (value: unknown) => JSON.stringify(value, null, 2);
+  return [
+    'Claude Desktop, Cursor, Windsurf, Claude Code\'s .mcp.json: make this the whole "mcpServers" map',
+    json({ mcpServers: { mcpproxy: { command: self, args } } }),
+    "",
+    'VS Code (.vscode/mcp.json or the user mcp.json): make this the whole "servers" map',
+    json({ servers: { mcpproxy: { type: "stdio", command: self, args } } }),
+    "",
+    "Claude Code, from a terminal:",
+    `  claude mcp add --scope user mcpproxy -- ${[self, ...args].join(" ")}`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,316 @@
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { openCatalog } from "../app/open-catalog.ts";
+import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
+import { locateConfig } from "../config/paths.ts";
+import { describeError, isProxyError } from "../errors.ts";
+import { CLIENT_IDS, CLIENT_NAMES, clientFiles, readClientFile } from "../import/client-configs.ts";
+import { CATALOG_FILE } from "../index/catalog-store.ts";
+import { createEmbedder } from "../index/embedders/create-embedder.ts";
+import { createLogger } from "../log.ts";
+import { loadPlugins } from "../plugins/load-plugins.ts";
+import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
+import { connectUpstream } from "../upstream/upstream-connection.ts";
+
+/**
+ * What `mcpproxy doctor` checks, each finding one line a user can act on: the config (which file
+ * and why), the data dir and its index, every enabled server (started for real), the embedder,
+ * the plugins, and whether the user's MCP clients point at mcpproxy.
+ */
+export interface Finding {
+  area: "config" | "data" | "server" | "embedder" | "plugins" | "client";
+  subject: string;
+  status: "ok" | "warn" | "fail" | "info";
+  detail: string;
+  /** What to do about it, for warn and fail. */
+  fix?: string;
+}
+
+export interface DoctorOptions {
+  configFlag?: string | undefined;
+  dataDirFlag?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const config = checkConfig(options, findings);
+  if (config) {
+    await checkDataDir(config, findings);
+    findings.push(
+      ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, (server) =>
+        checkServer(server, options.env),
+      )),
+    );
+    await checkEmbedder(config, findings);
+    await checkPlugins(config, findings);
+  }
+  checkClients(options, findings);
+  return findings;
+}
+
+function checkConfig(options: DoctorOptions, findings: Finding[]): ResolvedConfig | undefined {
+  const { env, cwd, configFlag } = options;
+  const location = locateConfig(configFlag, env, cwd);
+  const why = configFlag
+    ? "given with --config"
+    : env.MCPPROXY_CONFIG_PATH
+      ? "from MCPPROXY_CONFIG_PATH"
+      : location.path === join(cwd, "mcp_config.json")
+        ? "./mcp_config.json in this directory"
+        : "the default; no --config, MCPPROXY_CONFIG_PATH or ./mcp_config.json";
+  if (location.mustCreate) {
+    findings.push({
+      area: "config",
+      subject: location.path,
+      status: "warn",
+      detail: `does not exist yet (${why}); mcpproxy creates it empty on first use`,
+      fix: "run `mcpproxy import` to bring in your clients' servers",
+    });
+    return undefined;
+  }
+  try {
+    const overrides = options.dataDirFlag
+      ? { dataDir: { value: options.dataDirFlag, flag: "--data-dir" } }
+      : {};
+    const config = loadConfig({ configFlag, env, cwd, overrides });
+    const enabled = config.servers.filter((server) => server.enabled).length;
+    findings.push(
+      enabled === 0
+        ? {
+            area: "config",
+            subject: location.path,
+            status: "warn",
+            detail: `${why}: no enabled servers`,
+            fix: "run `mcpproxy import`, or add servers under mcpServers",
+          }
+        : {
+            area: "config",
+            subject: location.path,
+            status: "ok",
+            detail: `${why}: ${config.servers.length} server(s), ${enabled} enabled`,
+          },
+    );
+    return config;
+  } catch (error) {
+    findings.push({
+      area: "config",
+      subject: location.path,
+      status: "fail",
+      detail: `${why}: ${isProxyError(error) ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ") : describeError(error)}`,
+      fix: "fix the file (each problem is named with its key), then run doctor again",
+    });
+    return undefined;
+  }
+}
+
+async function checkDataDir(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+  const dir = config.dataDir;
+  if (!existsSync(dir)) {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "info",
+      detail: "not created yet; `mcpproxy index` creates it (0700)",
+    });
+    return;
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "fail",
+      detail: "is not writable",
+      fix: `make it yours: chmod u+rwx ${dir}`,
+    });
+    return;
+  }
+  const mode = statSync(dir).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "warn",
+      detail: `is readable by other users (mode ${mode.toString(8)}); it holds tool definitions and tokens`,
+      fix: `chmod 700 ${dir}`,
+    });
+  }
+  if (!existsSync(join(dir, CATALOG_FILE))) {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "warn",
+      detail: "has no index yet",
+      fix: "run `mcpproxy index`",
+    });
+    return;
+  }
+  try {
+    const logger = createLogger({ level: "error" });
+    const catalog = await openCatalog(config, logger, { readOnly: true });
+    try {
+      const names = catalog.names();
+      const servers = new Set(names.map((name) => catalog.get(name)?.server));
+      const configured = new Set(config.servers.filter((s) => s.enabled).map((s) => s.name));
+      const missing = [...configured].filter((name) => !servers.has(name));
+      findings.push({
+        area: "data",
+        subject: dir,
+        status: missing.length > 0 ? "warn" : "ok",
+        detail:
+          `writable, mode ${mode.toString(8)}; index holds ${names.length} tool(s) from ${servers.size} server(s)` +
+          (missing.length > 0 ? `; not indexed yet: ${missing.join(", ")}` : ""),
+        ...(missing.length > 0 ? { fix: "run `mcpproxy index`" } : {}),
+      });
+    } finally {
+      await catalog.close();
+    }
+  } catch (error) {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "fail",
+      detail: `the index cannot be read: ${describeError(error)}`,
+      fix: "run `mcpproxy index --force` to rebuild it",
+    });
+  }
+}
+
+async function checkServer(
+  server: ServerConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Finding> {
+  const subject = server.name;
+  if (!server.enabled) return { area: "server", subject, status: "info", detail: "disabled" };
+  if (server.transport === "stdio") {
+    const found = isAbsolute(server.command)
+      ? existsSync(server.command)
+      : Bun.which(server.command, { PATH: env.PATH ?? "" });
+    if (!found) {
+      return {
+        area: "server",
+        subject,
+        status: "fail",
+        detail: `its command "${server.command}" is not ${isAbsolute(server.command) ? "there" : "on PATH"}`,
+        fix: "install it, or give its full path in the config",
+      };
+    }
+  }
+  const started = performance.now();
+  try {
+    const connection = await connectUpstream(server, { env });
+    const ms = Math.round(performance.now() - started);
+    const info = connection.client.getServerVersion();
+    await connection.close();
+    return {
+      area: "server",
+      subject,
+      status: connection.tools.length === 0 ? "warn" : "ok",
+      detail:
+        `started and answered initialize in ${ms} ms: ${connection.tools.length} tool(s)` +
+        (info ? `; it is ${info.name} ${info.version}` : "") +
+        (connection.skipped.length > 0 ? `; ${connection.skipped.length} malformed tool(s) left out` : ""),
+      ...(connection.tools.length === 0
+        ? { fix: "it offers no tools, so the agent will not find anything from it" }
+        : {}),
+    };
+  } catch (error) {
+    const isNpx =
+      server.transport === "stdio" && /^npx(\.cmd)?$/.test(server.command.split(/[\\/]/).pop() ?? "");
+    return {
+      area: "server",
+      subject,
+      status: "fail",
+      detail: describeError(error),
+      fix: isNpx
+        ? "npx downloads the package on first start: check the network (or run the npx command once by hand), or raise timeoutMs"
+        : "run its command by hand to see why it fails, or raise timeoutMs if it is slow to start",
+    };
+  }
+}
+
+async function checkEmbedder(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+  try {
+    const embedder = await createEmbedder(config);
+    findings.push({
+      area: "embedder",
+      subject: config.embedder,
+      status: "ok",
+      detail: embedder ? `${embedder.id}, ${embedder.dimensions} dimensions` : "BM25 only (no model needed)",
+    });
+  } catch (error) {
+    findings.push({
+      area: "embedder",
+      subject: config.embedder,
+      status: "fail",
+      detail: describeError(error),
+      fix: isProxyError(error) ? error.details.join("; ") || "see the message" : "see the message",
+    });
+  }
+}
+
+async function checkPlugins(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+  if (config.plugins.length === 0) {
+    findings.push({ area: "plugins", subject: "plugins", status: "info", detail: "none configured" });
+    return;
+  }
+  try {
+    const loaded = await loadPlugins(config.plugins, {
+      strict: true,
+      logger: createLogger({ level: "error" }),
+    });
+    findings.push({
+      area: "plugins",
+      subject: "plugins",
+      status: "ok",
+      detail: `${loaded.length} loaded: ${loaded.map((entry) => entry.plugin.name).join(", ")}`,
+    });
+  } catch (error) {
+    findings.push({
+      area: "plugins",
+      subject: "plugins",
+      status: "fail",
+      detail: isProxyError(error)
+        ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ")
+        : describeError(error),
+      fix: "fix or remove the plugin named above",
+    });
+  }
+}
+
+function checkClients(options: DoctorOptions, findings: Finding[]): void {
+  const environment = { env: options.env, cwd: options.cwd, platform: process.platform };
+  for (const client of CLIENT_IDS) {
+    for (const file of clientFiles(client, environment)) {
+      if (!existsSync(file.path)) continue;
+      const read = readClientFile(file, options.cwd);
+      const subject = `${CLIENT_NAMES[client]}${file.scope === "project" ? " (project)" : ""}`;
+      if (read.problem) {
+        findings.push({ area: "client", subject, status: "warn", detail: `${file.path} ${read.problem}` });
+        continue;
+      }
+      if (read.servers.length === 0) continue;
+      const usesProxy = read.servers.some(({ entry }) =>
+        [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].some(
+          (word) => typeof word === "string" && /(^|[\\/])mcpproxy(\.exe)?$/.test(word),
+        ),
+      );
+      const own = read.servers.length - (usesProxy ? 1 : 0);
+      findings.push(
+        usesProxy && own === 0
+          ? { area: "client", subject, status: "ok", detail: `${file.path} uses mcpproxy` }
+          : {
+              area: "client",
+              subject,
+              status: "info",
+              detail: `${file.path} ${usesProxy ? "uses mcpproxy and also" : "does not use mcpproxy; it"} lists ${own} server(s) of its own`,
+              fix: `\`mcpproxy import --from ${client}\`, then \`mcpproxy import --snippet\` for the entry that replaces them`,
+            },
+      );
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { basename } from "node:path";
+import type { ClientFile, RawServer } from "./client-configs.ts";
+
+/**
+ * Turns the servers found in clients' files into entries of mcpproxy's config, and plans how
+ * they join the servers it has: a server already there (the same command and arguments, or the
+ * same URL) is skipped, a name already taken by a different server gets the client's name as a
+ * suffix, and `${VAR}` references are kept as written.
+ */
+export interface FoundServer {
+  file: ClientFile;
+  name: string;
+  /** The entry as mcpproxy's config will hold it. */
+  entry: Record<string, unknown>;
+  /** What the user must know or do (an input to set, a key left behind). */
+  notes: string[];
+}
+
+export interface Skipped {
+  file: ClientFile;
+  name: string;
+  reason: string;
+}
+
+/** Server keys carried over; anything else a client wrote is named in a note and left behind. */
+const CARRIED = [
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "timeoutMs",
+  "callTimeoutMs",
+  "lazy",
+  "trust",
+];
+/** Keys other clients write that mean nothing here or are folded into the entry. */
+const FOLDED = new Set(["type", "transport", "serverUrl", "disabled", "enabled"]);
+
+export function normalizeServer(
+  file: ClientFile,
+  raw: RawServer,
+  inputs: ReadonlyMap<string, string>,
+  cwd: string,
+  home: string,
+): FoundServer | Skipped {
+  const source = raw.entry;
+  const notes: string[] = [];
+  const entry: Record<string, unknown> = {};
+  for (const key of CARRIED) if (source[key] !== undefined) entry[key] = source[key];
+  if (entry.url === undefined && typeof source.serverUrl === "string") entry.url = source.serverUrl;
+  if (source.disabled === true || source.enabled === false) entry.enabled = false;
+  const declared = source.transport ?? source.type;
+  if (
+    declared === "sse" &&
+    typeof entry.url === "string" &&
+    !/\/sse\/?$/.test(new URL(entry.url, "http://x").pathname)
+  ) {
+    entry.transport = "sse";
+  }
+  const hasCommand = typeof entry.command === "string" && entry.command !== "";
+  const hasUrl = typeof entry.url === "string" && entry.url !== "";
+  if (hasCommand === hasUrl) {
+    return {
+      file,
+      name: raw.name,
+      reason: hasCommand ? "it has both a command and a url" : "it has no command or url",
+    };
+  }
+  if (hasCommand && isMcpproxy(entry.command as string, entry.args)) {
+    return { file, name: raw.name, reason: "it is mcpproxy itself" };
+  }
+  if (typeof source.envFile === "string") {
+    notes.push(
+      `its envFile ${source.envFile} is not read by mcpproxy: put those variables in "env" or the environment`,
+    );
+  }
+  const leftBehind = Object.keys(source).filter(
+    (key) => !CARRIED.includes(key) && !FOLDED.has(key) && key !== "envFile",
+  );
+  if (leftBehind.length > 0) notes.push(`left behind: ${leftBehind.join(", ")} (not mcpproxy settings)`);
+  const rewritten = rewriteVariables(entry, inputs, file.scope === "project" ? cwd : undefined, home, notes);
+  return { file, name: raw.name, entry: rewritten as Record<string, unknown>, notes };
+}
+
+/**
+ * VS Code's variables become mcpproxy's: `${env:X}` is `${X}`, `${input:id}` is an environment
+ * variable the user sets (named after the input), `${workspaceFolder}` is the project directory
+ * and `${userHome}` the home directory. Plain `${VAR}` stays as written.
+ */
+function rewriteVariables(
+  value: unknown,
+  inputs: ReadonlyMap<string, string>,
+  workspace: string | undefined,
+  home: string,
+  notes: string[],
+): unknown {
+  if (typeof value === "string") {
+    return value.replace(
+      /\$\{(env|input):([^}]+)\}|\$\{workspaceFolder\}|\$\{userHome\}/g,
+      (match, kind, id) => {
+        if (kind === "env") return `\${${id}}`;
+        if (kind === "input") {
+          const variable = id.replace(/[^A-Za-z0-9]+/g, "_").toUpperCase();
+          const description = inputs.get(id);
+          const note = `set ${variable} in the environment (VS Code asked for it as input "${id}"${description ? `: ${description}` : ""})`;
+          if (!notes.includes(note)) notes.push(note);
+          return `\${${variable}}`;
+        }
+        if (match === "${userHome}") return home;
+        if (workspace) return workspace;
+        const note =
+          "${workspaceFolder} in a user-level file has no folder: it was left as written; replace it";
+        if (!notes.includes(note)) notes.push(note);
+        return match;
+      },
+    );
+  }
+  if (Array.isArray(value))
+    return value.map((item) => rewriteVariables(item, inputs, workspace, home, notes));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key,
+        rewriteVariables(item, inputs, workspace, home, notes),
+      ]),
+    );
+  }
+  return value;
+}
+
+function isMcpproxy(command: string, args: unknown): boolean {
+  const words = [command, ...(Array.isArray(args) ? args.filter((arg) => typeof arg === "string") : [])];
+  return words.some((word) => /^mcpproxy(\.exe)?$/.test(basename(word)));
+}
+
+/** The identity of a server, whatever it is called: its command line, or its URL. */
+export function identityOf(entry: Record<string, unknown>): string {
+  if (typeof entry.url === "string") return `url ${entry.url.replace(/\/+$/, "")}`;
+  return `cmd ${JSON.stringify([entry.command, ...(Array.isArray(entry.args) ? entry.args : [])])}`;
+}
+
+export type PlannedAction =
+  | { kind: "add"; server: FoundServer; as: string; renamedFrom?: string }
+  | { kind: "skip"; server: FoundServer; sameAs: string };
+
+export function planImport(
+  existing: Readonly<Record<string, Record<string, unknown>>>,
+  found: readonly FoundServer[],
+): PlannedAction[] {
+  const names = new Set(Object.keys(existing));
+  const identities = new Map(Object.entries(existing).map(([name, entry]) => [identityOf(entry), name]));
+  const actions: PlannedAction[] = [];
+  for (const server of found) {
+    const same = identities.get(identityOf(server.entry));
+    if (same !== undefined) {
+      actions.push({ kind: "skip", server, sameAs: same });
+      continue;
+    }
+    let name = server.name;
+    if (names.has(name)) {
+      const suffix = server.file.client === "file" ? "imported" : server.file.client;
+      name = `${server.name}-${suffix}`;
+      for (let n = 2; names.has(name); n++) name = `${server.name}-${suffix}-${n}`;
+    }
+    names.add(name);
+    identities.set(identityOf(server.entry), name);
+    actions.push(
+      name === server.name
+        ? { kind: "add", server, as: name }
+        : { kind: "add", server, as: name, renamedFrom: server.name },
+    );
+  }
+  return actions;
+}

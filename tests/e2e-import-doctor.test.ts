@@ -1,0 +1,309 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parse } from "jsonc-parser";
+import {
+  cleanupAfterEach,
+  FIXTURE_TOOLS,
+  fixtureEntry,
+  requireBinary,
+  runCli,
+  type Sandbox,
+} from "./helpers.ts";
+
+/**
+ * The first minutes of a new user, through the compiled binary in a private HOME: `import` reads
+ * the MCP clients' own config files where those clients keep them (Linux paths here), `doctor`
+ * starts every server and says what to fix, and `mcpproxy` alone on a terminal says where to begin.
+ */
+setDefaultTimeout(60_000);
+const scope = cleanupAfterEach();
+
+function write(path: string, content: unknown) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+}
+
+/** A HOME with Claude Desktop, Cursor, Claude Code and Windsurf configs, and a project with VS Code and .mcp.json files. */
+function clientsSandbox(): { sandbox: Sandbox; project: string } {
+  const sandbox = scope.sandbox();
+  const home = sandbox.home;
+  const project = join(sandbox.dir, "project");
+  write(join(home, ".config", "Claude", "claude_desktop_config.json"), {
+    mcpServers: {
+      fixture: fixtureEntry(),
+      memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
+      mcpproxy: { command: "/usr/local/bin/mcpproxy", args: ["serve"] },
+    },
+  });
+  write(join(home, ".cursor", "mcp.json"), {
+    mcpServers: {
+      memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
+      fixture: fixtureEntry({ args: ["--name", "cursor-copy"] }),
+      github: {
+        url: "https://api.githubcopilot.com/mcp/",
+        headers: { Authorization: "Bearer ${GITHUB_TOKEN}" },
+      },
+    },
+  });
+  write(join(home, ".claude.json"), {
+    numStartups: 3,
+    mcpServers: { "user-scoped": { type: "http", url: "http://127.0.0.1:9/mcp" } },
+    projects: {
+      [project]: {
+        mcpServers: { "local-scoped": { type: "stdio", command: "uvx", args: ["mcp-server-time"] } },
+      },
+      "/elsewhere": { mcpServers: { "other-project": { command: "other" } } },
+    },
+  });
+  write(join(home, ".codeium", "windsurf", "mcp_config.json"), {
+    mcpServers: { docs: { serverUrl: "http://127.0.0.1:9/sse", disabled: true } },
+  });
+  write(
+    join(project, ".vscode", "mcp.json"),
+    `{
+  // VS Code asks for the key when the server starts
+  "inputs": [{ "type": "promptString", "id": "weather-key", "description": "Weather API key", "password": true }],
+  "servers": {
+    "weather": {
+      "type": "stdio",
+      "command": "node",
+      "args": ["\${workspaceFolder}/weather.js"],
+      "env": { "API_KEY": "\${input:weather-key}", "REGION": "\${env:WEATHER_REGION}" },
+      "envFile": "\${workspaceFolder}/.env",
+    },
+    "events": { "type": "sse", "url": "http://127.0.0.1:9/events" },
+  },
+}`,
+  );
+  write(join(project, ".mcp.json"), {
+    mcpServers: { "project-scoped": { command: "uvx", args: ["mcp-server-fetch"] } },
+  });
+  return { sandbox, project };
+}
+
+function run(sandbox: Sandbox, cwd: string, args: string[], env: Record<string, string> = {}) {
+  return runCli(args, sandbox.env({ XDG_CONFIG_HOME: join(sandbox.home, ".config"), ...env }), cwd);
+}
+
+describe("mcpproxy import", () => {
+  test("--dry-run shows every client's servers and the plan, and changes nothing", async () => {
+    const { sandbox, project } = clientsSandbox();
+    const result = await run(sandbox, project, ["import", "--dry-run"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    expect(out).toContain(
+      "Claude Desktop: ~/.config/Claude/claude_desktop_config.json: fixture, memory, mcpproxy",
+    );
+    expect(out).toContain("Cursor: ~/.cursor/mcp.json: memory, fixture, github");
+    // Claude Code: user scope, and the local scope of this project only.
+    expect(out).toContain("Claude Code: ~/.claude.json: user-scoped, local-scoped");
+    expect(out).not.toContain("other-project");
+    expect(out).toContain(`Claude Code (project): ${join(project, ".mcp.json")}: project-scoped`);
+    expect(out).toContain(`VS Code (project): ${join(project, ".vscode", "mcp.json")}: weather, events`);
+    expect(out).toContain("Windsurf: ~/.codeium/windsurf/mcp_config.json: docs");
+    expect(out).toContain("skip  memory (Cursor): already there as memory");
+    expect(out).toContain("add   fixture-cursor (Cursor)");
+    expect(out).toContain("(the name fixture is taken by a different server)");
+    expect(out).toContain("skip  mcpproxy (Claude Desktop): it is mcpproxy itself");
+    expect(out).toContain(
+      'set WEATHER_KEY in the environment (VS Code asked for it as input "weather-key": Weather API key)',
+    );
+    expect(out).toContain("envFile");
+    expect(out).toContain("Dry run: nothing was changed. Run without --dry-run to add 10 server(s).");
+    expect(existsSync(join(sandbox.home, ".mcpproxy", "mcp_config.json"))).toBe(false);
+  });
+
+  test("merges into an existing config in place: comments kept, duplicates skipped, ${VAR} kept, a backup left", async () => {
+    const { sandbox, project } = clientsSandbox();
+    const original = `{
+  // my own servers
+  "mcpServers": {
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },
+  },
+  "mcpproxy": { "routing": "call-tool" },
+}
+`;
+    write(sandbox.configPath, original);
+    const result = await run(sandbox, project, ["import", "--config", sandbox.configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("skip  memory (Claude Desktop): already there as memory");
+    const backups = readdirSync(sandbox.dir).filter((name) => name.startsWith("mcp_config.json.bak-"));
+    expect(backups).toHaveLength(1);
+    expect(readFileSync(join(sandbox.dir, backups[0]!), "utf8")).toBe(original);
+    const text = readFileSync(sandbox.configPath, "utf8");
+    expect(text).toContain("// my own servers");
+    expect(statSync(sandbox.configPath).mode & 0o777).toBe(0o600);
+    const config = parse(text, [], { allowTrailingComma: true }) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+      mcpproxy: unknown;
+    };
+    expect(Object.keys(config.mcpServers).sort()).toEqual(
+      [
+        "events",
+        "fixture",
+        "fixture-cursor",
+        "github",
+        "local-scoped",
+        "memory",
+        "project-scoped",
+        "user-scoped",
+        "weather",
+        "docs",
+      ].sort(),
+    );
+    expect(config.mcpproxy).toEqual({ routing: "call-tool" });
+    expect(config.mcpServers.github).toEqual({
+      url: "https://api.githubcopilot.com/mcp/",
+      headers: { Authorization: "Bearer ${GITHUB_TOKEN}" },
+    });
+    expect(config.mcpServers.weather).toEqual({
+      command: "node",
+      args: [join(project, "weather.js")],
+      env: { API_KEY: "${WEATHER_KEY}", REGION: "${WEATHER_REGION}" },
+    });
+    expect(config.mcpServers.events).toEqual({ url: "http://127.0.0.1:9/events", transport: "sse" });
+    expect(config.mcpServers.docs).toEqual({ url: "http://127.0.0.1:9/sse", enabled: false });
+    expect(config.mcpServers["user-scoped"]).toEqual({ url: "http://127.0.0.1:9/mcp" });
+
+    // A second import finds everything there already.
+    const again = await run(sandbox, project, ["import", "--config", sandbox.configPath]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("Nothing to add.");
+    expect(readFileSync(sandbox.configPath, "utf8")).toBe(text);
+
+    // What import wrote is a config mcpproxy loads (the variables the notes named set).
+    const tools = await run(
+      sandbox,
+      project,
+      ["tools", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      {
+        GITHUB_TOKEN: "x",
+        WEATHER_KEY: "y",
+        WEATHER_REGION: "eu",
+      },
+    );
+    expect(tools.stderr).toBe("");
+    expect(tools.code).toBe(0);
+  });
+
+  test("--from one client or a file; an unknown source is a usage error", async () => {
+    const { sandbox, project } = clientsSandbox();
+    const cursor = await run(sandbox, project, ["import", "--from", "cursor", "--dry-run"]);
+    expect(cursor.stdout).toContain("Cursor: ~/.cursor/mcp.json");
+    expect(cursor.stdout).not.toContain("Claude Desktop");
+    const file = await run(sandbox, project, ["import", "--from", ".vscode/mcp.json", "--dry-run"]);
+    expect(file.stdout).toContain("add   weather (mcp.json)");
+    const bad = await run(sandbox, project, ["import", "--from", "zed"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      "--from zed: no such client or file. Clients: claude-desktop, claude-code, cursor, vscode, windsurf",
+    );
+  });
+
+  test("--snippet prints the entry that points each client at this binary", async () => {
+    const { sandbox, project } = clientsSandbox();
+    const result = await run(sandbox, project, ["import", "--snippet", "--config", sandbox.configPath]);
+    expect(result.code).toBe(0);
+    const [first] = result.stdout.split("\n\n");
+    const json = JSON.parse(first!.slice(first!.indexOf("{")));
+    expect(json).toEqual({
+      mcpServers: { mcpproxy: { command: requireBinary(), args: ["serve", "--config", sandbox.configPath] } },
+    });
+    expect(result.stdout).toContain('"type": "stdio"');
+    expect(result.stdout).toContain(`claude mcp add --scope user mcpproxy -- ${requireBinary()} serve`);
+  });
+});
+
+describe("mcpproxy doctor", () => {
+  test("starts every server, names what is broken with a fix, checks the index and the clients; exit 1", async () => {
+    const { sandbox, project } = clientsSandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        good: fixtureEntry(),
+        missing: { command: "no-such-mcp-server-command", args: [] },
+        crashing: fixtureEntry({ args: ["--mode", "exit-on-init"] }),
+        off: { ...fixtureEntry(), enabled: false },
+      },
+    });
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const before = await run(sandbox, project, ["doctor", ...flags]);
+    expect(before.code).toBe(1);
+    expect(before.stdout).toMatch(/ok {2}\s+config .*given with --config: 4 server\(s\), 3 enabled/);
+    expect(before.stdout).toMatch(
+      new RegExp(
+        `ok {2}\\s+server good\\s+started and answered initialize in \\d+ ms: ${FIXTURE_TOOLS} tool\\(s\\)`,
+      ),
+    );
+    expect(before.stdout).toContain("FAIL  server missing");
+    expect(before.stdout).toContain('its command "no-such-mcp-server-command" is not on PATH');
+    expect(before.stdout).toContain("FAIL  server crashing");
+    expect(before.stdout).toContain("server off");
+    expect(before.stdout).toContain("disabled");
+    expect(before.stdout).toContain("not created yet");
+    expect(before.stdout).toContain("does not use mcpproxy");
+    expect(before.stdout).toContain("`mcpproxy import --from cursor`");
+    expect(before.stdout).toContain("2 problem(s) to fix");
+
+    await run(sandbox, project, ["index", ...flags]);
+    const json = await run(sandbox, project, ["doctor", "--json", ...flags]);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as {
+      ok: boolean;
+      findings: { area: string; subject: string; status: string; detail: string; fix?: string }[];
+    };
+    expect(report.ok).toBe(false);
+    const data = report.findings.find((finding) => finding.area === "data")!;
+    expect(data.status).toBe("warn");
+    expect(data.detail).toContain(`index holds ${FIXTURE_TOOLS} tool(s) from 1 server(s)`);
+    expect(data.detail).toContain("not indexed yet: crashing, missing");
+    const missing = report.findings.find((finding) => finding.subject === "missing")!;
+    expect(missing).toMatchObject({ status: "fail", fix: "install it, or give its full path in the config" });
+  });
+
+  test("a healthy set-up exits 0", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { good: fixtureEntry() } });
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    await run(sandbox, sandbox.dir, ["index", ...flags]);
+    const result = await run(sandbox, sandbox.dir, ["doctor", ...flags]);
+    expect(result.stdout).toContain("Everything checked is fine.");
+    expect(result.code).toBe(0);
+  });
+
+  test("a broken config is one finding that quotes the problem", async () => {
+    const sandbox = scope.sandbox();
+    write(sandbox.configPath, { mcpServer: {} });
+    const result = await run(sandbox, sandbox.dir, ["doctor", "--config", sandbox.configPath]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("FAIL  config");
+    expect(result.stdout).toContain("did you mean `mcpServers`");
+  });
+});
+
+describe("mcpproxy with no arguments", () => {
+  const script = Bun.which("script");
+  test.skipIf(!script)("on a terminal: where the config is, how many servers, what to try", async () => {
+    const { sandbox, project } = clientsSandbox();
+    // util-linux `script` gives the binary a terminal, as a user's shell does.
+    const child = Bun.spawn([script!, "-qc", requireBinary(), "/dev/null"], {
+      env: sandbox.env(),
+      cwd: project,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = await new Response(child.stdout).text();
+    expect(await child.exited).toBe(0);
+    expect(out).toContain("No config yet");
+    expect(out).toContain("mcpproxy import");
+    expect(out).toContain("mcpproxy doctor");
+  });
+
+  test("not on a terminal: the usage, exit 2", async () => {
+    const sandbox = scope.sandbox();
+    const result = await runCli([], sandbox.env());
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain("Usage: mcpproxy <command>");
+  });
+});
