@@ -243,6 +243,10 @@ describe("mcpproxy doctor", () => {
     expect(before.stdout).toContain("disabled");
     expect(before.stdout).toContain("not created yet");
     expect(before.stdout).toContain("does not use mcpproxy");
+    // Claude Desktop's fixture is in mcpproxy's config as "good"; its memory server is not.
+    expect(before.stdout).toMatch(
+      /Claude Desktop .*claude_desktop_config\.json uses mcpproxy and also lists 2 server\(s\) of its own, 1 not imported/,
+    );
     expect(before.stdout).toContain("`mcpproxy import --from cursor`");
     expect(before.stdout).toContain("2 problem(s) to fix");
 

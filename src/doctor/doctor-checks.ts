@@ -3,9 +3,11 @@ import { isAbsolute, join } from "node:path";
 import { openCatalog } from "../app/open-catalog.ts";
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
-import { locateConfig } from "../config/paths.ts";
+import { homeDir, locateConfig } from "../config/paths.ts";
 import { describeError, isProxyError } from "../errors.ts";
 import { CLIENT_IDS, CLIENT_NAMES, clientFiles, readClientFile } from "../import/client-configs.ts";
+import { readConfigServers } from "../import/config-writer.ts";
+import { identityOf, normalizeServer } from "../import/import-plan.ts";
 import { CATALOG_FILE } from "../index/catalog-store.ts";
 import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { createLogger } from "../log.ts";
@@ -284,6 +286,13 @@ async function checkPlugins(config: ResolvedConfig, findings: Finding[]): Promis
 
 function checkClients(options: DoctorOptions, findings: Finding[]): void {
   const environment = { env: options.env, cwd: options.cwd, platform: process.platform };
+  let imported = new Set<string>();
+  try {
+    const configPath = locateConfig(options.configFlag, options.env, options.cwd).path;
+    imported = new Set(Object.values(readConfigServers(configPath).servers).map(identityOf));
+  } catch {
+    // A config that does not read is reported by checkConfig.
+  }
   for (const client of CLIENT_IDS) {
     for (const file of clientFiles(client, environment)) {
       if (!existsSync(file.path)) continue;
@@ -300,17 +309,29 @@ function checkClients(options: DoctorOptions, findings: Finding[]): void {
         ),
       );
       const own = read.servers.length - (usesProxy ? 1 : 0);
-      findings.push(
-        usesProxy && own === 0
-          ? { area: "client", subject, status: "ok", detail: `${file.path} uses mcpproxy` }
-          : {
-              area: "client",
-              subject,
-              status: "info",
-              detail: `${file.path} ${usesProxy ? "uses mcpproxy and also" : "does not use mcpproxy; it"} lists ${own} server(s) of its own`,
-              fix: `\`mcpproxy import --from ${client}\`, then \`mcpproxy import --snippet\` for the entry that replaces them`,
-            },
-      );
+      if (usesProxy && own === 0) {
+        findings.push({ area: "client", subject, status: "ok", detail: `${file.path} uses mcpproxy` });
+        continue;
+      }
+      // Its servers that mcpproxy's config does not have yet (the same command line or URL).
+      const notImported = read.servers.filter((raw) => {
+        const server = normalizeServer(file, raw, read.inputs, options.cwd, homeDir(options.env));
+        return "entry" in server && !imported.has(identityOf(server.entry));
+      });
+      findings.push({
+        area: "client",
+        subject,
+        status: "info",
+        detail:
+          `${file.path} ${usesProxy ? "uses mcpproxy and also" : "does not use mcpproxy; it"} lists ${own} server(s) of its own` +
+          (notImported.length === 0
+            ? ", all of them in mcpproxy's config already"
+            : `, ${notImported.length} not imported`),
+        fix:
+          notImported.length === 0
+            ? "replace them with the entry `mcpproxy import --snippet` prints"
+            : `\`mcpproxy import --from ${client}\`, then \`mcpproxy import --snippet\` for the entry that replaces them`,
+      });
     }
   }
 }
