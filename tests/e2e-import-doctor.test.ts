@@ -233,7 +233,7 @@ describe("mcpproxy doctor", () => {
     expect(before.stdout).toMatch(/ok {2}\s+config .*given with --config: 4 server\(s\), 3 enabled/);
     expect(before.stdout).toMatch(
       new RegExp(
-        `ok {2}\\s+server good\\s+started and answered initialize in \\d+ ms: ${FIXTURE_TOOLS} tool\\(s\\)`,
+        `ok {2}\\s+server good\\s+started and answered initialize in \\d+ ms: ${FIXTURE_TOOLS} tool\\(s\\); it is \\S+ [\\d.]+, protocol \\d{4}-\\d\\d-\\d\\d`,
       ),
     );
     expect(before.stdout).toContain("FAIL  server missing");

@@ -119,7 +119,8 @@ export function parseServer(
   return { ...base, transport: isSse ? "sse" : "streamable-http", url: out.url, headers: out.headers ?? {} };
 }
 
-const SERVER_KEYS = [
+/** Every key a server entry may have. */
+export const SERVER_KEYS = [
   "command",
   "args",
   "env",

@@ -207,6 +207,8 @@ async function checkServer(
     const connection = await connectUpstream(server, { env });
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
+    // Stdio and streamable HTTP transports keep the version initialize settled on.
+    const protocol = (connection.client.transport as { protocolVersion?: unknown } | undefined)?.protocolVersion;
     await connection.close();
     return {
       area: "server",
@@ -215,6 +217,7 @@ async function checkServer(
       detail:
         `started and answered initialize in ${ms} ms: ${connection.tools.length} tool(s)` +
         (info ? `; it is ${info.name} ${info.version}` : "") +
+        (typeof protocol === "string" ? `, protocol ${protocol}` : "") +
         (connection.skipped.length > 0 ? `; ${connection.skipped.length} malformed tool(s) left out` : ""),
       ...(connection.tools.length === 0
         ? { fix: "it offers no tools, so the agent will not find anything from it" }

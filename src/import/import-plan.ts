@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import { SERVER_KEYS } from "../config/parse-server.ts";
 import type { ClientFile, RawServer } from "./client-configs.ts";
 
 /**
@@ -22,21 +23,10 @@ export interface Skipped {
   reason: string;
 }
 
-/** Server keys carried over; anything else a client wrote is named in a note and left behind. */
-const CARRIED = [
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "headers",
-  "timeoutMs",
-  "callTimeoutMs",
-  "lazy",
-  "trust",
-];
 /** Keys other clients write that mean nothing here or are folded into the entry. */
-const FOLDED = new Set(["type", "transport", "serverUrl", "disabled", "enabled"]);
+const FOLDED: ReadonlySet<string> = new Set(["type", "transport", "serverUrl", "disabled", "enabled"]);
+/** Server keys carried over as they are; anything else a client wrote is named in a note and left behind. */
+const CARRIED: readonly string[] = SERVER_KEYS.filter((key) => !FOLDED.has(key));
 
 export function normalizeServer(
   file: ClientFile,

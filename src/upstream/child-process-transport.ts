@@ -45,11 +45,17 @@ export class ChildProcessTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
+  /** The protocol version initialize settled on (the SDK client sets it), for `doctor`. */
+  protocolVersion: string | undefined;
   private child: Child | undefined;
   private hasExited = false;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: ChildProcessTransportOptions) {}
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
