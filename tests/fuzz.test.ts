@@ -5,6 +5,7 @@ import {
   fixtureEntry,
   initializeRequest,
   requireBinary,
+  seededRandom,
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
@@ -19,18 +20,6 @@ setDefaultTimeout(120_000);
 
 const scope = cleanupAfterEach();
 const SEED = 20_261_123;
-
-/** mulberry32: small, seeded, good enough to pick mutations. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const VALID: object[] = [
   { jsonrpc: "2.0", id: 1, method: "tools/list" },
@@ -126,7 +115,7 @@ describe(`fuzzing the front door (seed ${SEED})`, () => {
     send(JSON.stringify(initializeRequest("init", "fuzz")));
     await stdout.waitFor(/"id":"init"/, 15_000);
     send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     for (let i = 0; i < 3_000; i++) {
       send(fuzzedLine(next));
       if (i % 200 === 0) await Bun.sleep(5);
@@ -162,7 +151,7 @@ describe(`fuzzing the front door (seed ${SEED})`, () => {
     const client = await connectHttp(proxy.url);
     scope.defer(() => client.close());
     const session = (client.transport as unknown as { sessionId?: string }).sessionId!;
-    const next = random(SEED + 1);
+    const next = seededRandom(SEED + 1);
     const statuses = new Set<number>();
     for (let i = 0; i < 1_000; i++) {
       const response = await fetch(proxy.url, {

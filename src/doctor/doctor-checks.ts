@@ -208,7 +208,8 @@ async function checkServer(
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
     // Stdio and streamable HTTP transports keep the version initialize settled on.
-    const protocol = (connection.client.transport as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+    const protocol = (connection.client.transport as { protocolVersion?: unknown } | undefined)
+      ?.protocolVersion;
     await connection.close();
     return {
       area: "server",

@@ -28,7 +28,7 @@ const SCHEMA = { text: "string", name: "string" } as const;
 type ToolIndex = Orama<typeof SCHEMA>;
 
 /** Bump when the schema, the tokenizer, the scoring data or the snapshot layout change: old snapshots are rebuilt. */
-export const INDEX_FORMAT_VERSION = 4;
+export const INDEX_FORMAT_VERSION = 5;
 
 /**
  * BM25 runs over `text`, the whole tool as one document (server, name, description, parameters),
@@ -102,7 +102,10 @@ interface Snapshot {
   data: unknown;
 }
 
-function newOrama(): ToolIndex {
+/** How text becomes index terms; the same for documents and queries. A seam for bench/retrieval-experiment.ts. */
+export type Analyzer = (text: string) => string[];
+
+function newOrama(analyzer: Analyzer = analyze): ToolIndex {
   return create({
     schema: SCHEMA,
     // Results are ordered by score only. Orama's sorter would keep a copy of every document's text
@@ -114,7 +117,7 @@ function newOrama(): ToolIndex {
       tokenizer: {
         language: "english",
         normalizationCache: new Map(),
-        tokenize: (raw: string) => analyze(raw),
+        tokenize: (raw: string) => analyzer(raw),
       },
     },
   }) as unknown as ToolIndex;
@@ -155,8 +158,8 @@ function wrap(db: ToolIndex): SearchIndex {
   };
 }
 
-export function createSearchIndex(): SearchIndex {
-  return wrap(newOrama());
+export function createSearchIndex(analyzer?: Analyzer): SearchIndex {
+  return wrap(newOrama(analyzer));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { splitIdentifier, tokenize } from "./tokenizer.ts";
+import { analyze, splitIdentifier, tokenize } from "./tokenizer.ts";
 
 describe("tokenize", () => {
   test("splits snake_case, kebab-case, camelCase and acronyms into lowercase words", () => {
@@ -23,5 +23,12 @@ describe("tokenize", () => {
 
   test("splitIdentifier joins the words with spaces", () => {
     expect(splitIdentifier("server-everything__getTinyImage")).toBe("server everything get tiny image");
+  });
+});
+
+describe("analyze", () => {
+  test("keeps each word as written and as its stem, and drops stop words", () => {
+    expect(analyze("Lists the records")).toEqual(["lists", "~list", "records", "~record"]);
+    expect(analyze("get a record")).toEqual(["get", "~get", "record", "~record"]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { hashTool, toolFields } from "./tool-document.ts";
+import { createSearchIndex } from "./search-index.ts";
+import { hashTool, toolFields, withoutNegatedGuidance } from "./tool-document.ts";
 
 const tool = {
   name: "createIssue",
@@ -59,5 +60,51 @@ describe("hashTool", () => {
 describe("toolFields title", () => {
   test("the title joins the name words, so search finds a tool by its display name", () => {
     expect(toolFields("gh", { ...tool, title: "Open a ticket" }).name).toBe("create issue Open a ticket");
+  });
+});
+
+describe("negated guidance", () => {
+  test("sentences saying what a tool is not for are left out of its searchable description", () => {
+    expect(
+      withoutNegatedGuidance(
+        "Get a single record by its id. Not for listing multiple records; use list_records instead.\nReturns JSON.",
+      ),
+    ).toBe("Get a single record by its id. Returns JSON.");
+    expect(withoutNegatedGuidance("Do not use this tool to delete files. Reads a file.")).toBe(
+      "Reads a file.",
+    );
+    expect(withoutNegatedGuidance("Search notes. For exact titles, call `get_note` instead.")).toBe(
+      "Search notes.",
+    );
+    // Ordinary text that merely contains the words stays.
+    expect(withoutNegatedGuidance("Lists items that are not archived. Use filters to narrow them.")).toBe(
+      "Lists items that are not archived. Use filters to narrow them.",
+    );
+  });
+
+  test("a sibling's 'not for listing' no longer outranks the list tool", async () => {
+    const index = createSearchIndex();
+    const schema = { type: "object", properties: { id: { type: "string" } } };
+    await index.add([
+      {
+        id: "db/list_records",
+        fields: toolFields("db", {
+          name: "list_records",
+          description: "Return records of a table.",
+          inputSchema: schema,
+        }),
+      },
+      {
+        id: "db/get_record",
+        fields: toolFields("db", {
+          name: "get_record",
+          description:
+            "Return a single record of a table by id. Not for listing multiple records or listing tables; do not use it for listing.",
+          inputSchema: schema,
+        }),
+      },
+    ]);
+    const hits = await index.search("listing multiple records of a table", 2);
+    expect(hits[0]?.id).toBe("db/list_records");
   });
 });

@@ -1,0 +1,132 @@
+#!/usr/bin/env bun
+/**
+ * A retrieval change judged as an experiment: every variant against the baseline, in process, on
+ * the same queries, with a paired bootstrap 95% interval of the difference, overall, per subset
+ * and on each half of a split by server (two disjoint halves of the servers, each with the
+ * queries whose expected tools all live there). A change is worth keeping when it helps recall@1
+ * or MRR beyond the interval on both halves and costs no subset beyond it.
+ *
+ *   bun bench/retrieval-experiment.ts [EVAL.json]
+ */
+import { readFileSync } from "node:fs";
+import { withoutLiterals } from "../src/index/query-text.ts";
+import { type Analyzer, createSearchIndex } from "../src/index/search-index.ts";
+import { analyze, STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
+import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
+import { seededRandom } from "../tests/helpers.ts";
+import { meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
+
+interface EvalTool extends UpstreamTool {
+  server: string;
+}
+interface EvalQuery {
+  id: string;
+  query: string;
+  expected_groups: string[][];
+  subset: string;
+}
+const file = process.argv[2] ?? "../shared/eval/etom-msc-bench.json";
+const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
+
+export interface Variant {
+  name: string;
+  analyzer?: Analyzer;
+  description?: (text: string) => string;
+}
+
+async function rank(variant: Variant): Promise<Map<string, string[]>> {
+  const index = createSearchIndex(variant.analyzer);
+  await index.add(
+    data.tools.map((tool) => {
+      const fields = toolFields(tool.server, tool);
+      if (variant.description) fields.description = variant.description(fields.description);
+      return { id: `${tool.server}/${tool.name}`, fields };
+    }),
+  );
+  const out = new Map<string, string[]>();
+  for (const q of data.queries) {
+    const stripped = withoutLiterals(q.query);
+    const hits = await index.search(stripped.trim() ? stripped : q.query, 10);
+    out.set(
+      q.id,
+      hits.map((hit) => hit.id),
+    );
+  }
+  return out;
+}
+
+function fnv(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+const half = (server: string) => (fnv(server) & 1 ? "A" : "B");
+function groupOf(q: EvalQuery): string {
+  const halves = new Set(q.expected_groups.flat().map((id) => half(id.slice(0, id.lastIndexOf("/")))));
+  return halves.size === 1 ? `half ${[...halves][0]}` : "cross";
+}
+
+const METRICS = ["recall1", "recall5", "mrr10"] as const;
+
+/** Mean difference (variant − base) and its paired bootstrap 95% interval. */
+function delta(base: QueryScore[], other: QueryScore[], metric: (typeof METRICS)[number]) {
+  const diffs = base.map((b, i) => other[i]![metric] - b[metric]);
+  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+  const random = seededRandom(42);
+  const means: number[] = [];
+  for (let r = 0; r < 1000; r++) {
+    let sum = 0;
+    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(random() * diffs.length)]!;
+    means.push(sum / diffs.length);
+  }
+  means.sort((a, b) => a - b);
+  return { mean, low: means[25]!, high: means[974]! };
+}
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+export async function runExperiment(variants: Variant[]) {
+  const base = await rank(variants[0]!);
+  const groups = new Map<string, EvalQuery[]>();
+  const add = (key: string, q: EvalQuery) => groups.set(key, [...(groups.get(key) ?? []), q]);
+  for (const q of data.queries) {
+    add("ALL", q);
+    add(q.subset, q);
+    add(groupOf(q), q);
+  }
+  const scores = (ranking: Map<string, string[]>, qs: EvalQuery[]) =>
+    qs.map((q) => scoreQuery(ranking.get(q.id)!, q.expected_groups));
+  const f = (n: number) => (n >= 0 ? "+" : "") + n.toFixed(3);
+  print(`baseline ${variants[0]!.name}:`);
+  for (const [key, qs] of [...groups].sort()) {
+    const m = meanScores(scores(base, qs));
+    print(
+      `  ${key.padEnd(9)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} mrr ${m.mrr10.toFixed(3)}`,
+    );
+  }
+  for (const variant of variants.slice(1)) {
+    const ranking = await rank(variant);
+    print(`${variant.name} − baseline (mean [95% CI]):`);
+    for (const [key, qs] of [...groups].sort()) {
+      const b = scores(base, qs);
+      const o = scores(ranking, qs);
+      const cells = METRICS.map((metric) => {
+        const d = delta(b, o, metric);
+        const mark = d.low > 0 ? "▲" : d.high < 0 ? "▼" : " ";
+        return `${metric.replace("10", "")} ${f(d.mean)} [${f(d.low)}, ${f(d.high)}]${mark}`;
+      });
+      print(`  ${key.padEnd(9)} ${cells.join("  ")}`);
+    }
+  }
+}
+
+if (import.meta.main) {
+  // The variants of the last change, kept as the template for the next one: the current analyzer
+  // (words as written + their stems) against stems only (the previous one) and words only.
+  const words = (text: string) => tokenize(text).filter((word) => !STOP_WORDS.has(word));
+  await runExperiment([
+    { name: "exact + stem (current)", analyzer: analyze },
+    { name: "stems only (before)", analyzer: (text) => words(text).map(stem) },
+    { name: "exact only", analyzer: words },
+  ]);
+}
