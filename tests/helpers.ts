@@ -92,12 +92,16 @@ export interface CliResult {
 }
 
 export async function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
-  const child = Bun.spawn([requireBinary(), ...args], {
-    env,
-    cwd: cwd ?? tmpdir(),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  return runProcess([requireBinary(), ...args], env, cwd);
+}
+
+/** Runs a command to its end and collects its output; async, so a server in the test process keeps answering. */
+export async function runProcess(
+  argv: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<CliResult> {
+  const child = Bun.spawn(argv, { env, cwd: cwd ?? tmpdir(), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { ROOT } from "./helpers.ts";
+import { ROOT, runProcess } from "./helpers.ts";
 
 /**
  * The release and the installer, as a user meets them: `npm run release` cross-compiles the five
@@ -90,17 +90,12 @@ function sums(dir: string): Map<string, string> {
 async function install(shell: string, args: string[], env: Record<string, string> = {}) {
   // Not spawnSync: the release is served from this process, whose event loop must keep running.
   const home = mkdtempSync(join(work, "home-"));
-  const child = Bun.spawn([shell, join(releaseDir, "install.sh"), ...args], {
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
+  const result = await runProcess([shell, join(releaseDir, "install.sh"), ...args], {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    ...env,
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr, home };
+  return { ...result, home };
 }
 describe("npm run release", () => {
   test("builds every platform's asset, named mcpproxy-VERSION-OS-ARCH, with matching SHA256SUMS", () => {

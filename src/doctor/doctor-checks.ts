@@ -7,7 +7,7 @@ import { homeDir, locateConfig } from "../config/paths.ts";
 import { describeError, isProxyError } from "../errors.ts";
 import { CLIENT_IDS, CLIENT_NAMES, clientFiles, readClientFile } from "../import/client-configs.ts";
 import { readConfigServers } from "../import/config-writer.ts";
-import { identityOf, normalizeServer } from "../import/import-plan.ts";
+import { identityOf, isMcpproxyEntry, normalizeServer } from "../import/import-plan.ts";
 import { CATALOG_FILE } from "../index/catalog-store.ts";
 import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { createLogger } from "../log.ts";
@@ -307,11 +307,7 @@ function checkClients(options: DoctorOptions, findings: Finding[]): void {
         continue;
       }
       if (read.servers.length === 0) continue;
-      const usesProxy = read.servers.some(({ entry }) =>
-        [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].some(
-          (word) => typeof word === "string" && /(^|[\\/])mcpproxy(\.exe)?$/.test(word),
-        ),
-      );
+      const usesProxy = read.servers.some(({ entry }) => isMcpproxyEntry(entry));
       const own = read.servers.length - (usesProxy ? 1 : 0);
       if (usesProxy && own === 0) {
         findings.push({ area: "client", subject, status: "ok", detail: `${file.path} uses mcpproxy` });

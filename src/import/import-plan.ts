@@ -58,7 +58,7 @@ export function normalizeServer(
       reason: hasCommand ? "it has both a command and a url" : "it has no command or url",
     };
   }
-  if (hasCommand && isMcpproxy(entry.command as string, entry.args)) {
+  if (hasCommand && isMcpproxyEntry(entry)) {
     return { file, name: raw.name, reason: "it is mcpproxy itself" };
   }
   if (typeof source.envFile === "string") {
@@ -120,9 +120,10 @@ function rewriteVariables(
   return value;
 }
 
-function isMcpproxy(command: string, args: unknown): boolean {
-  const words = [command, ...(Array.isArray(args) ? args.filter((arg) => typeof arg === "string") : [])];
-  return words.some((word) => /^mcpproxy(\.exe)?$/.test(basename(word)));
+/** Whether a client's server entry runs mcpproxy (directly, or through a wrapper such as npx). */
+export function isMcpproxyEntry(entry: Readonly<Record<string, unknown>>): boolean {
+  const words = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])];
+  return words.some((word) => typeof word === "string" && /^mcpproxy(\.exe)?$/.test(basename(word)));
 }
 
 /** The identity of a server, whatever it is called: its command line, or its URL. */
