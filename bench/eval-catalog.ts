@@ -1,4 +1,7 @@
 import { readFileSync } from "node:fs";
+import type { EvalQuery } from "../src/eval/eval-queries.ts";
+
+export type { EvalQuery };
 
 /** The retrieval-eval file format of `../shared/eval` (see its README). */
 export interface EvalTool {
@@ -6,14 +9,6 @@ export interface EvalTool {
   name: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
-}
-
-export interface EvalQuery {
-  id: string;
-  query: string;
-  /** Each group is one needed tool; it counts as found when any of its alternatives is retrieved. */
-  expected_groups: string[][];
-  subset?: string;
 }
 
 export interface EvalCatalog {

@@ -19,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { loadQueries } from "../src/eval/eval-queries.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalQuery, loadEvalCatalog, toolId } from "./eval-catalog.ts";
 import { meanScores, percentile, type QueryScore, scoreQuery } from "./metrics.ts";
@@ -67,36 +68,6 @@ export async function runConfigEval(configPath: string, queriesFile: string, opt
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-function loadQueries(path: string): EvalQuery[] {
-  const raw = JSON.parse(readFileSync(path, "utf8")) as { queries?: unknown } | unknown[];
-  const list = Array.isArray(raw) ? raw : (raw as { queries?: unknown }).queries;
-  if (!Array.isArray(list)) throw new Error(`${path}: expected {"queries": [...]} or a list of queries`);
-  return list.map((entry, i) => {
-    const q = entry as {
-      id?: string;
-      query?: unknown;
-      expected?: unknown;
-      expected_groups?: unknown;
-      subset?: string;
-    };
-    if (typeof q.query !== "string") throw new Error(`${path}: queries[${i}].query must be a string`);
-    const groups = Array.isArray(q.expected_groups)
-      ? (q.expected_groups as string[][])
-      : Array.isArray(q.expected)
-        ? [q.expected as string[]]
-        : undefined;
-    if (!groups || groups.length === 0 || groups.some((g) => !Array.isArray(g) || g.length === 0)) {
-      throw new Error(`${path}: queries[${i}] needs "expected": ["server/tool", …] or "expected_groups"`);
-    }
-    return {
-      id: q.id ?? `q${i + 1}`,
-      query: q.query,
-      expected_groups: groups,
-      ...(q.subset ? { subset: q.subset } : {}),
-    };
-  });
 }
 
 async function evaluate(

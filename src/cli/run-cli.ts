@@ -3,6 +3,7 @@ import { PRODUCT, VERSION, versionLine } from "../version.ts";
 import { approveCommand } from "./approve-command.ts";
 import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
 import { doctorCommand } from "./doctor-command.ts";
+import { evalCommand } from "./eval-command.ts";
 import { gettingStarted } from "./getting-started.ts";
 import { importCommand } from "./import-command.ts";
 import { indexCommand } from "./index-command.ts";
@@ -18,6 +19,7 @@ const COMMANDS: readonly Command[] = [
   approveCommand,
   importCommand,
   doctorCommand,
+  evalCommand,
 ];
 
 export function mainHelp(): string {
