@@ -3,7 +3,8 @@
  * Load through the proxy: 10 fixture servers behind one `mcpproxy serve` (stdio), rounds of 200
  * concurrent calls spread over them, each carrying a nonce that must come back in its own answer
  * (none lost, none crossed). The same rounds go straight to the 10 servers for the ratio, in one
- * run. Then 10,000 more calls, with the proxy's RSS before and after (growth means a leak).
+ * run. Then six blocks of 10,000 more calls, with the proxy's RSS before and after each: growth
+ * in the first block that stops is warm-up (JIT, allocator pools); growth in every block is a leak.
  *
  *   bun bench/load-bench.ts [--rounds N]
  */
@@ -28,7 +29,8 @@ export interface LoadReport {
   direct: { p50: number; p99: number };
   proxied: { p50: number; p99: number };
   rssBeforeMiB: number;
-  rssAfterMiB: number;
+  /** RSS after each block of 10,000 calls. */
+  rssAfterMiB: number[];
 }
 
 export async function runLoadBench(rounds = 20): Promise<LoadReport> {
@@ -90,8 +92,11 @@ export async function runLoadBench(rounds = 20): Promise<LoadReport> {
       times.proxied.push(...(await round(viaProxy)));
     }
     const rssBeforeMiB = currentRssMiB(proxy.pid);
-    for (let r = 0; r < 10_000 / CONCURRENCY; r++) await round(viaProxy);
-    const rssAfterMiB = currentRssMiB(proxy.pid);
+    const rssAfterMiB: number[] = [];
+    for (let block = 0; block < BLOCKS; block++) {
+      for (let r = 0; r < 10_000 / CONCURRENCY; r++) await round(viaProxy);
+      rssAfterMiB.push(currentRssMiB(proxy.pid));
+    }
     return {
       rounds,
       calls,
@@ -109,6 +114,9 @@ export async function runLoadBench(rounds = 20): Promise<LoadReport> {
   }
 }
 
+/** Blocks of 10,000 calls after the timed rounds, RSS read after each. */
+const BLOCKS = 6;
+
 /** Resident set size now (VmRSS) of a live process in MiB, from /proc; NaN where there is none. */
 function currentRssMiB(pid: number): number {
   try {
@@ -124,7 +132,7 @@ export function formatLoadReport(report: LoadReport): string {
     `load: ${report.rounds} rounds of ${CONCURRENCY} concurrent echo calls over ${SERVERS} servers, direct and through mcpproxy; ${report.calls} calls in all:`,
     `  nonces lost ${report.lost}, crossed ${report.crossed}`,
     `  direct p50 ${f(report.direct.p50)} ms / p99 ${f(report.direct.p99)} ms; proxied p50 ${f(report.proxied.p50)} ms / p99 ${f(report.proxied.p99)} ms; ratio p50 ${(report.proxied.p50 / report.direct.p50).toFixed(2)}x, p99 ${(report.proxied.p99 / report.direct.p99).toFixed(2)}x`,
-    `  proxy RSS before 10,000 more calls ${f(report.rssBeforeMiB)} MiB, after ${f(report.rssAfterMiB)} MiB`,
+    `  proxy RSS before ${(BLOCKS * 10_000).toLocaleString("en")} more calls ${f(report.rssBeforeMiB)} MiB; after each 10,000: ${report.rssAfterMiB.map(f).join(", ")} MiB`,
   ].join("\n");
 }
 
