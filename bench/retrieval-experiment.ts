@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { withoutLiterals } from "../src/index/query-text.ts";
-import { type Analyzer, createSearchIndex } from "../src/index/search-index.ts";
+import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
 import { analyze, STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
 import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
 import { seededRandom } from "../tests/helpers.ts";
@@ -34,6 +34,8 @@ export interface Variant {
   description?: (text: string) => string;
   /** Re-scores the index's top candidates for a query (name precision, verb agreement, …). */
   rerank?: (query: string, hits: { id: string; score: number }[]) => { id: string; score: number }[];
+  /** Replaces the single search: how the ranking of a request is put together from the index. */
+  retrieve?: (index: SearchIndex, text: string) => Promise<{ id: string; score: number }[]>;
 }
 
 async function rank(variant: Variant): Promise<Map<string, string[]>> {
@@ -49,7 +51,9 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
   for (const q of data.queries) {
     const stripped = withoutLiterals(q.query);
     const text = stripped.trim() ? stripped : q.query;
-    let hits = await index.search(text, variant.rerank ? 30 : 10);
+    let hits = variant.retrieve
+      ? await variant.retrieve(index, text)
+      : await index.search(text, variant.rerank ? 30 : 10);
     if (variant.rerank) hits = variant.rerank(text, hits).sort((a, b) => b.score - a.score);
     out.set(
       q.id,
@@ -138,8 +142,34 @@ if (import.meta.main) {
       return { id: hit.id, score: hit.score + (name.length ? (weight * found) / name.length : 0) };
     });
   };
+  /**
+   * Multi-step requests: split into steps (sentences, "then", "and then", ";"), search each, and
+   * make sure each step's best tool is in the top 5 after the whole request's own ranking.
+   */
+  const perStep = (slots: number) => async (index: SearchIndex, text: string) => {
+    const whole = await index.search(text, 10);
+    const steps = text
+      .split(/(?<=[.!?;])\s+|\b(?:and then|then|after that|afterwards|finally|next)\b/i)
+      .map((step) => step.trim())
+      .filter((step) => words(step).length >= 2);
+    if (steps.length < 2) return whole;
+    const picks: { id: string; score: number }[] = [];
+    for (const step of steps) {
+      const [best] = await index.search(step, 1);
+      if (best && !picks.some((p) => p.id === best.id)) picks.push(best);
+    }
+    const head = whole.slice(0, Math.max(0, 5 - Math.min(slots, picks.length)));
+    const merged = [...head];
+    for (const pick of picks)
+      if (merged.length < 5 && !merged.some((m) => m.id === pick.id)) merged.push(pick);
+    for (const hit of whole) if (!merged.some((m) => m.id === hit.id)) merged.push(hit);
+    // Scores only order the list here: keep the merged order.
+    return merged.map((hit, i) => ({ id: hit.id, score: 100 - i }));
+  };
   await runExperiment([
     { name: "exact + stem (current)", analyzer: analyze },
+    { name: "per-step best in top 5 (2 slots)", analyzer: analyze, retrieve: perStep(2) },
+    { name: "per-step best in top 5 (4 slots)", analyzer: analyze, retrieve: perStep(4) },
     { name: "name precision 0.05", analyzer: analyze, rerank: namePrecision(0.05) },
     { name: "name precision 0.1", analyzer: analyze, rerank: namePrecision(0.1) },
     { name: "name precision 0.2", analyzer: analyze, rerank: namePrecision(0.2) },
