@@ -1,0 +1,37 @@
+import { describe, expect, test } from "bun:test";
+import { OPERATION_WEIGHT, rescoreByOperation } from "./operation-agreement.ts";
+
+const hits = [
+  { id: "db/list_records", score: 0.5 },
+  { id: "db/get_record", score: 0.49 },
+  { id: "db/describe_table", score: 0.3 },
+  { id: "db/export", score: 0.2 },
+];
+const toolName = (id: string) => id.slice(id.indexOf("/") + 1);
+
+describe("operation agreement", () => {
+  test("a request naming one operation lifts the sibling whose name states it and lowers the others", () => {
+    const ranked = rescoreByOperation("show me the details of record 7", hits, toolName);
+    expect(ranked.map((hit) => hit.id)).toEqual([
+      "db/get_record",
+      "db/list_records",
+      "db/describe_table",
+      "db/export",
+    ]);
+    expect(ranked[0]!.score).toBeCloseTo(0.49 + OPERATION_WEIGHT);
+    expect(ranked.find((hit) => hit.id === "db/list_records")!.score).toBeCloseTo(0.5 - OPERATION_WEIGHT);
+    // A tool whose name states no operation keeps its score.
+    expect(ranked.find((hit) => hit.id === "db/export")!.score).toBe(0.2);
+  });
+
+  test("multi-step requests and requests naming several operations or none are left as they are", () => {
+    for (const query of [
+      "get the record, then delete it",
+      "fetch record 7. After that, list all tables",
+      "list the records and delete the old ones",
+      "records of the orders table",
+    ]) {
+      expect(rescoreByOperation(query, hits, toolName)).toBe(hits);
+    }
+  });
+});
