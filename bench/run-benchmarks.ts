@@ -12,6 +12,7 @@ import { ROOT } from "./proxy-process.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
+import { formatTransportReport, measureTransportOverhead } from "./transport-overhead.ts";
 
 const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
 if (existsSync(evalFile)) {
@@ -24,5 +25,6 @@ if (existsSync(evalFile)) {
   );
 }
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
+process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
 process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n\n`);
 process.stdout.write(`${formatLoadReport(await runLoadBench())}\n`);
