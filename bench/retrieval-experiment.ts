@@ -9,7 +9,7 @@
  *   bun bench/retrieval-experiment.ts [EVAL.json]
  */
 import { readFileSync } from "node:fs";
-import { rescoreByOperation } from "../src/index/operation-agreement.ts";
+import { askedOperation, rescoreByOperation } from "../src/index/operation-agreement.ts";
 import { withoutLiterals } from "../src/index/query-text.ts";
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
 import { analyze, STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
@@ -167,8 +167,10 @@ if (import.meta.main) {
     return merged.map((hit, i) => ({ id: hit.id, score: 100 - i }));
   };
   // As the binary ranks: the index's best 30, re-scored by the operation the request names.
-  const byOperation = (query: string, hits: { id: string; score: number }[]) =>
-    rescoreByOperation(query, hits, (id) => id.slice(id.lastIndexOf("/") + 1));
+  const byOperation = (query: string, hits: { id: string; score: number }[]) => {
+    const asked = askedOperation(query);
+    return asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
+  };
   await runExperiment([
     { name: "current (exact + stem, operation agreement)", analyzer: analyze, rerank: byOperation },
     { name: "without operation agreement", analyzer: analyze },

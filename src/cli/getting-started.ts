@@ -3,6 +3,11 @@ import { locateConfig } from "../config/paths.ts";
 import { readConfigServers } from "../import/config-writer.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 
+const IMPORT: [string, string] = [
+  "mcpproxy import",
+  "bring in the servers of Claude Desktop, Claude Code, Cursor, VS Code",
+];
+
 /**
  * What `mcpproxy` alone prints on a terminal: where its config is, how many servers it has, and
  * the few commands to try next, instead of the full usage a script would want.
@@ -10,10 +15,10 @@ import { PRODUCT, VERSION } from "../version.ts";
 export function gettingStarted(env: Readonly<Record<string, string | undefined>>, cwd: string): string {
   const { path } = locateConfig(undefined, env, cwd);
   let state: string;
-  let next: string[];
+  let next: [command: string, what: string][];
   if (!existsSync(path)) {
     state = `No config yet (it will be ${path}).`;
-    next = ["mcpproxy import         bring in the servers of Claude Desktop, Claude Code, Cursor, VS Code"];
+    next = [IMPORT];
   } else {
     let count: number | undefined;
     try {
@@ -25,16 +30,13 @@ export function gettingStarted(env: Readonly<Record<string, string | undefined>>
       count === undefined
         ? `Config: ${path} (it has problems: \`mcpproxy doctor\` names them).`
         : `Config: ${path}, ${count} server(s).`;
-    next =
-      count === 0
-        ? ["mcpproxy import         bring in the servers of Claude Desktop, Claude Code, Cursor, VS Code"]
-        : [];
+    next = count === 0 ? [IMPORT] : [];
   }
   next.push(
-    "mcpproxy doctor         check the config, each server and your clients, and say what to fix",
-    "mcpproxy index          start every server and index its tools",
-    'mcpproxy search "..."   find tools the way an agent does',
-    "mcpproxy import --snippet   the entry that points your MCP client at mcpproxy",
+    ["mcpproxy doctor", "check the config, each server and your clients, and say what to fix"],
+    ["mcpproxy index", "start every server and index its tools"],
+    ['mcpproxy search "..."', "find tools the way an agent does"],
+    ["mcpproxy import --snippet", "the entry that points your MCP client at mcpproxy"],
   );
   return [
     `${PRODUCT} ${VERSION}: one MCP server in front of many.`,
@@ -42,10 +44,7 @@ export function gettingStarted(env: Readonly<Record<string, string | undefined>>
     state,
     "",
     "Try:",
-    ...next.map((line) => {
-      const [command = "", what = ""] = line.split(/\s{2,}/);
-      return `  ${command.padEnd(26)}${what}`;
-    }),
+    ...next.map(([command, what]) => `  ${command.padEnd(26)}${what}`),
     "",
     "All commands: mcpproxy --help",
     "",

@@ -101,7 +101,7 @@ function checkConfig(options: DoctorOptions, findings: Finding[]): ResolvedConfi
       area: "config",
       subject: location.path,
       status: "fail",
-      detail: `${why}: ${isProxyError(error) ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ") : describeError(error)}`,
+      detail: `${why}: ${problemText(error)}`,
       fix: "fix the file (each problem is named with its key), then run doctor again",
     });
     return undefined;
@@ -239,9 +239,17 @@ async function checkServer(
   }
 }
 
+/** An error as one line: a ProxyError's message and its details (each problem it lists). */
+function problemText(error: unknown): string {
+  return isProxyError(error)
+    ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ")
+    : describeError(error);
+}
+
 async function checkEmbedder(config: ResolvedConfig, findings: Finding[]): Promise<void> {
   try {
     const embedder = await createEmbedder(config);
+    await embedder?.close?.();
     findings.push({
       area: "embedder",
       subject: config.embedder,
@@ -280,9 +288,7 @@ async function checkPlugins(config: ResolvedConfig, findings: Finding[]): Promis
       area: "plugins",
       subject: "plugins",
       status: "fail",
-      detail: isProxyError(error)
-        ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ")
-        : describeError(error),
+      detail: problemText(error),
       fix: "fix or remove the plugin named above",
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { OPERATION_WEIGHT, rescoreByOperation } from "./operation-agreement.ts";
+import { askedOperation, OPERATION_WEIGHT, rescoreByOperation } from "./operation-agreement.ts";
 
 const hits = [
   { id: "db/list_records", score: 0.5 },
@@ -11,7 +11,9 @@ const toolName = (id: string) => id.slice(id.indexOf("/") + 1);
 
 describe("operation agreement", () => {
   test("a request naming one operation lifts the sibling whose name states it and lowers the others", () => {
-    const ranked = rescoreByOperation("show me the details of record 7", hits, toolName);
+    const asked = askedOperation("show me the details of record 7");
+    expect(asked).toBe("get");
+    const ranked = rescoreByOperation(asked!, hits, toolName);
     expect(ranked.map((hit) => hit.id)).toEqual([
       "db/get_record",
       "db/list_records",
@@ -31,7 +33,7 @@ describe("operation agreement", () => {
       "list the records and delete the old ones",
       "records of the orders table",
     ]) {
-      expect(rescoreByOperation(query, hits, toolName)).toBe(hits);
+      expect(askedOperation(query)).toBeUndefined();
     }
   });
 });

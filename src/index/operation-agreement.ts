@@ -7,9 +7,9 @@ import { STOP_WORDS, tokenize } from "./tokenizer.ts";
  * bonus and one that states another a small penalty. Only for one-step requests naming exactly
  * one operation: a multi-step task names an operation per step, and each step's tools must stay.
  *
- * On the retrieval eval (bench/retrieval-experiment.ts) this gained recall@1 +0.010 [+0.005,
- * +0.015] and MRR +0.006 [+0.003, +0.009], beyond the interval on both halves of the server
- * split, and cost no subset; it follows what was learned on a held-aside set of one vendor's
+ * On the retrieval eval (bench/retrieval-experiment.ts) this gained recall@1 +0.009 [+0.004,
+ * +0.015] and MRR +0.005 [+0.003, +0.009], beyond the interval on both halves of the server
+ * split, and cost no subset beyond its interval; it follows what was learned on a held-aside set of one vendor's
  * tool families, where most first-rank misses lost to a sibling with another operation.
  */
 export const OPERATION_WEIGHT = 0.03;
@@ -43,18 +43,22 @@ function operations(text: string): string[] {
   return found;
 }
 
+/** The operation a request asks for: set only for a one-step request that names exactly one. */
+export function askedOperation(query: string): string | undefined {
+  const named = new Set(operations(query));
+  if (named.size !== 1 || MULTI_STEP.test(query.trim())) return undefined;
+  return [...named][0];
+}
+
 /**
- * The hits re-scored by operation and sorted again, best first; unchanged (same array) when the
- * request is not a one-step request naming one operation. `toolName` gives a hit's tool name.
+ * The hits re-scored by the operation their tool names state against the `asked` one, sorted
+ * again, best first. `toolName` gives a hit's tool name.
  */
 export function rescoreByOperation<T extends { id: string; score: number }>(
-  query: string,
+  asked: string,
   hits: T[],
   toolName: (id: string) => string | undefined,
 ): T[] {
-  const named = new Set(operations(query));
-  if (named.size !== 1 || MULTI_STEP.test(query.trim())) return hits;
-  const [asked] = named;
   return hits
     .map((hit) => {
       const name = toolName(hit.id);

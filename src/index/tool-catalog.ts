@@ -4,7 +4,7 @@ import type { Logger } from "../log.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
 import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
-import { OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
+import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
@@ -285,14 +285,14 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       const text = withoutArguments.trim() ? withoutArguments : query;
       // A few more than asked, so quarantined tools left out do not leave the answer short.
       const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
-      let hits = await searchIndex.search(
-        text,
-        Math.max(wanted, vectors ? HYBRID_CANDIDATES : OPERATION_CANDIDATES),
-      );
-      hits = rescoreByOperation(text, hits, (id) => tools.get(id)?.tool).slice(
-        0,
-        vectors ? undefined : wanted,
-      );
+      // Wider only when there is re-scoring to do: most requests name no single operation.
+      const asked = askedOperation(text);
+      const candidates = vectors ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
+      let hits = await searchIndex.search(text, Math.max(wanted, candidates));
+      if (asked) {
+        hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
+        if (!vectors) hits = hits.slice(0, wanted);
+      }
       if (vectors && limit > 0) hits = await vectors.fuse(text, hits, wanted);
       ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
       return hits
