@@ -15,7 +15,7 @@
  *   npm run eval -- FILE.json [--top-k 10] [--limit N] [--json OUT.json]
  *   npm run eval -- --config mcp_config.json --queries queries.json [--top-k 10] [--json OUT.json]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";

@@ -9,10 +9,14 @@
  *   bun bench/retrieval-experiment.ts [EVAL.json]
  */
 import { readFileSync } from "node:fs";
-import { askedOperation, rescoreByOperation } from "../src/index/operation-agreement.ts";
+import {
+  askedOperation,
+  OPERATION_CANDIDATES,
+  rescoreByOperation,
+} from "../src/index/operation-agreement.ts";
 import { withoutLiterals } from "../src/index/query-text.ts";
+import { interleaveSteps, requestSteps } from "../src/index/request-steps.ts";
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
-import { analyze, STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
 import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
 import { seededRandom } from "../tests/helpers.ts";
 import { meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
@@ -20,14 +24,14 @@ import { meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
 interface EvalTool extends UpstreamTool {
   server: string;
 }
-interface EvalQuery {
+export interface EvalQuery {
   id: string;
   query: string;
   expected_groups: string[][];
   subset: string;
 }
 const file = process.argv[2] ?? "../shared/eval/etom-msc-bench.json";
-const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
+export const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
 
 export interface Variant {
   name: string;
@@ -69,13 +73,14 @@ function fnv(text: string): number {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h;
 }
-const half = (server: string) => (fnv(server) & 1 ? "A" : "B");
-function groupOf(q: EvalQuery): string {
+export const half = (server: string) => (fnv(server) & 1 ? "A" : "B");
+export function groupOf(q: EvalQuery): string {
   const halves = new Set(q.expected_groups.flat().map((id) => half(id.slice(0, id.lastIndexOf("/")))));
   return halves.size === 1 ? `half ${[...halves][0]}` : "cross";
 }
 
-const METRICS = ["recall1", "recall5", "mrr10"] as const;
+const METRICS = ["recall1", "recall5", "mrr10", "all10"] as const;
+const LABEL = { recall1: "r1", recall5: "r5", mrr10: "mrr", all10: "all10" } as const;
 
 /** Mean difference (variant − base) and its paired bootstrap 95% interval. */
 function delta(base: QueryScore[], other: QueryScore[], metric: (typeof METRICS)[number]) {
@@ -110,7 +115,7 @@ export async function runExperiment(variants: Variant[]) {
   for (const [key, qs] of [...groups].sort()) {
     const m = meanScores(scores(base, qs));
     print(
-      `  ${key.padEnd(9)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} mrr ${m.mrr10.toFixed(3)}`,
+      `  ${key.padEnd(9)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} r10 ${m.recall10.toFixed(3)} mrr ${m.mrr10.toFixed(3)} ndcg ${m.ndcg10.toFixed(3)} all10 ${m.all10.toFixed(3)}`,
     );
   }
   for (const variant of variants.slice(1)) {
@@ -122,7 +127,7 @@ export async function runExperiment(variants: Variant[]) {
       const cells = METRICS.map((metric) => {
         const d = delta(b, o, metric);
         const mark = d.low > 0 ? "▲" : d.high < 0 ? "▼" : " ";
-        return `${metric.replace("10", "")} ${f(d.mean)} [${f(d.low)}, ${f(d.high)}]${mark}`;
+        return `${LABEL[metric]} ${f(d.mean)} [${f(d.low)}, ${f(d.high)}]${mark}`;
       });
       print(`  ${key.padEnd(9)} ${cells.join("  ")}`);
     }
@@ -132,54 +137,35 @@ export async function runExperiment(variants: Variant[]) {
 if (import.meta.main) {
   // The last experiments, kept as templates for the next (README, "How a retrieval change is
   // judged", has their figures).
-  const words = (text: string) => tokenize(text).filter((word) => !STOP_WORDS.has(word));
-  /** Share of the tool name's words that the request has (as written or by stem). */
-  const namePrecision = (weight: number) => (query: string, hits: { id: string; score: number }[]) => {
-    const asked = new Set(words(query).flatMap((word) => [word, `~${stem(word)}`]));
-    return hits.map((hit) => {
-      const name = words(hit.id.slice(hit.id.lastIndexOf("/") + 1));
-      const found = name.filter((word) => asked.has(word) || asked.has(`~${stem(word)}`)).length;
-      return { id: hit.id, score: hit.score + (name.length ? (weight * found) / name.length : 0) };
-    });
+  // As the binary ranks one text: the index's best 30, re-scored by the operation it names.
+  const rankText = async (index: SearchIndex, text: string) => {
+    const hits = await index.search(text, OPERATION_CANDIDATES);
+    const asked = askedOperation(text);
+    const ranked = asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
+    return ranked.slice(0, 10);
   };
-  /**
-   * Multi-step requests: split into steps (sentences, "then", "and then", ";"), search each, and
-   * make sure each step's best tool is in the top 5 after the whole request's own ranking.
-   */
-  const perStep = (slots: number) => async (index: SearchIndex, text: string) => {
-    const whole = await index.search(text, 10);
-    const steps = text
-      .split(/(?<=[.!?;])\s+|\b(?:and then|then|after that|afterwards|finally|next)\b/i)
-      .map((step) => step.trim())
-      .filter((step) => words(step).length >= 2);
-    if (steps.length < 2) return whole;
-    const picks: { id: string; score: number }[] = [];
-    for (const step of steps) {
-      const [best] = await index.search(step, 1);
-      if (best && !picks.some((p) => p.id === best.id)) picks.push(best);
-    }
-    const head = whole.slice(0, Math.max(0, 5 - Math.min(slots, picks.length)));
-    const merged = [...head];
-    for (const pick of picks)
-      if (merged.length < 5 && !merged.some((m) => m.id === pick.id)) merged.push(pick);
-    for (const hit of whole) if (!merged.some((m) => m.id === hit.id)) merged.push(hit);
-    // Scores only order the list here: keep the merged order.
-    return merged.map((hit, i) => ({ id: hit.id, score: 100 - i }));
+  // As the binary ranks a request: the steps of a multi-step one interleaved after the whole's best.
+  const current = async (index: SearchIndex, text: string) => {
+    const whole = await rankText(index, text);
+    const steps = requestSteps(text);
+    if (steps.length === 0) return whole;
+    return interleaveSteps(whole, await Promise.all(steps.map((step) => rankText(index, step))), 10);
   };
-  // As the binary ranks: the index's best 30, re-scored by the operation the request names.
-  const byOperation = (query: string, hits: { id: string; score: number }[]) => {
-    const asked = askedOperation(query);
-    return asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
+  /** Multi-step requests: the whole request's ranking, with each step's best tool kept in the top 10. */
+  const stepBestInTen = async (index: SearchIndex, text: string) => {
+    const whole = await rankText(index, text);
+    const steps = requestSteps(text);
+    const bests = (await Promise.all(steps.map((step) => rankText(index, step)))).flatMap((hits) =>
+      hits.slice(0, 1),
+    );
+    const missing = bests.filter(
+      (best, i) => !whole.some((hit) => hit.id === best.id) && bests.findIndex((b) => b.id === best.id) === i,
+    );
+    return [...whole.slice(0, Math.max(5, 10 - missing.length)), ...missing].slice(0, 10);
   };
   await runExperiment([
-    { name: "current (exact + stem, operation agreement)", analyzer: analyze, rerank: byOperation },
-    { name: "without operation agreement", analyzer: analyze },
-    { name: "stems only", analyzer: (text) => words(text).map(stem), rerank: byOperation },
-    {
-      name: "name precision 0.05",
-      analyzer: analyze,
-      rerank: (q, h) => namePrecision(0.05)(q, byOperation(q, h)),
-    },
-    { name: "per-step best in top 5 (2 slots)", analyzer: analyze, retrieve: perStep(2) },
+    { name: "current (BM25F, operation agreement, steps interleaved)", retrieve: current },
+    { name: "without the steps", retrieve: rankText },
+    { name: "each step's best kept in the top 10 instead", retrieve: stepBestInTen },
   ]);
 }

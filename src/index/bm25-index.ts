@@ -2,8 +2,8 @@ import type { AnyIndexStore, BM25Params, IIndex, SearchableType, Tokenizer, Toke
 import { selectTopK } from "./top-k.ts";
 
 /**
- * An Orama index component for full-text search over tool documents: textbook BM25 on compact
- * postings, written for long natural-language queries over a few thousand to tens of thousands of
+ * An Orama index component for full-text search over tool documents: BM25F (per-field length
+ * normalization and weights, one saturation per word; see `search`) on compact postings, written for long natural-language queries over a few thousand to tens of thousands of
  * tools. Orama's own component (3.x) is far off for this load:
  *  - each query word matches every indexed word it is a prefix of ("a" matches "app", "api", …),
  *    and `exact: true` instead demands the whole query as a case-sensitive phrase;
@@ -23,6 +23,8 @@ export const BM25_B = 0.75;
 /** Orama passes `relevance` through to the component; `limit` asks for only the best N documents. */
 export interface LimitedRelevance extends BM25Params {
   limit?: number;
+  /** Length normalization by field; `b` for the fields not named. */
+  fieldB?: Partial<Record<string, number>>;
 }
 
 interface Posting {
@@ -46,7 +48,9 @@ export interface Bm25Store {
   vectorIndexes: Record<string, never>;
   fields: Record<string, FieldIndex>;
   types: Record<string, SearchableType>;
+  /** Per-query scratch, zeroed after each query: the score and one word's BM25F frequency by internal id. */
   scores: Float64Array;
+  frequencies: Float64Array;
 }
 
 interface RawField {
@@ -69,7 +73,13 @@ function newField(): FieldIndex {
 }
 
 function create(_orama: unknown, _ids: unknown, schema: Record<string, unknown>): Bm25Store {
-  const store: Bm25Store = { vectorIndexes: {}, fields: {}, types: {}, scores: new Float64Array(1024) };
+  const store: Bm25Store = {
+    vectorIndexes: {},
+    fields: {},
+    types: {},
+    scores: new Float64Array(1024),
+    frequencies: new Float64Array(1024),
+  };
   for (const [prop, type] of Object.entries(schema)) {
     if (type !== "string")
       throw new Error(`the BM25 index supports string properties only, not ${prop}: ${type}`);
@@ -174,50 +184,74 @@ function search(
 ): TokenScore[] {
   const store = index as unknown as Bm25Store;
   const k1 = relevance.k ?? BM25_K1;
-  const b = relevance.b ?? BM25_B;
   const queryCounts = new Map<string, number>();
   for (const token of tokenizer.tokenize(term, language))
     queryCounts.set(token, (queryCounts.get(token) ?? 0) + 1);
 
-  let scores = store.scores;
+  const fields = propertiesToSearch.flatMap((prop) => {
+    const field = store.fields[prop];
+    if (!field || field.docs === 0) return [];
+    return [
+      {
+        field,
+        weight: boost[prop] ?? 1,
+        b: relevance.fieldB?.[prop] ?? relevance.b ?? BM25_B,
+        avgLength: field.totalLength / field.docs || 1,
+      },
+    ];
+  });
+  const totalWeight = fields.reduce((sum, { weight }) => sum + weight, 0);
   const touched: number[] = [];
   // The score of a document that holds every query word once, at average length, in every field:
-  // dividing by it turns BM25 into "how much of the query this tool matches", 0–1. Words no tool
+  // dividing by it turns BM25F into "how much of the query this tool matches", 0–1. Words no tool
   // has count at full weight, so a query about something absent scores low everywhere.
   let queryMass = 0;
-  for (const prop of propertiesToSearch) {
-    const field = store.fields[prop];
-    if (!field || field.docs === 0) continue;
-    const weight = boost[prop] ?? 1;
-    const avgLength = field.totalLength / field.docs || 1;
-    const lengths = field.lengths;
-    for (const [token, queryCount] of queryCounts) {
+  for (const [token, queryCount] of queryCounts) {
+    // BM25F: the word's frequency in each field, normalized by that field's length and weighted,
+    // summed into one pseudo-frequency that saturates once. A word in the name and the description
+    // is stronger evidence than either, but never two independent matches.
+    const holders: number[] = [];
+    for (const { field, weight, b, avgLength } of fields) {
       const posting = field.postings.get(token);
-      const df = posting ? posting.ids.length : 0;
-      const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * weight * queryCount;
-      queryMass += idf;
       if (!posting) continue;
       const ids: ArrayLike<number> = posting.ids;
       const tfs: ArrayLike<number> = posting.tfs;
-      for (let i = 0; i < df; i++) {
+      const lengths = field.lengths;
+      for (let i = 0; i < ids.length; i++) {
         const id = ids[i]!;
         if (whereFiltersIDs && !whereFiltersIDs.has(id)) continue;
-        if (id >= scores.length) {
-          const grown = new Float64Array(Math.max(id + 1, scores.length * 2));
-          grown.set(scores);
-          scores = store.scores = grown;
-        }
-        const tf = tfs[i]!;
+        if (id >= store.frequencies.length) grow(store, id);
         const norm = 1 - b + (b * (lengths[id] ?? avgLength)) / avgLength;
-        if (scores[id] === 0) touched.push(id);
-        scores[id]! += (idf * tf * (k1 + 1)) / (tf + k1 * norm);
+        if (store.frequencies[id] === 0) holders.push(id);
+        store.frequencies[id]! += (weight * tfs[i]!) / norm;
       }
     }
+    const df = holders.length;
+    const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * queryCount;
+    queryMass += (idf * totalWeight) / (k1 + totalWeight);
+    const { scores, frequencies } = store;
+    for (const id of holders) {
+      const tf = frequencies[id]!;
+      if (scores[id] === 0) touched.push(id);
+      scores[id]! += (idf * tf) / (k1 + tf);
+      frequencies[id] = 0;
+    }
   }
-  const best = selectTopK(touched, scores, relevance.limit ?? touched.length);
-  for (const id of touched) scores[id] = 0;
+  const best = selectTopK(touched, store.scores, relevance.limit ?? touched.length);
+  for (const id of touched) store.scores[id] = 0;
   for (const hit of best) hit[1] = Math.min(1, hit[1] / queryMass);
   return best;
+}
+
+/** Makes room for internal id `id` in the per-query scratch arrays. */
+function grow(store: Bm25Store, id: number): void {
+  const size = Math.max(id + 1, store.scores.length * 2);
+  const scores = new Float64Array(size);
+  scores.set(store.scores);
+  const frequencies = new Float64Array(size);
+  frequencies.set(store.frequencies);
+  store.scores = scores;
+  store.frequencies = frequencies;
 }
 
 function save(store: Bm25Store): RawStore {
@@ -249,7 +283,13 @@ function save(store: Bm25Store): RawStore {
 
 function load(_ids: unknown, raw: unknown): Bm25Store {
   const { types, fields } = raw as RawStore;
-  const store: Bm25Store = { vectorIndexes: {}, fields: {}, types, scores: new Float64Array(1024) };
+  const store: Bm25Store = {
+    vectorIndexes: {},
+    fields: {},
+    types,
+    scores: new Float64Array(1024),
+    frequencies: new Float64Array(1024),
+  };
   for (const [prop, rawField] of Object.entries(fields)) {
     const field = newField();
     const flat = rawField.postings;

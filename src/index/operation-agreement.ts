@@ -1,3 +1,4 @@
+import { namesSeveralSteps } from "./request-steps.ts";
 import { STOP_WORDS, tokenize } from "./tokenizer.ts";
 
 /**
@@ -31,8 +32,6 @@ const OPERATION_OF: ReadonlyMap<string, string> = new Map(
   ),
 );
 
-const MULTI_STEP = /[.!?;]\s+\S|\b(?:then|after that|afterwards|finally|next)\b/i;
-
 function operations(text: string): string[] {
   const found: string[] = [];
   for (const word of tokenize(text)) {
@@ -46,8 +45,13 @@ function operations(text: string): string[] {
 /** The operation a request asks for: set only for a one-step request that names exactly one. */
 export function askedOperation(query: string): string | undefined {
   const named = new Set(operations(query));
-  if (named.size !== 1 || MULTI_STEP.test(query.trim())) return undefined;
+  if (named.size !== 1 || namesSeveralSteps(query)) return undefined;
   return [...named][0];
+}
+
+/** The operation a tool's name states (`list_records` → list), if any. */
+export function statedOperation(toolName: string): string | undefined {
+  return operations(toolName)[0];
 }
 
 /**
@@ -62,7 +66,7 @@ export function rescoreByOperation<T extends { id: string; score: number }>(
   return hits
     .map((hit) => {
       const name = toolName(hit.id);
-      const stated = name === undefined ? undefined : operations(name)[0];
+      const stated = name === undefined ? undefined : statedOperation(name);
       if (stated === undefined) return hit;
       const score = Math.min(
         1,

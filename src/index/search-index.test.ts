@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BM25_B, BM25_K1 } from "./bm25-index.ts";
-import { createSearchIndex, FIELD_BOOST, loadSearchIndex } from "./search-index.ts";
+import { BM25_K1 } from "./bm25-index.ts";
+import { createSearchIndex, FIELD_B, FIELD_BOOST, loadSearchIndex } from "./search-index.ts";
 import type { ToolFields } from "./tool-document.ts";
 
 const fields = (name: string, description: string): ToolFields => ({
@@ -13,7 +13,7 @@ const fields = (name: string, description: string): ToolFields => ({
   params: "",
 });
 
-describe("search index (BM25 over Orama)", () => {
+describe("search index (BM25F over Orama)", () => {
   test("matches whole words only, never prefixes", async () => {
     const index = createSearchIndex();
     await index.add([{ id: "1", fields: fields("deploy", "Deploy an application") }]);
@@ -22,20 +22,32 @@ describe("search index (BM25 over Orama)", () => {
     expect((await index.search("application", 5)).map((hit) => hit.id)).toEqual(["1"]);
   });
 
-  test("scores with raw term frequency and document frequency counted once per document", async () => {
+  test("scores BM25F: raw term frequency, each field normalized by its own length, one saturation", async () => {
     const index = createSearchIndex();
     await index.add([
-      { id: "a", fields: { server: "", name: "", description: "alpha alpha alpha", params: "" } },
+      { id: "a", fields: { server: "", name: "alpha", description: "alpha alpha alpha", params: "" } },
       { id: "b", fields: { server: "", name: "", description: "beta", params: "" } },
     ]);
     const [hit] = await index.search("alpha", 5);
-    // text field: a = 3 tokens, b = 1 token; the name field is empty for both.
-    const idf = Math.log(1 + (2 - 1 + 0.5) / (1 + 0.5));
-    const norm = 1 - BM25_B + (BM25_B * 3) / 2;
-    const bm25 = (idf * 3 * (BM25_K1 + 1)) / (3 + BM25_K1 * norm);
-    // Scaled by the query's full weight: its idf in each field times the field's boost.
-    const nameIdf = Math.log(1 + (2 + 0.5) / 0.5);
-    expect(hit?.score).toBeCloseTo(bm25 / (idf * FIELD_BOOST.text + nameIdf * FIELD_BOOST.name), 10);
+    // Every word is indexed as written and as its stem, so each field holds twice its word count.
+    const norm = (b: number, length: number, average: number) => 1 - b + (b * length) / average;
+    const frequency =
+      (FIELD_BOOST.name * 1) / norm(FIELD_B.name, 2, 1) +
+      (FIELD_BOOST.description * 3) / norm(FIELD_B.description, 6, 4);
+    const weights = Object.values(FIELD_BOOST).reduce((a, b) => a + b, 0);
+    // The same for "alpha" and "~alpha" (one document holds both): the share of the query's full
+    // weight, a match in every field at average length.
+    const expected = frequency / (BM25_K1 + frequency) / (weights / (BM25_K1 + weights));
+    expect(hit?.score).toBeCloseTo(expected, 10);
+  });
+
+  test("a word in the name outweighs the same word in the parameters", async () => {
+    const index = createSearchIndex();
+    await index.add([
+      { id: "param", fields: { server: "s", name: "run", description: "Run a job", params: "tenant" } },
+      { id: "name", fields: { server: "s", name: "tenant", description: "Run a job", params: "" } },
+    ]);
+    expect((await index.search("tenant", 5)).map((hit) => hit.id)).toEqual(["name", "param"]);
   });
 
   test("scores are the 0–1 share of the query a tool matches", async () => {

@@ -25,6 +25,32 @@ const open = (dataDir: string) =>
 const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
 
 describe("tool catalog", () => {
+  test("a request of several steps gets each step's tool near the top", async () => {
+    const catalog = await open(tempDir());
+    await catalog.syncServer("search", [
+      tool("create_index", "Create a search index with a primary key and searchable attributes"),
+      tool("update_index", "Update the primary key and searchable attributes of a search index"),
+      tool("delete_index", "Delete a search index and its documents"),
+      tool("get_index", "Get a search index: its primary key, attributes and settings"),
+      tool("create_index_from_template", "Create a search index from a template, with a primary key"),
+      tool(
+        "create_index_with_settings",
+        "Create a search index with its primary key and searchable attributes",
+      ),
+      tool("status", "Report the health of the service"),
+    ]);
+    const request =
+      "Create a search index named products with the primary key id and searchable attributes title. Then check its health";
+    const names = (await catalog.search(request, 3)).map((hit) => hit.tool.name);
+    expect(names[0]).toBe("search__create_index");
+    expect(names).toContain("search__status");
+    // One step alone: the whole request's ranking, where the wordy step fills the top.
+    const oneStep = request.replace(". Then", " and");
+    expect(request).not.toBe(oneStep);
+    expect((await catalog.search(oneStep, 3)).map((hit) => hit.tool.name)).not.toContain("search__status");
+    await catalog.close();
+  });
+
   test("counts added, updated, removed and unchanged tools on each sync", async () => {
     const catalog = await open(tempDir());
     expect(

@@ -6,7 +6,8 @@ import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { withoutLiterals } from "./query-text.ts";
-import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
+import { interleaveSteps, requestSteps } from "./request-steps.ts";
+import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
@@ -195,6 +196,19 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   };
 
   /** What a server's fresh tool list changes: new or changed tools, and tools it no longer has. */
+  /** One text's ranking: lexical, re-scored by the operation it names, fused with vectors when on. */
+  const rankText = async (text: string, wanted: number): Promise<SearchHit[]> => {
+    // Wider only when there is re-scoring to do: most requests name no single operation.
+    const asked = askedOperation(text);
+    const candidates = vectors ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
+    let hits = await searchIndex.search(text, Math.max(wanted, candidates));
+    if (asked) {
+      hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
+      if (!vectors) hits = hits.slice(0, wanted);
+    }
+    return vectors && wanted > 0 ? vectors.fuse(text, hits, wanted) : hits;
+  };
+
   const diffServer = (server: string, incoming: readonly UpstreamTool[]): CatalogDiff => {
     const diff: CatalogDiff = { fresh: [], gone: [], unchanged: 0 };
     const seen = new Set<string>();
@@ -285,20 +299,22 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       const text = withoutArguments.trim() ? withoutArguments : query;
       // A few more than asked, so quarantined tools left out do not leave the answer short.
       const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
-      // Wider only when there is re-scoring to do: most requests name no single operation.
-      const asked = askedOperation(text);
-      const candidates = vectors ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
-      let hits = await searchIndex.search(text, Math.max(wanted, candidates));
-      if (asked) {
-        hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
-        if (!vectors) hits = hits.slice(0, wanted);
-      }
-      if (vectors && limit > 0) hits = await vectors.fuse(text, hits, wanted);
+      const relevant = (hits: SearchHit[]) => hits.filter((hit) => hit.score >= minScore);
+      const whole = relevant(await rankText(text, wanted));
+      const steps = limit > 1 ? requestSteps(text) : [];
+      const hits =
+        steps.length > 0
+          ? interleaveSteps(
+              whole,
+              await Promise.all(steps.map(async (step) => relevant(await rankText(step, wanted)))),
+              wanted,
+            )
+          : whole;
       ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
       return hits
         .flatMap((hit) => {
           const tool = tools.get(hit.id);
-          if (!tool || hit.score < minScore || approvals?.isQuarantined(tool)) return [];
+          if (!tool || approvals?.isQuarantined(tool)) return [];
           const definition = store.definitionOf(tool.server, tool.tool);
           return definition ? [{ tool, definition, score: hit.score }] : [];
         })
