@@ -31,3 +31,21 @@ export const toolId = (server: string, name: string) => `${server}/${name}`;
 
 /** The URL path at which the catalog server serves one server. */
 export const serverPath = (server: string) => `/s/${encodeURIComponent(server)}/mcp`;
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/**
+ * The split by server: every server hashed into one of two disjoint halves, and each query into
+ * the half that holds all its expected tools ("cross" when they are in both). A change tuned on
+ * one half is checked on the other.
+ */
+export function splitGroupOf(expectedGroups: readonly (readonly string[])[]): "half A" | "half B" | "cross" {
+  const halves = new Set(
+    expectedGroups.flat().map((id) => (fnv1a(id.slice(0, id.lastIndexOf("/"))) & 1 ? "half A" : "half B")),
+  );
+  return halves.size === 1 ? ([...halves][0] as "half A" | "half B") : "cross";
+}

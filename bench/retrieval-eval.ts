@@ -21,8 +21,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadQueries } from "../src/eval/eval-queries.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { type EvalQuery, loadEvalCatalog, toolId } from "./eval-catalog.ts";
-import { meanScores, percentile, type QueryScore, scoreQuery } from "./metrics.ts";
+import { type EvalQuery, loadEvalCatalog, splitGroupOf, toolId } from "./eval-catalog.ts";
+import { bootstrapMean, meanScores, percentile, type QueryScore, scoreQuery } from "./metrics.ts";
 import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 export interface EvalReport {
@@ -35,8 +35,18 @@ export interface EvalReport {
   /** From spawning `serve` to the first retrieve_tools answer, with the index already on disk. */
   coldStartMs: number;
   peakRssMiB: number;
-  subsets: Record<string, QueryScore & { queries: number }>;
+  /** Per subset (and, for an eval catalog, per half of the split by server): means and intervals. */
+  subsets: Record<
+    string,
+    QueryScore & { queries: number; interval: Record<IntervalMetric, [number, number]> }
+  >;
 }
+
+const SPLIT_GROUPS = ["half A", "half B", "cross"];
+
+/** The metrics reported with a 95% bootstrap interval. */
+const INTERVAL_METRICS = ["recall1", "recall5", "mrr10"] as const;
+type IntervalMetric = (typeof INTERVAL_METRICS)[number];
 
 interface EvalOptions {
   topK?: number;
@@ -107,19 +117,27 @@ async function evaluate(
         found.map((hit) => toolId(hit.server, hit.tool)),
         query.expected_groups,
       );
-      for (const subset of [query.subset ?? "all", "ALL"])
-        scores.set(subset, [...(scores.get(subset) ?? []), score]);
+      // The halves of the split by server only mean something for a catalog of many servers.
+      const groups = [query.subset ?? "all", "ALL", ...(counts ? [splitGroupOf(query.expected_groups)] : [])];
+      for (const group of groups) scores.set(group, [...(scores.get(group) ?? []), score]);
     }
   } finally {
     rss = peakRssMiB(proxy.pid);
     await proxy.close();
   }
   const subsets: EvalReport["subsets"] = {};
-  for (const [subset, list] of [...scores.entries()].sort(([a], [b]) =>
-    a === "ALL" ? 1 : b === "ALL" ? -1 : a.localeCompare(b),
+  const order = (name: string) => (name === "ALL" ? 2 : SPLIT_GROUPS.includes(name) ? 3 : 1);
+  for (const [subset, list] of [...scores.entries()].sort(
+    ([a], [b]) => order(a) - order(b) || a.localeCompare(b),
   )) {
     if (subset === "all" && scores.size === 2) continue; // one subset only: ALL says it
-    subsets[subset] = { queries: list.length, ...meanScores(list) };
+    const interval = Object.fromEntries(
+      INTERVAL_METRICS.map((metric) => {
+        const { low, high } = bootstrapMean(list.map((score) => score[metric]));
+        return [metric, [low, high]];
+      }),
+    ) as Record<IntervalMetric, [number, number]>;
+    subsets[subset] = { queries: list.length, ...meanScores(list), interval };
   }
   const summary = /(\d+) of \d+ servers indexed/.exec(indexed.stdout);
   return {
@@ -137,13 +155,16 @@ async function evaluate(
 
 export function formatEvalReport(report: EvalReport): string {
   const f = (n: number) => n.toFixed(3);
+  const withInterval = (s: EvalReport["subsets"][string], metric: IntervalMetric) =>
+    `${f(s[metric])} (${f(s.interval[metric][0])}–${f(s.interval[metric][1])})`;
   const rows = Object.entries(report.subsets).map(
     ([name, s]) =>
-      `| ${name} | ${s.queries} | ${f(s.recall1)} | ${f(s.recall5)} | ${f(s.recall10)} | ${f(s.mrr10)} | ${f(s.ndcg10)} | ${f(s.all10)} |`,
+      `| ${name} | ${s.queries} | ${withInterval(s, "recall1")} | ${withInterval(s, "recall5")} | ${f(s.recall10)} | ${withInterval(s, "mrr10")} | ${f(s.ndcg10)} | ${f(s.all10)} |`,
   );
   const embedder = process.env.MCPPROXY_EMBEDDER ?? "BM25";
   return [
     `${report.file}: ${report.tools} tools on ${report.servers} servers, ${report.queries} queries, embedder ${embedder}`,
+    "(in parentheses: 95% bootstrap interval; half A and half B: the split by server, cross: queries needing both)",
     "",
     "| subset | queries | recall@1 | recall@5 | recall@10 | MRR@10 | nDCG@10 | all@10 |",
     "|---|---|---|---|---|---|---|---|",

@@ -18,8 +18,8 @@ import { withoutLiterals } from "../src/index/query-text.ts";
 import { interleaveSteps, requestSteps } from "../src/index/request-steps.ts";
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
 import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
-import { seededRandom } from "../tests/helpers.ts";
-import { meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
+import { splitGroupOf } from "./eval-catalog.ts";
+import { bootstrapMean, meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
 
 interface EvalTool extends UpstreamTool {
   server: string;
@@ -68,34 +68,14 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
   return out;
 }
 
-function fnv(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-export const half = (server: string) => (fnv(server) & 1 ? "A" : "B");
-export function groupOf(q: EvalQuery): string {
-  const halves = new Set(q.expected_groups.flat().map((id) => half(id.slice(0, id.lastIndexOf("/")))));
-  return halves.size === 1 ? `half ${[...halves][0]}` : "cross";
-}
+export const groupOf = (q: EvalQuery) => splitGroupOf(q.expected_groups);
 
 const METRICS = ["recall1", "recall5", "mrr10", "all10"] as const;
 const LABEL = { recall1: "r1", recall5: "r5", mrr10: "mrr", all10: "all10" } as const;
 
 /** Mean difference (variant − base) and its paired bootstrap 95% interval. */
-function delta(base: QueryScore[], other: QueryScore[], metric: (typeof METRICS)[number]) {
-  const diffs = base.map((b, i) => other[i]![metric] - b[metric]);
-  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
-  const random = seededRandom(42);
-  const means: number[] = [];
-  for (let r = 0; r < 1000; r++) {
-    let sum = 0;
-    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(random() * diffs.length)]!;
-    means.push(sum / diffs.length);
-  }
-  means.sort((a, b) => a - b);
-  return { mean, low: means[25]!, high: means[974]! };
-}
+const delta = (base: QueryScore[], other: QueryScore[], metric: (typeof METRICS)[number]) =>
+  bootstrapMean(base.map((b, i) => other[i]![metric] - b[metric]));
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 

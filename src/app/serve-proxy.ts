@@ -5,10 +5,12 @@ import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
+import { createClientSessions } from "../server/client-sessions.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
+import { upstreamMessages } from "../server/upstream-messages.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
@@ -78,6 +80,7 @@ async function run(
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
   const sessions = createSessionRegistry();
+  const clients = createClientSessions();
 
   let sync: CatalogSync | undefined;
   const pool = createUpstreamPool({
@@ -88,6 +91,12 @@ async function run(
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools) => void sync?.resync(server, tools),
+    clientSide: upstreamMessages({
+      sessions: clients,
+      logger: logger.child("relay"),
+      rootsOf: (server) => config.servers.find((s) => s.name === server)?.roots,
+      relayTimeoutMs: config.maxCallMs,
+    }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
   sync = createCatalogSync({ config, catalog, pool, logger, plugins, sessions });
@@ -109,6 +118,7 @@ async function run(
     routing: config.routing,
     toolsLimit: config.toolsLimit,
     sessions,
+    clients,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };

@@ -1,3 +1,5 @@
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import * as v from "valibot";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { expandDeep } from "./expand-env.ts";
@@ -23,6 +25,8 @@ interface ServerBase {
   validateArguments?: boolean | undefined;
   /** What a new or changed tool gets: quarantined until approved (`pin`, the default) or accepted (`auto`). */
   trust?: "pin" | "auto" | undefined;
+  /** The roots the server is told about when it asks outside a call (else the latest client's). */
+  roots?: readonly { uri: string; name: string }[] | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -94,6 +98,9 @@ export function parseServer(
     ...(parsed.output.lazy ? { lazy: true } : {}),
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
     ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
+    ...(parsed.output.roots
+      ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
+      : {}),
   };
   if ("command" in parsed.output) {
     const out = parsed.output;
@@ -136,7 +143,16 @@ export const SERVER_KEYS = [
   "lazy",
   "validateArguments",
   "trust",
+  "roots",
 ] as const;
+
+/** A configured root: a file:// URI as it is, or a path (relative to the config file) made one. */
+function rootOf(root: string, env: Readonly<Record<string, string | undefined>>, configDir: string) {
+  const uri = /^[a-z][a-z0-9+.-]*:\/\//i.test(root)
+    ? root
+    : pathToFileURL(expandPath(root, env, configDir)).href;
+  return { uri, name: basename(decodeURIComponent(new URL(uri).pathname)) || uri };
+}
 
 export function issueToProblem(issue: v.BaseIssue<unknown>, prefix: string): ExpansionProblem {
   const dotPath = v.getDotPath(issue);

@@ -39,6 +39,13 @@ const commonServerKeys = {
   validateArguments: v.optional(v.boolean("must be true or false")),
   /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
   lazy: v.optional(v.boolean("must be true or false")),
+  /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
+  roots: v.optional(
+    v.array(
+      v.pipe(v.string("must be a path or a file:// URI"), v.nonEmpty("must not be empty")),
+      "must be an array of paths or file:// URIs",
+    ),
+  ),
 };
 
 export const StdioServerSchema = v.object({

@@ -41,6 +41,9 @@ interface FieldIndex {
   docs: number;
   /** Words of each document, built on the first removal only (removals are rare). */
   docTerms?: Map<number, string[]>;
+  /** weight / length normalization by internal id, for the `factorsKey` they were computed with; dropped on every change. */
+  factors?: Float64Array;
+  factorsKey?: string;
 }
 
 export interface Bm25Store {
@@ -50,6 +53,18 @@ export interface Bm25Store {
   types: Record<string, SearchableType>;
   /** Per-query scratch, zeroed after each query: the score and one word's BM25F frequency by internal id. */
   scores: Float64Array;
+  frequencies: Float64Array;
+  /**
+   * Each queried word's BM25F frequencies across the fields (see `mergePostings`), for the field
+   * weights in `mergedSetting`; emptied on every change. Merging the fields' postings per query
+   * made search twice as slow as one document per tool; a word's merged posting is as long as that.
+   */
+  merged: Map<string, MergedPosting>;
+  mergedSetting?: string;
+}
+
+interface MergedPosting {
+  ids: Int32Array;
   frequencies: Float64Array;
 }
 
@@ -79,6 +94,7 @@ function create(_orama: unknown, _ids: unknown, schema: Record<string, unknown>)
     types: {},
     scores: new Float64Array(1024),
     frequencies: new Float64Array(1024),
+    merged: new Map(),
   };
   for (const [prop, type] of Object.entries(schema)) {
     if (type !== "string")
@@ -123,6 +139,8 @@ function insert(
   field.lengths[internalId] = tokens.length;
   field.totalLength += tokens.length;
   field.docs++;
+  field.factors = undefined;
+  store.merged.clear();
   field.docTerms?.set(internalId, [...counts.keys()]);
 }
 
@@ -166,6 +184,8 @@ function remove(
   field.totalLength -= field.lengths[internalId] ?? 0;
   field.lengths[internalId] = 0;
   field.docs--;
+  field.factors = undefined;
+  store.merged.clear();
   return true;
 }
 
@@ -191,15 +211,15 @@ function search(
   const fields = propertiesToSearch.flatMap((prop) => {
     const field = store.fields[prop];
     if (!field || field.docs === 0) return [];
-    return [
-      {
-        field,
-        weight: boost[prop] ?? 1,
-        b: relevance.fieldB?.[prop] ?? relevance.b ?? BM25_B,
-        avgLength: field.totalLength / field.docs || 1,
-      },
-    ];
+    const weight = boost[prop] ?? 1;
+    const b = relevance.fieldB?.[prop] ?? relevance.b ?? BM25_B;
+    return [{ prop, field, weight, b }];
   });
+  const setting = fields.map(({ prop, weight, b }) => `${prop}:${weight}:${b}`).join(" ");
+  if (store.mergedSetting !== setting) {
+    store.merged.clear();
+    store.mergedSetting = setting;
+  }
   const totalWeight = fields.reduce((sum, { weight }) => sum + weight, 0);
   const touched: number[] = [];
   // The score of a document that holds every query word once, at average length, in every field:
@@ -207,40 +227,79 @@ function search(
   // has count at full weight, so a query about something absent scores low everywhere.
   let queryMass = 0;
   for (const [token, queryCount] of queryCounts) {
-    // BM25F: the word's frequency in each field, normalized by that field's length and weighted,
-    // summed into one pseudo-frequency that saturates once. A word in the name and the description
-    // is stronger evidence than either, but never two independent matches.
-    const holders: number[] = [];
-    for (const { field, weight, b, avgLength } of fields) {
-      const posting = field.postings.get(token);
-      if (!posting) continue;
-      const ids: ArrayLike<number> = posting.ids;
-      const tfs: ArrayLike<number> = posting.tfs;
-      const lengths = field.lengths;
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i]!;
-        if (whereFiltersIDs && !whereFiltersIDs.has(id)) continue;
-        if (id >= store.frequencies.length) grow(store, id);
-        const norm = 1 - b + (b * (lengths[id] ?? avgLength)) / avgLength;
-        if (store.frequencies[id] === 0) holders.push(id);
-        store.frequencies[id]! += (weight * tfs[i]!) / norm;
-      }
+    let merged = store.merged.get(token);
+    if (!merged) {
+      merged = mergePostings(store, token, fields);
+      if (store.merged.size >= MERGED_CACHE_LIMIT) store.merged.clear();
+      store.merged.set(token, merged);
     }
-    const df = holders.length;
+    const { ids, frequencies } = merged;
+    const df = ids.length;
     const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * queryCount;
     queryMass += (idf * totalWeight) / (k1 + totalWeight);
-    const { scores, frequencies } = store;
-    for (const id of holders) {
-      const tf = frequencies[id]!;
-      if (scores[id] === 0) touched.push(id);
-      scores[id]! += (idf * tf) / (k1 + tf);
-      frequencies[id] = 0;
+    for (let i = 0; i < df; i++) {
+      const id = ids[i]!;
+      if (whereFiltersIDs && !whereFiltersIDs.has(id)) continue;
+      if (id >= store.scores.length) grow(store, id);
+      const tf = frequencies[i]!;
+      if (store.scores[id] === 0) touched.push(id);
+      store.scores[id]! += (idf * tf) / (k1 + tf);
     }
   }
   const best = selectTopK(touched, store.scores, relevance.limit ?? touched.length);
   for (const id of touched) store.scores[id] = 0;
   for (const hit of best) hit[1] = Math.min(1, hit[1] / queryMass);
   return best;
+}
+
+/** How many words' merged postings are kept (see `Bm25Store.merged`); the cache starts over past it. */
+const MERGED_CACHE_LIMIT = 50_000;
+
+/**
+ * BM25F's pseudo-frequency of one word in every document that has it: the word's frequency in
+ * each field, normalized by that field's length and weighted, summed, to saturate once in the
+ * score. A word in the name and the description is stronger evidence than either, but never two
+ * independent matches.
+ */
+function mergePostings(
+  store: Bm25Store,
+  token: string,
+  fields: readonly { field: FieldIndex; weight: number; b: number }[],
+): MergedPosting {
+  const holders: number[] = [];
+  for (const { field, weight, b } of fields) {
+    const posting = field.postings.get(token);
+    if (!posting) continue;
+    const factors = factorsOf(field, weight, b);
+    const ids: ArrayLike<number> = posting.ids;
+    const tfs: ArrayLike<number> = posting.tfs;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (id >= store.frequencies.length) grow(store, id);
+      if (store.frequencies[id] === 0) holders.push(id);
+      store.frequencies[id]! += tfs[i]! * factors[id]!;
+    }
+  }
+  const ids = Int32Array.from(holders);
+  const frequencies = new Float64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    frequencies[i] = store.frequencies[ids[i]!]!;
+    store.frequencies[ids[i]!] = 0;
+  }
+  return { ids, frequencies };
+}
+
+/** weight / (1 − b + b·length/average) for every internal id of the field, kept until the field changes. */
+function factorsOf(field: FieldIndex, weight: number, b: number): Float64Array {
+  const key = `${weight}|${b}`;
+  if (field.factors && field.factorsKey === key) return field.factors;
+  const average = field.totalLength / field.docs || 1;
+  const factors = new Float64Array(field.lengths.length);
+  for (let id = 0; id < factors.length; id++)
+    factors[id] = weight / (1 - b + (b * (field.lengths[id] ?? average)) / average);
+  field.factors = factors;
+  field.factorsKey = key;
+  return factors;
 }
 
 /** Makes room for internal id `id` in the per-query scratch arrays. */
@@ -289,6 +348,7 @@ function load(_ids: unknown, raw: unknown): Bm25Store {
     types,
     scores: new Float64Array(1024),
     frequencies: new Float64Array(1024),
+    merged: new Map(),
   };
   for (const [prop, rawField] of Object.entries(fields)) {
     const field = newField();

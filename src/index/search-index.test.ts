@@ -72,6 +72,8 @@ describe("search index (BM25F over Orama)", () => {
     ];
     const edited = createSearchIndex();
     await edited.add(docs);
+    // Searched first, so the words' merged postings are cached and must not outlive the change.
+    expect(await edited.search("issue repository email", 5)).toHaveLength(3);
     await edited.remove(["2"]);
     const fresh = createSearchIndex();
     await fresh.add([docs[0]!, docs[2]!]);
@@ -79,6 +81,11 @@ describe("search index (BM25F over Orama)", () => {
       await fresh.search("issue repository email", 5),
     );
     expect(edited.count()).toBe(2);
+    await edited.add([docs[1]!]);
+    await fresh.add([docs[1]!]);
+    expect(await edited.search("issue repository email", 5)).toEqual(
+      await fresh.search("issue repository email", 5),
+    );
   });
 
   test("a saved snapshot loads only for the same generation and answers the same", async () => {

@@ -33,6 +33,8 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
+import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { loose } from "./strict-params.ts";
 
@@ -57,6 +59,12 @@ export interface ProxyServerDeps {
   /** How many tools one session may have registered (dynamic routing). */
   toolsLimit?: number;
   sessions?: SessionRegistry | undefined;
+  /**
+   * Every client session, for what upstreams send back (sampling, elicitation, roots, log
+   * messages, resource updates) and for resources, prompts, completion and logging. Unset, the
+   * proxy serves tools only.
+   */
+  clients?: ClientSessions | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
    * index: then a search or call waits for it rather than answering "no tools" on a first run.
@@ -91,7 +99,10 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
     {
-      capabilities: { tools: { listChanged: routingMode !== "call-tool" } },
+      capabilities: {
+        tools: { listChanged: routingMode !== "call-tool" },
+        ...(deps.clients ? FEDERATED_CAPABILITIES : {}),
+      },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: sharedSchemaValidator,
     },
@@ -99,6 +110,15 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   const builtins = builtinToolDefinitions(deps.topK);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
   const session = openSession(deps, routingMode, server);
+  const client = deps.clients?.open(server);
+  if (client && deps.clients) {
+    serveFederation(server, client, {
+      pool: deps.pool,
+      sessions: deps.clients,
+      logger: deps.logger,
+      serverNames: () => deps.pool.status().map((status) => status.name),
+    });
+  }
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: session ? [...builtins, ...session.listed()] : builtins,
@@ -107,7 +127,12 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
     // The SDK's Server has checked the params against CallToolRequestSchema (-32602 if they do not fit).
     const { name, arguments: args, _meta } = raw.params;
-    const call = callOptionsFor(_meta?.progressToken, extra);
+    const forwarding = () =>
+      callOptionsFor(
+        _meta?.progressToken,
+        extra,
+        client && deps.clients ? { session: client, sessions: deps.clients } : undefined,
+      );
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
@@ -142,12 +167,14 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
+      const call = forwarding();
       return call.flushed(
         await forwardCall(deps, session, parsed.output.name, parsed.output.arguments, call),
       );
     }
     // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
     if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
+      const call = forwarding();
       return call.flushed(await forwardCall(deps, session, name, args, call));
     }
     return errorResult(
@@ -167,10 +194,14 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
 function callOptionsFor(
   progressToken: string | number | undefined,
   extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  clients: { session: ClientSession; sessions: ClientSessions } | undefined,
 ): CallOptions & { flushed(result: CallToolResult): Promise<CallToolResult> } {
   const sending: Promise<unknown>[] = [];
+  // Named to the pool, so what the upstream asks the client while it serves this call comes here.
+  const caller = clients?.sessions.beginCall(clients.session, extra);
   return {
     signal: extra.signal,
+    ...(caller ? { caller } : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>
@@ -185,6 +216,7 @@ function callOptionsFor(
         }
       : {}),
     async flushed(result) {
+      if (caller) clients?.sessions.endCall(caller);
       await Promise.all(sending);
       return result;
     },

@@ -10,10 +10,12 @@ import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./u
 
 /**
  * One tools/call on its way upstream, bounded in time two ways: `callTimeoutMs` without an answer
- * or a progress notification, and `maxCallMs` in all, progress or not. When either runs out, or
- * the client cancels, the server is sent notifications/cancelled with its own request id (the
- * SDK does that on abort), and the connection goes on serving other calls. A request refused
- * because the server lost our session never ran: it is sent again, once, on a new session.
+ * or a progress notification (the clock stops while the call waits on the client: a sampling or
+ * elicitation request relayed to it may wait for a person), and `maxCallMs` in all, progress or
+ * not. When either runs out, or the client cancels, the server is sent notifications/cancelled
+ * with its own request id (the SDK does that on abort and on its timeout), and the connection goes
+ * on serving other calls. A request refused because the server lost our session never ran: it is
+ * sent again, once, on a new session.
  */
 export interface ForwardedCall {
   server: string;
@@ -22,6 +24,15 @@ export interface ForwardedCall {
   limits: { callTimeoutMs: number; maxCallMs: number };
   signal?: AbortSignal | undefined;
   onprogress?: ((progress: Progress) => void) | undefined;
+  /** The client session the call came from: requests the server sends while it runs go there. */
+  caller?: string | undefined;
+}
+
+/** A call in flight, as the server's requests to the client find it. */
+export interface ActiveCall {
+  readonly caller: string | undefined;
+  /** Runs `work` (a relayed request) with the call's idle clock stopped. */
+  waitOnClient<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface CallRoute {
@@ -31,19 +42,40 @@ export interface CallRoute {
   connection(): Promise<UpstreamConnection>;
   drop(connection: UpstreamConnection, reason: string): Promise<void>;
   isClosed(): boolean;
+  /** Marks the call in flight on its server until the returned function is called. */
+  track(call: ActiveCall): () => void;
 }
 
 export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Promise<CallToolResult> {
   const { server, tool, limits } = call;
-  // One controller ended by either the client's cancel or maxCallMs. Not AbortSignal.any: in Bun
-  // its combined signals are never freed (about 6 KB a call, bench/load-bench.ts found it).
+  // One controller ended by either the client's cancel or the idle clock. Not AbortSignal.any: in
+  // Bun its combined signals are never freed (about 6 KB a call, bench/load-bench.ts found it).
   const controller = new AbortController();
   const signal = controller.signal;
-  let isOverTime = false;
-  const timer = setTimeout(() => {
-    isOverTime = true;
-    controller.abort(new McpError(ErrorCode.RequestTimeout, `ran longer than ${limits.maxCallMs} ms`));
-  }, limits.maxCallMs);
+  let isIdle = false;
+  let waiting = 0;
+  const onIdle = () => {
+    isIdle = true;
+    controller.abort(new McpError(ErrorCode.RequestTimeout, `no answer for ${limits.callTimeoutMs} ms`));
+  };
+  let idle = setTimeout(onIdle, limits.callTimeoutMs);
+  const restartIdle = () => {
+    clearTimeout(idle);
+    if (waiting === 0 && !signal.aborted) idle = setTimeout(onIdle, limits.callTimeoutMs);
+  };
+  const untrack = route.track({
+    caller: call.caller,
+    async waitOnClient(work) {
+      waiting++;
+      clearTimeout(idle);
+      try {
+        return await work();
+      } finally {
+        waiting--;
+        restartIdle();
+      }
+    },
+  });
   const onCancel = () => controller.abort(call.signal?.reason);
   if (call.signal?.aborted) onCancel();
   else call.signal?.addEventListener("abort", onCancel, { once: true });
@@ -54,11 +86,14 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
       { method: "tools/call", params: { name: tool, ...(call.args ? { arguments: call.args } : {}) } },
       CallToolResultSchema,
       {
-        timeout: limits.callTimeoutMs,
-        resetTimeoutOnProgress: true,
+        // The SDK's clock bounds the whole call; the idle clock above is ours.
+        timeout: limits.maxCallMs,
         signal,
         // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
-        onprogress: (progress) => call.onprogress?.(progress),
+        onprogress: (progress) => {
+          restartIdle();
+          call.onprogress?.(progress);
+        },
       },
     )) as CallToolResult;
   try {
@@ -78,12 +113,12 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     }
   } catch (error) {
     // Our own timeouts only: the SDK's carries the timeout it was given; a server may send -32001 itself.
-    const isOurs =
-      isOverTime || (error as { data?: { timeout?: unknown } }).data?.timeout === limits.callTimeoutMs;
+    const isOverTime =
+      !isIdle && (error as { data?: { timeout?: unknown } }).data?.timeout === limits.maxCallMs;
     if (
       error instanceof McpError &&
       error.code === ErrorCode.RequestTimeout &&
-      isOurs &&
+      (isIdle || isOverTime) &&
       !call.signal?.aborted
     ) {
       const why = isOverTime
@@ -97,7 +132,8 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     }
     throw error;
   } finally {
-    clearTimeout(timer);
+    clearTimeout(idle);
+    untrack();
     call.signal?.removeEventListener("abort", onCancel);
   }
 }

@@ -7,7 +7,20 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type Result,
   ResultSchema,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -49,7 +62,39 @@ export interface ConnectOptions {
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
   maxResultBytes?: number;
+  /** A request the server sends to the client (sampling, elicitation, roots): relayed by the proxy. */
+  onRequest?: (request: ClientBoundRequest, signal: AbortSignal) => Promise<Result>;
+  /** A log message, a resource update or a resource or prompt list change from the server. */
+  onNotification?: (notification: RelayedNotification) => void;
 }
+
+/** The requests a server may send its client that the proxy relays to its own clients. */
+export type ClientBoundRequest = Extract<
+  ServerRequest,
+  { method: "sampling/createMessage" | "elicitation/create" | "roots/list" }
+>;
+export type RelayedNotification = Extract<
+  ServerNotification,
+  {
+    method:
+      | "notifications/message"
+      | "notifications/resources/updated"
+      | "notifications/resources/list_changed"
+      | "notifications/prompts/list_changed";
+  }
+>;
+
+/**
+ * What the proxy declares to every upstream: it relays sampling, elicitation (form and URL) and
+ * roots to the client that made the call. Declared by `index` too, whose handlers refuse: servers
+ * such as server-everything list some tools only to clients with these capabilities, and the
+ * index must hold the tools that `serve` offers.
+ */
+export const CLIENT_CAPABILITIES: ClientCapabilities = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
 
 function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -168,8 +213,9 @@ export async function connectUpstream(
   const transport = createTransport(server, options, tail);
   const client = new Client(
     { name: PRODUCT, version: VERSION },
-    { capabilities: {}, jsonSchemaValidator: sharedSchemaValidator },
+    { capabilities: CLIENT_CAPABILITIES, jsonSchemaValidator: sharedSchemaValidator },
   );
+  relayBetween(client, options);
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
@@ -247,6 +293,30 @@ export async function connectUpstream(
   } finally {
     clearTimeout(timer);
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function relayBetween(client: Client, options: ConnectOptions): void {
+  for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
+    client.setRequestHandler(schema, (request, extra) => {
+      if (!options.onRequest) {
+        throw new McpError(
+          ErrorCode.MethodNotFound,
+          `${request.method} is relayed to the agent's client by \`mcpproxy serve\` only`,
+        );
+      }
+      return options.onRequest(request as ClientBoundRequest, extra.signal) as never;
+    });
+  }
+  for (const schema of [
+    LoggingMessageNotificationSchema,
+    ResourceUpdatedNotificationSchema,
+    ResourceListChangedNotificationSchema,
+    PromptListChangedNotificationSchema,
+  ]) {
+    client.setNotificationHandler(schema, (notification) => {
+      options.onNotification?.(notification as RelayedNotification);
+    });
   }
 }
 

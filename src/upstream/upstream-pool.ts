@@ -1,8 +1,9 @@
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import type { CallToolResult, Progress, Result, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { forwardToolCall } from "./forward-call.ts";
+import { type ActiveCall, forwardToolCall } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import {
@@ -13,7 +14,12 @@ import {
   isCircuitOpen,
   type RetryPolicy,
 } from "./restart-policy.ts";
-import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
+import {
+  type ClientBoundRequest,
+  connectUpstream,
+  type RelayedNotification,
+  type UpstreamConnection,
+} from "./upstream-connection.ts";
 
 /**
  * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
@@ -50,6 +56,22 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Progress the upstream reports (the timeout restarts with each). */
   onprogress?: ((progress: Progress) => void) | undefined;
+  /** The client session the call came from (see `ClientSide`). */
+  caller?: string | undefined;
+}
+
+/**
+ * Where a server's messages to the client go: the proxy's client sessions. `caller` is the
+ * session of the newest call in flight to that server, undefined when none is.
+ */
+export interface ClientSide {
+  request(
+    server: string,
+    request: ClientBoundRequest,
+    caller: string | undefined,
+    signal: AbortSignal,
+  ): Promise<Result>;
+  notification(server: string, notification: RelayedNotification, caller: string | undefined): void;
 }
 
 export interface UpstreamPool {
@@ -64,6 +86,15 @@ export interface UpstreamPool {
     args: Record<string, unknown> | undefined,
     options?: CallOptions,
   ): Promise<CallToolResult>;
+  /** Any other request to a server (resources, prompts, completion, logging), connecting it if need be. */
+  request<T extends AnySchema>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    options?: { signal?: AbortSignal | undefined },
+  ): Promise<SchemaOutput<T>>;
+  /** The servers connected now, with their connections. */
+  live(): { server: string; connection: UpstreamConnection }[];
   status(): ServerStatus[];
   /** From now on, retry every failed or disconnected server in the background until it connects. */
   startRetrying(policy?: RetryPolicy): void;
@@ -87,6 +118,8 @@ export interface UpstreamPoolOptions {
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
   maxResultBytes?: number;
+  /** Where servers' requests and notifications to the client go; unset, requests are refused. */
+  clientSide?: ClientSide | undefined;
 }
 
 interface Slot {
@@ -104,6 +137,8 @@ interface Slot {
   failures: number;
   retryTimer?: ReturnType<typeof setTimeout> | undefined;
   retryAt?: number | undefined;
+  /** Calls in flight, oldest first. */
+  active: ActiveCall[];
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
@@ -118,6 +153,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       toolCount: 0,
       attempts: 0,
       failures: 0,
+      active: [],
     });
   }
   let isClosed = false;
@@ -167,6 +203,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(options.ancestry ? { ancestry: options.ancestry } : {}),
       ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
       signal: closing.signal,
+      ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
       onToolsChanged: (tools) => {
         slot.toolCount = tools.length;
         log.info(`tool list changed (${tools.length} tools)`);
@@ -297,7 +334,29 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           connection: () => connected(slot),
           drop: (connection, reason) => drop(slot, connection, reason),
           isClosed: () => isClosed,
+          track: (call) => {
+            slot.active.push(call);
+            return () => {
+              const at = slot.active.indexOf(call);
+              if (at >= 0) slot.active.splice(at, 1);
+            };
+          },
         },
+      );
+    },
+
+    async request(server, request, resultSchema, requestOptions = {}) {
+      const slot = usableSlot(server);
+      const connection = await connected(slot);
+      return connection.client.request(request as never, resultSchema, {
+        timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+        ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+      });
+    },
+
+    live() {
+      return [...slots.values()].flatMap((slot) =>
+        slot.connection ? [{ server: slot.config.name, connection: slot.connection }] : [],
       );
     },
 
@@ -328,5 +387,22 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
       await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
     },
+  };
+}
+
+/**
+ * The server's requests to the client go to the session of its newest call in flight, with that
+ * call's idle clock stopped while the client answers; its notifications name that session too.
+ */
+function relayTo(clientSide: ClientSide, slot: Slot) {
+  const server = slot.config.name;
+  return {
+    onRequest: (request: ClientBoundRequest, signal: AbortSignal) => {
+      const call = slot.active.at(-1);
+      const relay = () => clientSide.request(server, request, call?.caller, signal);
+      return call ? call.waitOnClient(relay) : relay();
+    },
+    onNotification: (notification: RelayedNotification) =>
+      clientSide.notification(server, notification, slot.active.at(-1)?.caller),
   };
 }

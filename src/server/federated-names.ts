@@ -1,0 +1,49 @@
+import { NAME_SEPARATOR } from "../index/tool-naming.ts";
+
+/**
+ * Resources and prompts of every upstream under one proxy, without collisions:
+ *  - a resource URI becomes `mcpproxy://<server>/<the upstream's URI as it is>`, the server name
+ *    percent-encoded; a URI template the same way, so a client expands the template's variables
+ *    in the upstream's part and the proxy can still tell whose it is;
+ *  - a prompt or resource name becomes `<server>__<name>`, as tool names do.
+ * The upstream's URI is kept whole after the prefix (not encoded): clients show it, and a template's
+ * `{variables}` must stay expandable.
+ */
+export const FEDERATED_SCHEME = "mcpproxy:";
+const PREFIX = `${FEDERATED_SCHEME}//`;
+
+export function federatedUri(server: string, uri: string): string {
+  return `${PREFIX}${encodeURIComponent(server)}/${uri}`;
+}
+
+/** The server and its own URI, or undefined for a URI this proxy did not hand out. */
+export function upstreamUri(uri: string): { server: string; uri: string } | undefined {
+  if (!uri.startsWith(PREFIX)) return undefined;
+  const rest = uri.slice(PREFIX.length);
+  const slash = rest.indexOf("/");
+  if (slash <= 0) return undefined;
+  try {
+    return { server: decodeURIComponent(rest.slice(0, slash)), uri: rest.slice(slash + 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function federatedName(server: string, name: string): string {
+  return `${server}${NAME_SEPARATOR}${name}`;
+}
+
+/** The server and its own name: the longest configured server name that prefixes it wins. */
+export function upstreamName(
+  name: string,
+  servers: Iterable<string>,
+): { server: string; name: string } | undefined {
+  let best: string | undefined;
+  for (const server of servers) {
+    if (name.startsWith(`${server}${NAME_SEPARATOR}`) && (!best || server.length > best.length))
+      best = server;
+  }
+  return best === undefined
+    ? undefined
+    : { server: best, name: name.slice(best.length + NAME_SEPARATOR.length) };
+}

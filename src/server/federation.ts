@@ -1,0 +1,287 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import {
+  CompleteRequestSchema,
+  CompleteResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  GetPromptResultSchema,
+  ListPromptsRequestSchema,
+  ListPromptsResultSchema,
+  ListResourcesRequestSchema,
+  ListResourcesResultSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourceTemplatesResultSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  ReadResourceResultSchema,
+  RootsListChangedNotificationSchema,
+  type ServerCapabilities,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { describeError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { federatedName, federatedUri, upstreamName, upstreamUri } from "./federated-names.ts";
+
+/**
+ * Resources, prompts, completion and logging of every upstream, served to one client session
+ * (see federated-names.ts for how names and URIs are kept apart). Lists are paged one upstream
+ * page at a time, over the connected servers that declare the feature, in name order; a server
+ * that fails to list is left out of that page and logged, not allowed to fail the whole list.
+ */
+export const FEDERATED_CAPABILITIES: ServerCapabilities = {
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+};
+
+export interface FederationDeps {
+  pool: UpstreamPool;
+  sessions: ClientSessions;
+  logger: Logger;
+  /** Every configured server name (to tell `server__name` apart). */
+  serverNames(): readonly string[];
+}
+
+type Feature = "resources" | "prompts";
+
+/** Where each server's listing goes on: its own cursor, for the servers that have more. */
+type Cursor = Record<string, string>;
+
+const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString("base64url");
+
+function decodeCursor(text: string | undefined): Cursor | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const cursor = JSON.parse(Buffer.from(text, "base64url").toString()) as unknown;
+    if (cursor && typeof cursor === "object" && Object.values(cursor).every((c) => typeof c === "string"))
+      return cursor as Cursor;
+  } catch {}
+  throw new McpError(ErrorCode.InvalidParams, "unknown cursor: pass the nextCursor of the previous page");
+}
+
+export function serveFederation(server: Server, session: ClientSession, deps: FederationDeps): void {
+  const { pool } = deps;
+
+  /**
+   * One page of a federated list: the next page of every server that has one (on the first page,
+   * every connected server that declares the feature), its items renamed. A client that never
+   * pages still sees every server; one whose servers page gets a cursor that goes on with them.
+   */
+  async function page<T extends AnySchema, K extends string>(
+    feature: Feature,
+    method: string,
+    schema: T,
+    key: K,
+    cursorText: string | undefined,
+    rename: (server: string, item: Record<string, unknown>) => Record<string, unknown>,
+  ): Promise<Record<K, unknown[]> & { nextCursor?: string }> {
+    const from = decodeCursor(cursorText);
+    const servers = from
+      ? Object.keys(from)
+      : pool
+          .live()
+          .filter(({ connection }) => connection.client.getServerCapabilities()?.[feature])
+          .map(({ server }) => server)
+          .sort();
+    const next: Cursor = {};
+    const pages = await Promise.all(
+      servers.map(async (owner) => {
+        try {
+          const cursor = from?.[owner];
+          const result = (await pool.request(
+            owner,
+            { method, params: cursor ? { cursor } : {} },
+            schema,
+          )) as Record<string, unknown>;
+          if (typeof result.nextCursor === "string" && result.nextCursor) next[owner] = result.nextCursor;
+          return ((result[key] as Record<string, unknown>[] | undefined) ?? []).map((item) =>
+            rename(owner, item),
+          );
+        } catch (error) {
+          deps.logger.child(owner).warn(`${method} failed: ${describeError(error)}`);
+          return [];
+        }
+      }),
+    );
+    return {
+      [key]: pages.flat(),
+      ...(Object.keys(next).length > 0 ? { nextCursor: encodeCursor(next) } : {}),
+    } as Record<K, unknown[]> & { nextCursor?: string };
+  }
+
+  const byUri = (uri: string) => {
+    const owner = upstreamUri(uri);
+    if (!owner) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `unknown resource ${uri}: this proxy's resource URIs are mcpproxy://<server>/<uri>, as resources/list gives them`,
+      );
+    }
+    return owner;
+  };
+  const byName = (name: string, what: string) => {
+    const owner = upstreamName(name, deps.serverNames());
+    if (!owner) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown ${what} ${name}: its name starts with <server>__`);
+    }
+    return owner;
+  };
+  const forward = <T extends AnySchema>(
+    owner: string,
+    method: string,
+    params: Record<string, unknown>,
+    schema: T,
+  ): Promise<SchemaOutput<T>> => pool.request(owner, { method, params }, schema);
+
+  server.setRequestHandler(ListResourcesRequestSchema, (request) =>
+    page(
+      "resources",
+      "resources/list",
+      ListResourcesResultSchema,
+      "resources",
+      request.params?.cursor,
+      (owner, r) => ({
+        ...r,
+        uri: federatedUri(owner, String(r.uri)),
+        name: federatedName(owner, String(r.name)),
+      }),
+    ),
+  );
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
+    page(
+      "resources",
+      "resources/templates/list",
+      ListResourceTemplatesResultSchema,
+      "resourceTemplates",
+      request.params?.cursor,
+      (owner, t) => ({
+        ...t,
+        uriTemplate: federatedUri(owner, String(t.uriTemplate)),
+        name: federatedName(owner, String(t.name)),
+      }),
+    ),
+  );
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const owner = byUri(request.params.uri);
+    const result = await forward(
+      owner.server,
+      "resources/read",
+      { ...request.params, uri: owner.uri },
+      ReadResourceResultSchema,
+    );
+    return {
+      ...result,
+      contents: result.contents.map((content) => ({
+        ...content,
+        uri: federatedUri(owner.server, content.uri),
+      })),
+    };
+  });
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const owner = byUri(request.params.uri);
+    const isFirst = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
+    if (isFirst) await forward(owner.server, "resources/subscribe", { uri: owner.uri }, EmptyResultSchema);
+    session.subscriptions.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    const owner = byUri(request.params.uri);
+    session.subscriptions.delete(request.params.uri);
+    const isLast = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
+    if (isLast) await forward(owner.server, "resources/unsubscribe", { uri: owner.uri }, EmptyResultSchema);
+    return {};
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, (request) =>
+    page(
+      "prompts",
+      "prompts/list",
+      ListPromptsResultSchema,
+      "prompts",
+      request.params?.cursor,
+      (owner, p) => ({
+        ...p,
+        name: federatedName(owner, String(p.name)),
+      }),
+    ),
+  );
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    const owner = byName(request.params.name, "prompt");
+    const result = await forward(
+      owner.server,
+      "prompts/get",
+      { ...request.params, name: owner.name },
+      GetPromptResultSchema,
+    );
+    return {
+      ...result,
+      messages: result.messages.map((message) => ({
+        ...message,
+        content: federatedContent(owner.server, message.content as unknown as Record<string, unknown>),
+      })),
+    } as typeof result;
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref } = request.params;
+    if (ref.type === "ref/prompt") {
+      const owner = byName(ref.name, "prompt");
+      return forward(
+        owner.server,
+        "completion/complete",
+        { ...request.params, ref: { ...ref, name: owner.name } },
+        CompleteResultSchema,
+      );
+    }
+    const owner = byUri(ref.uri);
+    return forward(
+      owner.server,
+      "completion/complete",
+      { ...request.params, ref: { ...ref, uri: owner.uri } },
+      CompleteResultSchema,
+    );
+  });
+
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    session.level = request.params.level;
+    const level = deps.sessions.mostVerboseLevel() ?? request.params.level;
+    await Promise.all(
+      pool
+        .live()
+        .filter(({ connection }) => connection.client.getServerCapabilities()?.logging)
+        .map(({ server: owner, connection }) =>
+          connection.client
+            .setLoggingLevel(level)
+            .catch((error: unknown) =>
+              deps.logger.child(owner).debug(`logging/setLevel failed: ${describeError(error)}`),
+            ),
+        ),
+    );
+    return {};
+  });
+
+  // The client's roots changed: every server may be using them (they reach servers through the proxy).
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+    for (const { connection } of pool.live())
+      await connection.client.sendRootsListChanged().catch(() => undefined);
+  });
+}
+
+/** A prompt message's content with the URIs of the resources it embeds or links made federated. */
+function federatedContent(server: string, content: Record<string, unknown>): Record<string, unknown> {
+  if (content.type === "resource_link" && typeof content.uri === "string") {
+    return { ...content, uri: federatedUri(server, content.uri) };
+  }
+  const resource = content.resource as Record<string, unknown> | undefined;
+  if (content.type === "resource" && resource && typeof resource.uri === "string") {
+    return { ...content, resource: { ...resource, uri: federatedUri(server, resource.uri) } };
+  }
+  return content;
+}
