@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server side) against `mcpproxy serve --transport http`
-# with server-everything behind it. The suite needs Node 22: it and the suite are installed from the
-# npm registry into a temporary directory. Passes when exactly the scenarios listed in
-# scripts/conformance/expected-failures.yml fail (their reasons are in that file and the README).
+# Runs the official MCP conformance suite both ways: its server scenarios against
+# `mcpproxy serve --transport http` with server-everything behind it, and its client `auth` suite
+# with mcpproxy as the client (scripts/conformance/auth-client.sh: `auth login`, then `index`). The
+# suite needs Node 22: it and the suite are installed from the npm registry into a temporary
+# directory. Passes when exactly the scenarios listed in scripts/conformance/expected-failures.yml
+# fail (their reasons are in that file and the README).
 #
 #   npm run build && scripts/conformance.sh
 set -euo pipefail
@@ -23,5 +25,10 @@ for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
   sleep 0.1
 done
+status=0
 PATH="$work/node_modules/.bin:$PATH" conformance server --url "http://127.0.0.1:$port/mcp" \
-  --expected-failures "$repo/scripts/conformance/expected-failures.yml"
+  --expected-failures "$repo/scripts/conformance/expected-failures.yml" || status=1
+PATH="$work/node_modules/.bin:$PATH" conformance client --suite auth \
+  --command "$repo/scripts/conformance/auth-client.sh" \
+  --expected-failures "$repo/scripts/conformance/expected-failures.yml" || status=1
+exit $status

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   UPSTREAM_TIMEOUT: { exit: 1, summary: "an upstream server did not answer in time" },
   TOOL_NOT_FOUND: { exit: 1, summary: "no such tool" },
   LISTEN_FAILED: { exit: 1, summary: "the HTTP listener could not start" },
+  AUTH_FAILED: { exit: 1, summary: "an OAuth login did not complete" },
   PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },
   INTERNAL: { exit: 1, summary: "an internal error" },
 } as const;

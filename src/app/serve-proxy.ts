@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
@@ -91,6 +92,7 @@ async function run(
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools) => void sync?.resync(server, tools),
+    auth: upstreamAuth(config.dataDir),
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { ProxyError } from "../errors.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
@@ -47,6 +48,7 @@ export const indexCommand: Command = {
       logger: logger.child("upstream"),
       ancestry: ancestry.forChildren,
       maxResultBytes: config.maxResultBytes,
+      auth: upstreamAuth(config.dataDir),
     });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {

@@ -1,6 +1,7 @@
 import { ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION, versionLine } from "../version.ts";
 import { approveCommand } from "./approve-command.ts";
+import { authCommand } from "./auth-command.ts";
 import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
 import { doctorCommand } from "./doctor-command.ts";
 import { evalCommand } from "./eval-command.ts";
@@ -17,6 +18,7 @@ const COMMANDS: readonly Command[] = [
   searchCommand,
   toolsCommand,
   approveCommand,
+  authCommand,
   importCommand,
   doctorCommand,
   evalCommand,

@@ -39,6 +39,11 @@ export interface HttpServerConfig extends ServerBase {
   transport: "streamable-http" | "sse";
   url: string;
   headers: Readonly<Record<string, string>>;
+  /** OAuth settings; `false`: never log in (see schema.ts). */
+  oauth?:
+    | false
+    | { clientId?: string | undefined; clientSecret?: string | undefined; scopes?: string[] | undefined }
+    | undefined;
 }
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -123,7 +128,13 @@ export function parseServer(
     problems.push({ path: `${path}.url`, message: "must be an http:// or https:// URL" });
     return undefined;
   }
-  return { ...base, transport: isSse ? "sse" : "streamable-http", url: out.url, headers: out.headers ?? {} };
+  return {
+    ...base,
+    transport: isSse ? "sse" : "streamable-http",
+    url: out.url,
+    headers: out.headers ?? {},
+    ...(out.oauth !== undefined ? { oauth: out.oauth } : {}),
+  };
 }
 
 /** Every key a server entry may have. */
@@ -144,6 +155,7 @@ export const SERVER_KEYS = [
   "validateArguments",
   "trust",
   "roots",
+  "oauth",
 ] as const;
 
 /** A configured root: a file:// URI as it is, or a path (relative to the config file) made one. */

@@ -69,6 +69,23 @@ export const HttpServerSchema = v.object({
   headers: v.optional(stringMap),
   type: v.optional(httpTransport),
   transport: v.optional(httpTransport),
+  /**
+   * OAuth (the MCP authorization spec): on by default for a server without an Authorization header;
+   * `false` turns it off; an object gives a client registered by hand, and the scopes to ask for.
+   */
+  oauth: v.optional(
+    v.union(
+      [
+        v.literal(false),
+        v.strictObject({
+          clientId: v.optional(v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"))),
+          clientSecret: v.optional(v.string("must be a string")),
+          scopes: v.optional(v.array(v.string("must be a string"), "must be an array of strings")),
+        }),
+      ],
+      'must be false or {"clientId", "clientSecret", "scopes"}',
+    ),
+  ),
 });
 
 const intInRange = (min: number, max: number) =>

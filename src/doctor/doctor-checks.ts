@@ -1,6 +1,8 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { openCatalog } from "../app/open-catalog.ts";
+import { isLoginNeeded } from "../auth/oauth-provider.ts";
+import { type UpstreamAuth, upstreamAuth } from "../auth/upstream-auth.ts";
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
@@ -41,9 +43,10 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
   const config = checkConfig(options, findings);
   if (config) {
     await checkDataDir(config, findings);
+    const auth = upstreamAuth(config.dataDir);
     findings.push(
       ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, (server) =>
-        checkServer(server, options.env),
+        checkServer(server, options.env, auth),
       )),
     );
     await checkEmbedder(config, findings);
@@ -185,6 +188,7 @@ async function checkDataDir(config: ResolvedConfig, findings: Finding[]): Promis
 async function checkServer(
   server: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
+  auth: UpstreamAuth,
 ): Promise<Finding> {
   const subject = server.name;
   if (!server.enabled) return { area: "server", subject, status: "info", detail: "disabled" };
@@ -204,7 +208,7 @@ async function checkServer(
   }
   const started = performance.now();
   try {
-    const connection = await connectUpstream(server, { env });
+    const connection = await connectUpstream(server, { env, authProvider: auth.providerFor(server) });
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
     // Stdio and streamable HTTP transports keep the version initialize settled on.
@@ -225,6 +229,15 @@ async function checkServer(
         : {}),
     };
   } catch (error) {
+    if (isLoginNeeded(error)) {
+      return {
+        area: "server",
+        subject,
+        status: "fail",
+        detail: "needs-login: it asks for an OAuth login, and mcpproxy has no valid token for it",
+        fix: `run \`mcpproxy auth login ${server.name}\`; a running serve picks the login up without a restart`,
+      };
+    }
     const isNpx =
       server.transport === "stdio" && /^npx(\.cmd)?$/.test(server.command.split(/[\\/]/).pop() ?? "");
     return {

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -25,7 +26,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_RESULT_BYTES } from "../config/load-config.ts";
-import type { ServerConfig } from "../config/parse-server.ts";
+import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { PRODUCT, VERSION } from "../version.ts";
@@ -62,6 +63,10 @@ export interface ConnectOptions {
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
   maxResultBytes?: number;
+  /** Logs in to an HTTP server that asks for OAuth (see src/auth); unset, no OAuth. */
+  authProvider?: OAuthClientProvider | undefined;
+  /** An HTTP transport made by the caller (`auth login` finishes the authorization on it). */
+  transport?: Transport | undefined;
   /** A request the server sends to the client (sampling, elicitation, roots): relayed by the proxy. */
   onRequest?: (request: ClientBoundRequest, signal: AbortSignal) => Promise<Result>;
   /** A log message, a resource update or a resource or prompt list change from the server. */
@@ -123,16 +128,22 @@ function createTransport(server: ServerConfig, options: ConnectOptions, tail: Ou
         onStderr: (chunk) => tail.push(chunk),
       });
     case "streamable-http":
-    case "sse": {
-      const headers = {
-        ...server.headers,
-        ...(options.ancestry ? { [ANCESTRY_HEADER]: options.ancestry } : {}),
-      };
-      return server.transport === "sse"
-        ? new SSEClientTransport(new URL(server.url), { requestInit: { headers } })
-        : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
-    }
+    case "sse":
+      return options.transport ?? httpTransport(server, options.authProvider, options.ancestry);
   }
+}
+
+/** The SDK's client transport for an HTTP server: its headers, the proxy chain, OAuth when given. */
+export function httpTransport(
+  server: HttpServerConfig,
+  authProvider?: OAuthClientProvider,
+  ancestry?: string,
+): StreamableHTTPClientTransport | SSEClientTransport {
+  const headers = { ...server.headers, ...(ancestry ? { [ANCESTRY_HEADER]: ancestry } : {}) };
+  const auth = authProvider ? { authProvider } : {};
+  return server.transport === "sse"
+    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers }, ...auth })
+    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers }, ...auth });
 }
 
 /**

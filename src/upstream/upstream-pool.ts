@@ -1,5 +1,7 @@
 import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import type { CallToolResult, Progress, Result, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isLoginNeeded } from "../auth/oauth-provider.ts";
+import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -28,7 +30,14 @@ import {
  * `lazy` servers are not started until a call needs them; their tools stay searchable from the
  * saved index. See restart-policy.ts for how failed servers are retried.
  */
-export type ServerState = "configured" | "connecting" | "connected" | "restarting" | "failed" | "disabled";
+export type ServerState =
+  | "configured"
+  | "connecting"
+  | "connected"
+  | "restarting"
+  | "failed"
+  | "needs-login"
+  | "disabled";
 
 export interface ServerStatus {
   name: string;
@@ -120,6 +129,11 @@ export interface UpstreamPoolOptions {
   maxResultBytes?: number;
   /** Where servers' requests and notifications to the client go; unset, requests are refused. */
   clientSide?: ClientSide | undefined;
+  /**
+   * OAuth for HTTP servers (src/auth/upstream-auth.ts). A server that needs a login is
+   * `needs-login`: not retried until its login changes, then connected again.
+   */
+  auth?: UpstreamAuth | undefined;
 }
 
 interface Slot {
@@ -139,6 +153,8 @@ interface Slot {
   retryAt?: number | undefined;
   /** Calls in flight, oldest first. */
   active: ActiveCall[];
+  /** Stops watching for a login (while `needs-login`). */
+  stopWatching?: (() => void) | undefined;
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
@@ -204,6 +220,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
       signal: closing.signal,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
+      authProvider: options.auth?.providerFor(slot.config),
       onToolsChanged: (tools) => {
         slot.toolCount = tools.length;
         log.info(`tool list changed (${tools.length} tools)`);
@@ -241,6 +258,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       },
       (error: unknown) => {
         const reason = describeError(error);
+        if (isLoginNeeded(error)) {
+          awaitLogin(slot, reason);
+          throw error;
+        }
         Object.assign(slot, { connection: undefined, state: "failed", error: reason });
         if (isProxyLoopFailure(reason)) {
           slot.isRefused = true;
@@ -257,6 +278,20 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       slot.pending = undefined;
     });
     return slot.pending;
+  };
+
+  /** Until someone logs in, the server is not tried again; the login connects it. */
+  const awaitLogin = (slot: Slot, reason: string) => {
+    const log = options.logger.child(slot.config.name);
+    if (slot.state !== "needs-login") log.warn(reason);
+    Object.assign(slot, { connection: undefined, state: "needs-login", error: reason });
+    slot.stopWatching?.();
+    slot.stopWatching = options.auth?.watchLogin(slot.config, () => {
+      slot.stopWatching = undefined;
+      if (isClosed) return;
+      log.info("login changed; connecting");
+      connect(slot).catch(() => undefined);
+    });
   };
 
   /** Drops a connection that stopped working (its session is gone); the next connect() makes a new one. */
@@ -327,6 +362,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
         maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
       };
+      if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
+        throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${server} needs a login`);
+      }
       return forwardToolCall(
         { server, tool, args, limits, ...callOptions },
         {
@@ -342,7 +380,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
             };
           },
         },
-      );
+      ).catch((error: unknown) => {
+        // The login ended (revoked, refresh refused): the server waits for a new one.
+        if (!isLoginNeeded(error)) throw error;
+        const reason = describeError(error);
+        const connection = slot.connection;
+        awaitLogin(slot, reason);
+        void connection?.close();
+        throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
+      });
     },
 
     async request(server, request, resultSchema, requestOptions = {}) {
@@ -382,7 +428,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async close() {
       isClosed = true;
       closing.abort();
-      for (const slot of slots.values()) clearTimeout(slot.retryTimer);
+      for (const slot of slots.values()) {
+        clearTimeout(slot.retryTimer);
+        slot.stopWatching?.();
+      }
       const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
       const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
       await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);

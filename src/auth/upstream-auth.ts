@@ -1,0 +1,48 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
+import { createOAuthProvider } from "./oauth-provider.ts";
+import { openOAuthStore } from "./oauth-store.ts";
+
+/**
+ * OAuth for the proxy's upstream connections (serve, index, doctor): which servers get it, and how
+ * a `needs-login` server notices that `mcpproxy auth login` (another process) has finished: it
+ * reads its stored tokens every second until they change.
+ */
+export interface UpstreamAuth {
+  providerFor(server: ServerConfig): OAuthClientProvider | undefined;
+  /** Calls `onLogin` once the server's stored login changes; returns a function that stops watching. */
+  watchLogin(server: ServerConfig, onLogin: () => void): () => void;
+}
+
+/** How often a server waiting for a login looks at its token file. */
+export const LOGIN_POLL_MS = 1_000;
+
+/** OAuth applies to HTTP servers that do not send their own Authorization header and do not turn it off. */
+export function usesOAuth(server: ServerConfig): server is HttpServerConfig {
+  if (server.transport === "stdio" || server.oauth === false) return false;
+  return !Object.keys(server.headers).some((header) => header.toLowerCase() === "authorization");
+}
+
+export function upstreamAuth(dataDir: string): UpstreamAuth {
+  const storeOf = (server: HttpServerConfig) => openOAuthStore(dataDir, server.name, server.url);
+  return {
+    providerFor(server) {
+      if (!usesOAuth(server)) return undefined;
+      return createOAuthProvider({ server, store: storeOf(server), mode: "serve" });
+    },
+    watchLogin(server, onLogin) {
+      if (!usesOAuth(server)) return () => undefined;
+      const store = storeOf(server);
+      // The tokens, not the file: serving saves discovered metadata there too.
+      const stamp = () => JSON.stringify(store.load().tokens ?? null);
+      const before = stamp();
+      const timer = setInterval(() => {
+        if (stamp() === before) return;
+        clearInterval(timer);
+        onLogin();
+      }, LOGIN_POLL_MS);
+      timer.unref?.();
+      return () => clearInterval(timer);
+    },
+  };
+}

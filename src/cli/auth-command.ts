@@ -1,0 +1,134 @@
+import { login } from "../auth/login-flow.ts";
+import { openOAuthStore } from "../auth/oauth-store.ts";
+import { openBrowser } from "../auth/open-browser.ts";
+import { usesOAuth } from "../auth/upstream-auth.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
+import type { HttpServerConfig } from "../config/parse-server.ts";
+import { ProxyError } from "../errors.ts";
+import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
+
+/**
+ * `mcpproxy auth login|status|logout [SERVER]`: OAuth logins to remote servers. Tokens live in the
+ * data dir (0600) and are never printed; a running `serve` picks a new login up within a second.
+ */
+export const authCommand: Command = {
+  name: "auth",
+  summary:
+    "Log in to remote servers that ask for OAuth: `auth login SERVER` opens the browser ($BROWSER, or prints " +
+    "the URL on a headless machine) and takes the code on a loopback redirect; `auth status` shows each " +
+    "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart.",
+  usage:
+    "mcpproxy auth login SERVER | status [SERVER] [--json] | logout SERVER [--config FILE] [--data-dir DIR]",
+  allowPositionals: true,
+  options: {
+    json: { type: "boolean", help: "--json             (status) print the logins as JSON" },
+    ...COMMON_OPTIONS,
+  },
+  async run(values, positionals) {
+    const [action, name, ...extra] = positionals;
+    if (extra.length > 0) throw new ProxyError("USAGE", `auth ${action} takes one SERVER name.`);
+    const config = loadCommandConfig(values);
+    switch (action) {
+      case "login":
+        return runLogin(config, oauthServer(config, name, "login"));
+      case "logout": {
+        const server = oauthServer(config, name, "logout");
+        const cleared = openOAuthStore(config.dataDir, server.name, server.url).clear();
+        process.stdout.write(
+          cleared
+            ? `Logged out of ${server.name}: its tokens and client registration are deleted.\n`
+            : `${server.name} had no login.\n`,
+        );
+        return 0;
+      }
+      case "status":
+        return runStatus(config, name, Boolean(values.json));
+      default:
+        throw new ProxyError(
+          "USAGE",
+          `auth needs an action: login SERVER, status [SERVER] or logout SERVER (got ${action ?? "nothing"}).`,
+        );
+    }
+  },
+};
+
+function oauthServer(config: ResolvedConfig, name: string | undefined, action: string): HttpServerConfig {
+  if (!name) throw new ProxyError("USAGE", `auth ${action} needs a SERVER name from the config.`);
+  const server = config.servers.find((s) => s.name === name);
+  if (!server) {
+    throw new ProxyError(
+      "USAGE",
+      `No server named ${name} in ${config.configPath ?? "the config"}. Servers: ${config.servers.map((s) => s.name).join(", ") || "none"}.`,
+    );
+  }
+  if (!usesOAuth(server)) {
+    throw new ProxyError(
+      "USAGE",
+      server.transport === "stdio"
+        ? `${name} is a local (stdio) server: OAuth is for remote servers.`
+        : `${name} does not use OAuth here: it sends its own Authorization header, or has "oauth": false.`,
+    );
+  }
+  return server;
+}
+
+async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promise<number> {
+  const outcome = await login({
+    server,
+    dataDir: config.dataDir,
+    async open(url) {
+      const opened = await openBrowser(url.href);
+      process.stderr.write(
+        opened
+          ? `Opened the browser to log in to ${server.name}. If it did not open, visit:\n  ${url.href}\n`
+          : `Open this URL in a browser to log in to ${server.name}:\n  ${url.href}\n`,
+      );
+      process.stderr.write("Waiting for the login to finish...\n");
+    },
+  });
+  process.stdout.write(
+    outcome === "logged-in"
+      ? `Logged in to ${server.name}. A running mcpproxy connects to it within a second.\n`
+      : `${server.name} answered without asking for a login: nothing to do.\n`,
+  );
+  return 0;
+}
+
+function runStatus(config: ResolvedConfig, name: string | undefined, json: boolean): number {
+  const servers = config.servers.filter(
+    (server): server is HttpServerConfig => usesOAuth(server) && (!name || server.name === name),
+  );
+  if (name && servers.length === 0) oauthServer(config, name, "status");
+  const now = Date.now();
+  const rows = servers.map((server) => {
+    const record = openOAuthStore(config.dataDir, server.name, server.url).load();
+    const tokens = record.tokens;
+    const expired = record.expiresAt !== undefined && record.expiresAt <= now;
+    const state = !tokens ? "not logged in" : expired && !tokens.refresh_token ? "expired" : "logged in";
+    return {
+      server: server.name,
+      url: server.url,
+      state,
+      ...(record.expiresAt !== undefined ? { expiresAt: new Date(record.expiresAt).toISOString() } : {}),
+      refreshable: Boolean(tokens?.refresh_token),
+      ...(tokens?.scope ? { scope: tokens.scope } : {}),
+    };
+  });
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ servers: rows }, null, 2)}\n`);
+    return 0;
+  }
+  if (rows.length === 0) {
+    process.stdout.write("No remote server in the config uses OAuth.\n");
+    return 0;
+  }
+  for (const row of rows) {
+    const expiry = row.expiresAt
+      ? `; access token ${row.expiresAt < new Date(now).toISOString() ? "expired" : "expires"} ${row.expiresAt}${row.refreshable ? " (refreshed automatically)" : ""}`
+      : "";
+    process.stdout.write(
+      `${row.server}: ${row.state}${row.state === "logged in" ? expiry : ` (run \`mcpproxy auth login ${row.server}\`)`}${row.scope ? `; scope ${row.scope}` : ""}\n`,
+    );
+  }
+  return 0;
+}
