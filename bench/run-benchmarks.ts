@@ -9,6 +9,7 @@ import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
 import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
 import { formatLoadReport, runLoadBench } from "./load-bench.ts";
 import { ROOT } from "./proxy-process.ts";
+import { formatRelayReport, measureRelay } from "./relay-bench.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
@@ -26,5 +27,6 @@ if (existsSync(evalFile)) {
 }
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
 process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
+process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);
 process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n\n`);
 process.stdout.write(`${formatLoadReport(await runLoadBench())}\n`);
