@@ -16,7 +16,7 @@ import { loadConfig } from "../src/config/load-config.ts";
 import { createEmbedder } from "../src/index/embedders/create-embedder.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { createLogger } from "../src/log.ts";
-import { BUILTIN_TOOL_NAMES } from "../src/server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
 import { startEmbeddingsServer } from "../tests/shared-assets.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
@@ -144,7 +144,7 @@ export async function runScaleBench(
       const catalog = await openToolCatalog({
         dataDir,
         toolNameLimit: config.toolNameLimit,
-        reservedNames: BUILTIN_TOOL_NAMES,
+        reservedNames: RESERVED_TOOL_NAMES,
         logger,
         embedder,
         vectorWeight: config.vectorWeight,

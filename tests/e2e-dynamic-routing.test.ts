@@ -45,7 +45,7 @@ describe("dynamic routing", () => {
     scope.defer(() => proxy.close());
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const seen = watchListChanged(proxy.client, true);
-    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools"]);
+    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
 
     const found = await retrieve(proxy.client, "echo back the message it is given", 2);
     const registered = (found as unknown as { registered: string[] }).registered;
@@ -56,7 +56,9 @@ describe("dynamic routing", () => {
       10_000,
     );
     expect(seen.notifications).toBe(1);
-    expect(seen.lists[0]?.sort()).toEqual(["call_tool", "retrieve_tools", ...registered].sort());
+    expect(seen.lists[0]?.sort()).toEqual(
+      ["call_tool", "retrieve_tools", "upstream_servers", ...registered].sort(),
+    );
     const echo = (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo");
     expect(echo).toMatchObject({
       title: "Echo a message",
@@ -113,7 +115,14 @@ describe("dynamic routing", () => {
     );
     // All three are seconds old, so their freshness is alike and the lowest score goes.
     expect(await names(proxy.client)).toEqual(
-      ["call_tool", "retrieve_tools", best!.name, second!.name, next.tools[0]!.name].sort(),
+      [
+        "call_tool",
+        "retrieve_tools",
+        "upstream_servers",
+        best!.name,
+        second!.name,
+        next.tools[0]!.name,
+      ].sort(),
     );
   });
 
@@ -143,8 +152,13 @@ describe("dynamic routing", () => {
       (n) => n === 2,
       10_000,
     );
-    expect(await names(one)).toEqual(["call_tool", "fixture__echo", "retrieve_tools"]);
-    expect(await names(two)).toEqual(["call_tool", "fixture__add_numbers", "retrieve_tools"]);
+    expect(await names(one)).toEqual(["call_tool", "fixture__echo", "retrieve_tools", "upstream_servers"]);
+    expect(await names(two)).toEqual([
+      "call_tool",
+      "fixture__add_numbers",
+      "retrieve_tools",
+      "upstream_servers",
+    ]);
     expect(await callDirect(one, "fixture__echo", { message: "by name" })).toEqual(
       await one.callTool({
         name: "call_tool",
@@ -174,7 +188,7 @@ describe("auto routing", () => {
     );
     const heard = watchListChanged(listening.client, true);
     const ignored = watchListChanged(deaf.client, false);
-    expect(await names(listening.client)).toEqual(["call_tool", "retrieve_tools"]);
+    expect(await names(listening.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
 
     for (const [client, seen] of [
       [listening.client, heard],
@@ -207,8 +221,9 @@ describe("auto routing", () => {
       "fixture__add_numbers",
       "fixture__echo",
       "retrieve_tools",
+      "upstream_servers",
     ]);
-    expect(await names(deaf.client)).toEqual(["call_tool", "retrieve_tools"]);
+    expect(await names(deaf.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
     const third = await retrieve(deaf.client, "return a tiny picture", 1);
     expect(third).not.toHaveProperty("registered");
     await Bun.sleep(300);
@@ -264,7 +279,12 @@ describe("an upstream that changes its tools", () => {
       (n) => n === before + 2,
       10_000,
     );
-    expect(await names(proxy.client)).toEqual(["call_tool", "fixture__echo", "retrieve_tools"]);
+    expect(await names(proxy.client)).toEqual([
+      "call_tool",
+      "fixture__echo",
+      "retrieve_tools",
+      "upstream_servers",
+    ]);
     const gone = await callDirect(proxy.client, "fixture__tiny_picture", {});
     expect(gone.isError).toBe(true);
     expect(textOf(gone)).toContain("No tool named fixture__tiny_picture");
@@ -280,6 +300,6 @@ describe("call-tool routing", () => {
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(false);
     const found = await retrieve(proxy.client, "echo back the message", 2);
     expect(found).not.toHaveProperty("registered");
-    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools"]);
+    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
   });
 });

@@ -91,7 +91,11 @@ describe("mcpproxy serve over streamable HTTP", () => {
     const second = await connectHttp(proxy.url);
     try {
       const { tools } = await second.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        "call_tool",
+        "retrieve_tools",
+        "upstream_servers",
+      ]);
     } finally {
       await second.close();
     }
@@ -102,7 +106,11 @@ describe("mcpproxy serve over streamable HTTP", () => {
     await legacy.connect(new SSEClientTransport(new URL("/sse", proxy.url)));
     try {
       const { tools } = await legacy.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        "call_tool",
+        "retrieve_tools",
+        "upstream_servers",
+      ]);
       const echoed = await legacy.callTool({
         name: "call_tool",
         arguments: { name: "web__echo", arguments: { message: "over legacy sse" } },

@@ -38,9 +38,13 @@ describe("mcpproxy serve over stdio", () => {
     sandbox?.cleanup();
   });
 
-  test("lists only retrieve_tools and call_tool", async () => {
+  test("lists only retrieve_tools, call_tool and upstream_servers", async () => {
     const { tools } = await proxy.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["call_tool", "retrieve_tools"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "call_tool",
+      "retrieve_tools",
+      "upstream_servers",
+    ]);
   });
 
   test("retrieve_tools finds tools of both upstreams, in the SPEC shape, best first", async () => {

@@ -1,16 +1,25 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import type { ApprovalPolicy } from "../index/tool-approvals.ts";
 import { describeFindings, scanTool, serverMentions } from "../security/poisoning-scan.ts";
 
-/** The approval policy the config asks for: each server's trust, new servers, and what poisoning findings do. */
-export function approvalPolicyOf(config: ResolvedConfig): ApprovalPolicy {
-  const mentions = serverMentions(config.servers.map((server) => server.name));
-  const trust = new Map(config.servers.map((server) => [server.name, server.trust ?? "pin"]));
+/**
+ * The approval policy the config asks for: each server's trust, new servers (all of them with
+ * `quarantineNewServers`, or one marked `quarantined`, as servers an agent adds are), and what
+ * poisoning findings do. `servers` gives the servers as they are now: they change at run time.
+ */
+export function approvalPolicyOf(
+  config: ResolvedConfig,
+  servers: () => readonly ServerConfig[] = () => config.servers,
+): ApprovalPolicy {
+  const entry = (name: string) => servers().find((server) => server.name === name);
   return {
-    trustOf: (server) => trust.get(server) ?? "pin",
-    quarantineNewServers: config.quarantineNewServers,
+    trustOf: (server) => entry(server)?.trust ?? "pin",
+    quarantinesNew: (server) => config.quarantineNewServers || entry(server)?.quarantined === true,
     findingsOf: (server, definition) =>
-      scanTool(definition, server, mentions).map((f) => describeFindings([f])),
+      scanTool(definition, server, serverMentions(servers().map((s) => s.name))).map((f) =>
+        describeFindings([f]),
+      ),
     blockFindings: config.poisoning === "block",
   };
 }

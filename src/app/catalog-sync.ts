@@ -21,6 +21,8 @@ export interface CatalogSync {
   indexAll(): Promise<void>;
   /** A server's tools changed; re-index it and bring the sessions' registered tools in line. */
   resync(server: string, tools: readonly object[]): Promise<void>;
+  /** Servers left the config or were disabled: their tools go, from the index and from sessions. */
+  keepOnly(servers: ReadonlySet<string>): Promise<void>;
 }
 
 export interface CatalogSyncOptions {
@@ -84,6 +86,22 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
         });
       } catch (error) {
         logger.error(`indexing failed: ${describeError(error)}`);
+      }
+    },
+
+    async keepOnly(servers) {
+      try {
+        let removed = 0;
+        await announcing(undefined, async () => {
+          removed = (await catalog.removeServersExcept(servers)).removed;
+          await catalog.persist();
+        });
+        if (removed > 0) {
+          logger.info(`removed the ${removed} tools of servers no longer configured or enabled`);
+          await sessions.revalidateAll(registrable);
+        }
+      } catch (error) {
+        logger.error(`removing tools failed: ${describeError(error)}`);
       }
     },
 

@@ -1,8 +1,9 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
-import { BUILTIN_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../server/builtin-tools.ts";
 import { approvalPolicyOf } from "./approval-policy.ts";
 
 export interface CatalogOpenOptions {
@@ -12,6 +13,8 @@ export interface CatalogOpenOptions {
   readOnly?: boolean;
   /** Read-only but for approvals (`approve`, which may run beside a proxy that writes the index). */
   approvalsWritable?: boolean;
+  /** The servers as they are now, when they change at run time (serve); else the config's. */
+  servers?: () => readonly ServerConfig[];
   /** Embedding progress; the commands draw it on a TTY. */
   onEmbedProgress?: ((done: number, total: number) => void) | undefined;
 }
@@ -26,14 +29,14 @@ export async function openCatalog(
   return openToolCatalog({
     dataDir: config.dataDir,
     toolNameLimit: config.toolNameLimit,
-    reservedNames: BUILTIN_TOOL_NAMES,
+    reservedNames: RESERVED_TOOL_NAMES,
     logger,
     reset: options.reset ?? false,
     readOnly: options.readOnly ?? false,
     approvalsWritable: options.approvalsWritable ?? false,
     embedder,
     vectorWeight: config.vectorWeight,
-    approvalPolicy: approvalPolicyOf(config),
+    approvalPolicy: approvalPolicyOf(config, options.servers),
     ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
 }

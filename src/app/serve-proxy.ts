@@ -18,6 +18,7 @@ import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
+import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
@@ -37,11 +38,13 @@ export async function serveProxy(
   config: ResolvedConfig,
   ancestry: Ancestry,
   logger: Logger,
+  /** Reads the config again as it was read at start (the same flags and environment). */
+  reloadConfig: () => ResolvedConfig = () => config,
 ): Promise<number> {
   const cleanup = createCleanupStack();
   let failures: string[];
   try {
-    const reason = await run(config, ancestry, logger, cleanup);
+    const reason = await run(config, ancestry, logger, cleanup, reloadConfig);
     logger.info(`shutting down (${reason})`);
   } finally {
     // Also after a failed start (a busy port): children already spawned must not outlive us.
@@ -57,6 +60,7 @@ async function run(
   ancestry: Ancestry,
   logger: Logger,
   cleanup: CleanupStack,
+  reloadConfig: () => ResolvedConfig,
 ): Promise<string> {
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
@@ -72,10 +76,14 @@ async function run(
         "this one serves from it and writes nothing there",
     );
   }
+  // Servers change at run time (upstream_servers, an edited config): who asks, asks the manager.
+  let manager: ServerManager | undefined;
+  const servers = () => manager?.servers() ?? config.servers;
   const catalog = await openCatalog(config, logger, {
     reset: config.resetData && lock.isHeld,
     readOnly: !lock.isHeld,
     onEmbedProgress: ttyEmbedProgress(),
+    servers,
   });
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
@@ -96,14 +104,16 @@ async function run(
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),
-      rootsOf: (server) => config.servers.find((s) => s.name === server)?.roots,
+      rootsOf: (server) => servers().find((s) => s.name === server)?.roots,
       relayTimeoutMs: config.maxCallMs,
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
   sync = createCatalogSync({ config, catalog, pool, logger, plugins, sessions });
+  manager = createServerManager({ config, load: reloadConfig, pool, sync, logger: logger.child("config") });
   pool.startRetrying();
   const indexing = sync.indexAll();
+  cleanup.defer("stop watching the config", manager.watch());
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -121,6 +131,7 @@ async function run(
     toolsLimit: config.toolsLimit,
     sessions,
     clients,
+    servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };

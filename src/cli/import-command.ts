@@ -1,4 +1,5 @@
 import { basename, relative, resolve } from "node:path";
+import { editConfigServers, readConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
 import {
@@ -11,7 +12,6 @@ import {
   namedFile,
   readClientFile,
 } from "../import/client-configs.ts";
-import { addServersToConfig, readConfigServers } from "../import/config-writer.ts";
 import { type FoundServer, normalizeServer, planImport, type Skipped } from "../import/import-plan.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 
@@ -114,10 +114,11 @@ export const importCommand: Command = {
       process.stdout.write(`${out.join("\n")}\n`);
       return 0;
     }
-    const backup = await addServersToConfig(
+    const { backup } = await editConfigServers(
       configPath,
       current.section,
       additions.map((action) => ({ name: action.as, entry: action.server.entry })),
+      "dated",
     );
     out.push(
       "",

@@ -10,6 +10,7 @@ import { importCommand } from "./import-command.ts";
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
+import { serversCommand } from "./servers-command.ts";
 import { toolsCommand } from "./tools-command.ts";
 
 const COMMANDS: readonly Command[] = [
@@ -17,6 +18,7 @@ const COMMANDS: readonly Command[] = [
   indexCommand,
   searchCommand,
   toolsCommand,
+  serversCommand,
   approveCommand,
   authCommand,
   importCommand,

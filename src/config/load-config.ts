@@ -54,6 +54,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     bodyTimeoutMs: 30_000,
     requireToken: false,
     quarantineNewServers: false,
+    readOnly: false,
     poisoning: "warn",
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,

@@ -25,6 +25,8 @@ interface ServerBase {
   validateArguments?: boolean | undefined;
   /** What a new or changed tool gets: quarantined until approved (`pin`, the default) or accepted (`auto`). */
   trust?: "pin" | "auto" | undefined;
+  /** Every tool is held for approval on first sight (a server an agent added). */
+  quarantined?: boolean | undefined;
   /** The roots the server is told about when it asks outside a call (else the latest client's). */
   roots?: readonly { uri: string; name: string }[] | undefined;
 }
@@ -103,6 +105,7 @@ export function parseServer(
     ...(parsed.output.lazy ? { lazy: true } : {}),
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
     ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
+    ...(parsed.output.quarantined ? { quarantined: true } : {}),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -156,6 +159,7 @@ export const SERVER_KEYS = [
   "trust",
   "roots",
   "oauth",
+  "quarantined",
 ] as const;
 
 /** A configured root: a file:// URI as it is, or a path (relative to the config file) made one. */

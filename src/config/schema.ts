@@ -39,6 +39,8 @@ const commonServerKeys = {
   validateArguments: v.optional(v.boolean("must be true or false")),
   /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
   lazy: v.optional(v.boolean("must be true or false")),
+  /** Hold every tool of this server for `mcpproxy approve` on first sight (servers an agent adds get it). */
+  quarantined: v.optional(v.boolean("must be true or false")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
   roots: v.optional(
     v.array(
@@ -170,6 +172,8 @@ export const SETTINGS = {
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
   /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */
   quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
+  /** Agents may list servers with `upstream_servers` but not change them. */
+  readOnly: { env: "MCPPROXY_READ_ONLY", schema: booleanLike },
   /** What the tool-poisoning scan's findings do: logged and shown (`warn`), or the tool quarantined (`block`). */
   poisoning: {
     env: "MCPPROXY_POISONING",

@@ -14,8 +14,8 @@ import { toolKey } from "./tool-naming.ts";
  */
 export interface ApprovalPolicy {
   trustOf(server: string): "pin" | "auto";
-  /** Quarantine every tool of a server seen for the first time (no trust on first use). */
-  quarantineNewServers: boolean;
+  /** Quarantine every tool of this server when it is seen for the first time (no trust on first use). */
+  quarantinesNew(server: string): boolean;
   /** What the poisoning scan finds in a tool, described; empty when nothing. */
   findingsOf(server: string, definition: UpstreamTool): string[];
   /** Never approve a tool with findings without asking. */
@@ -99,7 +99,7 @@ export function openToolApprovals(
           found.push({ server, tool: tool.tool, findings });
         }
         const mayAccept = !(policy.blockFindings && findings.length > 0);
-        if (mayAccept && ((isNewServer && !policy.quarantineNewServers) || trust === "auto")) {
+        if (mayAccept && ((isNewServer && !policy.quarantinesNew(server)) || trust === "auto")) {
           if (before && trust === "auto")
             logger.info(`${server}/${tool.tool} changed; accepted (trust: auto)`);
           accept.push(tool);

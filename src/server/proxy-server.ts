@@ -37,6 +37,13 @@ import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { loose } from "./strict-params.ts";
+import {
+  runUpstreamServers,
+  type ServerEditor,
+  UPSTREAM_SERVERS,
+  upstreamServersArgs,
+  upstreamServersDefinition,
+} from "./upstream-servers-tool.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
@@ -65,6 +72,8 @@ export interface ProxyServerDeps {
    * proxy serves tools only.
    */
   clients?: ClientSessions | undefined;
+  /** The servers of a running proxy, for `upstream_servers` (serve only); `readOnly` hides changes. */
+  servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
    * index: then a search or call waits for it rather than answering "no tools" on a first run.
@@ -107,7 +116,11 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       jsonSchemaValidator: sharedSchemaValidator,
     },
   );
-  const builtins = builtinToolDefinitions(deps.topK);
+  const builtins = [
+    ...builtinToolDefinitions(deps.topK),
+    ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
+  ];
+  const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
   const session = openSession(deps, routingMode, server);
   const client = deps.clients?.open(server);
@@ -161,6 +174,18 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
         return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
       } catch (error) {
         if (isProxyError(error)) return errorResult(error.message);
+        throw error;
+      }
+    }
+    if (name === UPSTREAM_SERVERS && deps.servers) {
+      const parsed = v.safeParse(UpstreamServersArgs, args ?? {});
+      if (!parsed.success) return errorResult(describeIssues(UPSTREAM_SERVERS, parsed.issues));
+      try {
+        const { manager, configPath } = deps.servers;
+        const result = await runUpstreamServers(parsed.output, manager, deps.pool, deps.catalog, configPath);
+        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+      } catch (error) {
+        if (isProxyError(error)) return errorResult([error.message, ...error.details].join("\n"));
         throw error;
       }
     }

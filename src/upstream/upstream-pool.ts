@@ -104,10 +104,26 @@ export interface UpstreamPool {
   ): Promise<SchemaOutput<T>>;
   /** The servers connected now, with their connections. */
   live(): { server: string; connection: UpstreamConnection }[];
+  /**
+   * Brings the pool to this server list (a config change): servers gone are stopped and dropped,
+   * changed ones (any setting) stopped and set up again, new ones added; unchanged servers keep
+   * their connection. Nothing is started here: see `connectServer`.
+   */
+  setServers(servers: readonly ServerConfig[]): Promise<ServerChanges>;
+  /** Connects one server (if it is enabled), as connectAll does for all. */
+  connectServer(server: string): Promise<ConnectOutcome>;
+  /** Stops the server's connection and starts it again. */
+  restart(server: string): Promise<ConnectOutcome>;
   status(): ServerStatus[];
   /** From now on, retry every failed or disconnected server in the background until it connects. */
   startRetrying(policy?: RetryPolicy): void;
   close(): Promise<void>;
+}
+
+export interface ServerChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
 }
 
 export interface UpstreamPoolOptions {
@@ -155,6 +171,19 @@ interface Slot {
   active: ActiveCall[];
   /** Stops watching for a login (while `needs-login`). */
   stopWatching?: (() => void) | undefined;
+  /** Taken out of the pool (removed or changed in the config): whatever it still starts is stopped. */
+  isRetired?: boolean;
+}
+
+function slotOf(config: ServerConfig): Slot {
+  return {
+    config,
+    state: !config.enabled ? "disabled" : config.lazy ? "configured" : "connecting",
+    toolCount: 0,
+    attempts: 0,
+    failures: 0,
+    active: [],
+  };
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
@@ -162,23 +191,22 @@ export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
-  for (const config of options.servers) {
-    slots.set(config.name, {
-      config,
-      state: !config.enabled ? "disabled" : config.lazy ? "configured" : "connecting",
-      toolCount: 0,
-      attempts: 0,
-      failures: 0,
-      active: [],
-    });
-  }
+  for (const config of options.servers) slots.set(config.name, slotOf(config));
   let isClosed = false;
   // Aborted at close: connects still under way stop their children instead of leaving them running.
   const closing = new AbortController();
   let retry: RetryPolicy | undefined;
 
   const scheduleRetry = (slot: Slot) => {
-    if (!retry || isClosed || slot.retryTimer || slot.state === "disabled" || slot.isRefused) return;
+    if (
+      !retry ||
+      isClosed ||
+      slot.retryTimer ||
+      slot.state === "disabled" ||
+      slot.isRefused ||
+      slot.isRetired
+    )
+      return;
     const delay = backoffDelay(retry, slot.failures);
     slot.retryAt = Date.now() + delay;
     if (slot.failures === CIRCUIT_THRESHOLD) {
@@ -237,9 +265,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       },
     }).then(
       async (connection) => {
-        if (isClosed) {
+        if (isClosed || slot.isRetired) {
           await connection.close();
-          throw new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down");
+          throw new ProxyError(
+            "UPSTREAM_UNAVAILABLE",
+            isClosed
+              ? "the proxy is shutting down"
+              : `${slot.config.name} was removed or changed in the config`,
+          );
         }
         mine = connection;
         Object.assign(slot, {
@@ -278,6 +311,25 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       slot.pending = undefined;
     });
     return slot.pending;
+  };
+
+  const outcomeOf = async (slot: Slot): Promise<ConnectOutcome> => {
+    try {
+      const connection = await connect(slot);
+      return { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
+    } catch (error) {
+      return { server: slot.config.name, error: slot.isRefused ? slot.error : describeError(error) };
+    }
+  };
+
+  /** Stops everything of a slot leaving the pool; its calls in flight end with the connection. */
+  const retire = async (slot: Slot) => {
+    slot.isRetired = true;
+    clearTimeout(slot.retryTimer);
+    slot.stopWatching?.();
+    const { connection, pending } = slot;
+    slot.connection = undefined;
+    await Promise.allSettled([connection?.close(), pending]);
   };
 
   /** Until someone logs in, the server is not tried again; the login connects it. */
@@ -340,13 +392,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         (slot) => slot.config.enabled && (includeLazy || !slot.config.lazy),
       );
       return mapConcurrently(wanted, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
-        let outcome: ConnectOutcome;
-        try {
-          const connection = await connect(slot);
-          outcome = { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
-        } catch (error) {
-          outcome = { server: slot.config.name, error: slot.isRefused ? slot.error : describeError(error) };
-        }
+        const outcome = await outcomeOf(slot);
         try {
           await onOutcome?.(outcome);
         } catch (error) {
@@ -398,6 +444,43 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
         ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
       });
+    },
+
+    async setServers(servers) {
+      const next = new Map(servers.map((config) => [config.name, config]));
+      const changes: ServerChanges = { added: [], removed: [], changed: [] };
+      const retiring: Promise<void>[] = [];
+      for (const [name, slot] of slots) {
+        const config = next.get(name);
+        if (config && JSON.stringify(config) === JSON.stringify(slot.config)) continue;
+        retiring.push(retire(slot));
+        if (config) {
+          changes.changed.push(name);
+          slots.set(name, slotOf(config));
+        } else {
+          changes.removed.push(name);
+          slots.delete(name);
+        }
+      }
+      for (const [name, config] of next) {
+        if (slots.has(name)) continue;
+        changes.added.push(name);
+        slots.set(name, slotOf(config));
+      }
+      await Promise.all(retiring);
+      return changes;
+    },
+
+    async connectServer(server) {
+      const slot = usableSlot(server);
+      return outcomeOf(slot);
+    },
+
+    async restart(server) {
+      const slot = usableSlot(server);
+      if (slot.connection) await drop(slot, slot.connection, "restarted on request");
+      slot.failures = 0;
+      return outcomeOf(slot);
     },
 
     live() {

@@ -1,12 +1,13 @@
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { applyEdits, modify, parse } from "jsonc-parser";
-import { readConfigFile } from "../config/config-file.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
+import { readConfigFile } from "./config-file.ts";
 
 /**
- * Adds server entries to mcpproxy's config file in place: only the new entries are inserted, so
- * the user's comments, order and formatting stay as they were. The previous file is kept beside
- * it as a backup, and the new one replaces it in one rename.
+ * Edits server entries of mcpproxy's config file in place (`mcpproxy import`, `upstream_servers`,
+ * `mcpproxy servers`): only the entries named change, so the user's comments, order and formatting
+ * stay as they were. The previous file is kept beside it as a backup (one per import, dated; one
+ * rolling `.bak` for run-time changes, which may be many), and the new one replaces it in one rename.
  */
 export interface ConfigServers {
   /** The map servers live in: `mcpServers`, or VS Code's `servers` when the file uses that. */
@@ -25,29 +26,41 @@ export function readConfigServers(path: string): ConfigServers {
   };
 }
 
-/** Writes the entries; resolves to the backup's path, if there was a file to back up. */
-export async function addServersToConfig(
+/** One server entry to set (`entry`) or delete (`entry` undefined). */
+export interface ServerEdit {
+  name: string;
+  entry: Record<string, unknown> | undefined;
+}
+
+/** Writes the edits; resolves to the new text and the backup's path, if there was a file to back up. */
+export async function editConfigServers(
   path: string,
   section: ConfigServers["section"],
-  entries: readonly { name: string; entry: Record<string, unknown> }[],
+  edits: readonly ServerEdit[],
+  backupAs: "dated" | "rolling",
   now = new Date(),
-): Promise<string | undefined> {
+): Promise<{ text: string; backup: string | undefined }> {
   const existed = existsSync(path);
   let text = existed ? readFileSync(path, "utf8") : "{}\n";
   const formattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
-  for (const { name, entry } of entries) {
+  for (const { name, entry } of edits) {
     text = applyEdits(text, modify(text, [section, name], entry, { formattingOptions }));
   }
   // What was written must read back as what was meant (a malformed original would not).
   const check = parse(text, [], { allowTrailingComma: true }) as Record<string, Record<string, unknown>>;
-  for (const { name } of entries) {
-    if (!check?.[section]?.[name]) throw new Error(`could not add ${name} to ${path}`);
+  for (const { name, entry } of edits) {
+    if (Boolean(check?.[section]?.[name]) !== (entry !== undefined))
+      throw new Error(`could not edit ${name} in ${path}`);
   }
   let backup: string | undefined;
   if (existed) {
-    backup = `${path}.bak-${now.toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;
+    backup =
+      backupAs === "rolling"
+        ? `${path}.bak`
+        : `${path}.bak-${now.toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;
     copyFileSync(path, backup);
   }
-  await writeFileAtomic(path, text.endsWith("\n") ? text : `${text}\n`);
-  return backup;
+  if (!text.endsWith("\n")) text = `${text}\n`;
+  await writeFileAtomic(path, text);
+  return { text, backup };
 }

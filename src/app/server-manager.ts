@@ -1,0 +1,165 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, watch } from "node:fs";
+import { basename, dirname } from "node:path";
+import { editConfigServers, readConfigServers, type ServerEdit } from "../config/config-writer.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
+import { describeError, isProxyError, ProxyError } from "../errors.ts";
+import { writeFileAtomic } from "../index/atomic-file.ts";
+import type { Logger } from "../log.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { CatalogSync } from "./catalog-sync.ts";
+
+/**
+ * The servers of a running proxy, changed without a restart: by an agent (`upstream_servers`), by
+ * `mcpproxy servers` or by hand in the config file, which is the one source of truth. Every change
+ * is written to the file (in place, a rolling `.bak` beside it) and read back from it; a change to
+ * the file, wherever it came from, is applied to the affected servers only: removed ones are
+ * stopped and their tools dropped, new and changed ones (re)started and indexed, the others and
+ * every client session left alone. An edit that does not validate is refused and logged, and the
+ * last good servers stay. The proxy's own writes are recognised by their content and not applied twice.
+ */
+export interface ServerManager {
+  servers(): readonly ServerConfig[];
+  /** Changes the config file with `edits` and applies it; throws ProxyError for invalid entries. */
+  edit(edits: readonly ServerEdit[]): Promise<AppliedChange>;
+  restart(server: string): Promise<void>;
+  /** Reads the config file again and applies what changed (the watcher calls it). */
+  reload(): Promise<AppliedChange | undefined>;
+  /** Starts watching the config file; returns a function that stops. */
+  watch(): () => void;
+}
+
+export interface AppliedChange {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface ServerManagerOptions {
+  config: ResolvedConfig;
+  /** Loads the config file as serve did at start (the same flags and environment). */
+  load(): ResolvedConfig;
+  pool: UpstreamPool;
+  sync: CatalogSync;
+  logger: Logger;
+}
+
+/** How long the watcher waits for an editor to finish writing before it reads the file. */
+const SETTLE_MS = 150;
+
+const digest = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export function createServerManager(options: ServerManagerOptions): ServerManager {
+  const { pool, sync, logger } = options;
+  const path = options.config.configPath;
+  let current = options.config;
+  let written: string | undefined = existsSync(path) ? digest(readFileSync(path, "utf8")) : undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work, work);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  /** Brings pool and catalog to `next`; only the servers that differ are touched. */
+  const apply = async (next: ResolvedConfig): Promise<AppliedChange> => {
+    const changes = await pool.setServers(next.servers);
+    current = next;
+    await sync.keepOnly(
+      new Set(next.servers.filter((server) => server.enabled).map((server) => server.name)),
+    );
+    const starting = [...changes.added, ...changes.changed].filter((name) => {
+      const server = next.servers.find((s) => s.name === name);
+      return server?.enabled && !server.lazy;
+    });
+    await Promise.all(
+      starting.map(async (name) => {
+        const outcome = await pool.connectServer(name);
+        if (outcome.tools) await sync.resync(name, outcome.tools);
+        else logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
+      }),
+    );
+    const changed = [...changes.added, ...changes.removed, ...changes.changed];
+    if (changed.length > 0) {
+      logger.info(
+        `config applied: ${changes.added.length} added, ${changes.removed.length} removed, ${changes.changed.length} changed (${changed.join(", ")})`,
+      );
+    }
+    return changes;
+  };
+
+  const load = (): ResolvedConfig => options.load();
+
+  const manager: ServerManager = {
+    servers: () => current.servers,
+
+    edit: (edits) =>
+      serialized(async () => {
+        const { section } = readConfigServers(path);
+        const before = existsSync(path) ? readFileSync(path, "utf8") : undefined;
+        const { text } = await editConfigServers(path, section, edits, "rolling");
+        let next: ResolvedConfig;
+        try {
+          next = load();
+        } catch (error) {
+          // The edit made the file invalid: put it back as it was, and say why.
+          if (before !== undefined) {
+            await writeFileAtomic(path, before);
+            written = digest(before);
+          }
+          throw error;
+        }
+        written = digest(text);
+        return apply(next);
+      }),
+
+    restart: (server) =>
+      serialized(async () => {
+        const outcome = await pool.restart(server);
+        if (outcome.error)
+          throw new ProxyError("UPSTREAM_CONNECT_FAILED", `${server} did not start again: ${outcome.error}`);
+      }),
+
+    reload: () =>
+      serialized(async () => {
+        if (!existsSync(path)) {
+          logger.warn(`the config file ${path} is gone; keeping the servers as they are`);
+          return undefined;
+        }
+        const text = readFileSync(path, "utf8");
+        if (digest(text) === written) return undefined; // our own write, applied already
+        written = digest(text);
+        let next: ResolvedConfig;
+        try {
+          next = load();
+        } catch (error) {
+          const detail = isProxyError(error)
+            ? [error.message, ...error.details].join("\n  ")
+            : describeError(error);
+          logger.error(`the edited config is invalid; keeping the last good one:\n  ${detail}`);
+          return undefined;
+        }
+        return apply(next);
+      }),
+
+    watch() {
+      // The directory, not the file: editors save by writing a new file and renaming it over.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const watcher = watch(dirname(path), (_event, file) => {
+        if (file !== null && file !== basename(path)) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          manager
+            .reload()
+            .catch((error) => logger.error(`reloading the config failed: ${describeError(error)}`));
+        }, SETTLE_MS);
+      });
+      return () => {
+        clearTimeout(timer);
+        watcher.close();
+      };
+    },
+  };
+  return manager;
+}

@@ -1,0 +1,236 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  connectStdio,
+  createSandbox,
+  FIXTURE,
+  FIXTURE_TOOLS,
+  fixtureEntry,
+  runCli,
+  type Sandbox,
+} from "./helpers.ts";
+
+/**
+ * Servers changed while the proxy runs, through the compiled binary: by the agent with
+ * `upstream_servers`, and by hand in the watched config file. A client session stays connected
+ * throughout and keeps calling a server that is not touched.
+ */
+const sandboxes: Sandbox[] = [];
+afterEach(() => {
+  for (const sandbox of sandboxes.splice(0)) sandbox.cleanup();
+});
+
+type Proxy = Awaited<ReturnType<typeof connectStdio>>;
+
+const structured = (result: unknown) =>
+  (result as { structuredContent: Record<string, unknown> }).structuredContent;
+const textOf = (result: unknown) =>
+  ((result as { content: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("\n");
+
+async function servers(proxy: Proxy, operation = "list", extra: Record<string, unknown> = {}) {
+  return proxy.client.callTool(
+    { name: "upstream_servers", arguments: { operation, ...extra } },
+    CallToolResultSchema,
+    {
+      timeout: 30_000,
+    },
+  );
+}
+
+async function found(proxy: Proxy, query: string): Promise<string[]> {
+  const result = await proxy.client.callTool({ name: "retrieve_tools", arguments: { query } });
+  return (structured(result).tools as { name: string }[]).map((tool) => tool.name);
+}
+
+async function echo(proxy: Proxy) {
+  const result = await proxy.client.callTool({
+    name: "call_tool",
+    arguments: { name: "fx__echo", arguments: { message: "still here" } },
+  });
+  return textOf(result);
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await Bun.sleep(100);
+  }
+  return check();
+}
+
+function start(config: unknown, env: Record<string, string> = {}) {
+  const sandbox = createSandbox();
+  sandboxes.push(sandbox);
+  sandbox.writeConfig(config);
+  return { sandbox, proxy: connectStdio(sandbox, env) };
+}
+
+const config = (sandbox: Sandbox) =>
+  JSON.parse(readFileSync(sandbox.configPath, "utf8")) as {
+    mcpServers: Record<string, Record<string, unknown>>;
+  };
+
+describe("upstream_servers", () => {
+  test("the agent adds, updates, disables, enables and removes a server; the file follows; the session stays", async () => {
+    const { sandbox, proxy: starting } = start({ mcpServers: { fx: fixtureEntry() } });
+    const proxy = await starting;
+    try {
+      expect(await echo(proxy)).toContain("still here");
+      const listed = structured(await servers(proxy)).servers as {
+        name: string;
+        state: string;
+        tools: number;
+      }[];
+      expect(listed).toEqual([
+        expect.objectContaining({ name: "fx", state: "connected", tools: FIXTURE_TOOLS }),
+      ]);
+
+      // Added by the agent: written to the file marked quarantined; its tools wait for approval.
+      const added = structured(
+        await servers(proxy, "add", { name: "second", server: fixtureEntry({ args: ["--name", "second"] }) }),
+      );
+      expect(added.applied).toEqual({ added: ["second"], removed: [], changed: [] });
+      expect(config(sandbox).mcpServers.second).toMatchObject({ quarantined: true });
+      const second = (added.servers as { name: string; state: string; quarantinedTools: number }[]).find(
+        (server) => server.name === "second",
+      );
+      expect(second).toMatchObject({ state: "connected", quarantinedTools: FIXTURE_TOOLS });
+      expect((await found(proxy, "add two numbers")).some((name) => name.startsWith("second__"))).toBe(false);
+
+      // Update merges fields and restarts only that server.
+      const updated = structured(
+        await servers(proxy, "update", { name: "second", server: { callTimeoutMs: 5000 } }),
+      );
+      expect(updated.applied).toEqual({ added: [], removed: [], changed: ["second"] });
+      expect(config(sandbox).mcpServers.second).toMatchObject({ callTimeoutMs: 5000, quarantined: true });
+
+      const disabled = structured(await servers(proxy, "disable", { name: "fx" }));
+      expect(disabled.applied).toEqual({ added: [], removed: [], changed: ["fx"] });
+      expect(config(sandbox).mcpServers.fx).toMatchObject({ enabled: false });
+      expect((await found(proxy, "echo a message")).some((name) => name.startsWith("fx__"))).toBe(false);
+
+      await servers(proxy, "enable", { name: "fx" });
+      expect(await until(async () => (await found(proxy, "echo a message")).includes("fx__echo"))).toBe(true);
+
+      const removed = structured(await servers(proxy, "remove", { name: "second" }));
+      expect(removed.applied).toEqual({ added: [], removed: ["second"], changed: [] });
+      expect(config(sandbox).mcpServers.second).toBeUndefined();
+      expect(await echo(proxy)).toContain("still here");
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  test("an invalid entry is refused with the field named, and the file is left as it was", async () => {
+    const { sandbox, proxy: starting } = start({ mcpServers: { fx: fixtureEntry() } });
+    const proxy = await starting;
+    try {
+      const before = readFileSync(sandbox.configPath, "utf8");
+      const refused = await servers(proxy, "add", { name: "broken", server: { command: 42 } });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toContain("mcpServers.broken.command");
+      expect(readFileSync(sandbox.configPath, "utf8")).toBe(before);
+      const duplicate = await servers(proxy, "add", { name: "fx", server: fixtureEntry() });
+      expect(textOf(duplicate)).toContain("fx exists already");
+      const unknown = await servers(proxy, "remove", { name: "nope" });
+      expect(textOf(unknown)).toContain("No server named nope");
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
+
+  test("readOnly hides the changes from agents", async () => {
+    const { proxy: starting } = start({ mcpServers: { fx: fixtureEntry() }, mcpproxy: { readOnly: true } });
+    const proxy = await starting;
+    try {
+      const { tools } = await proxy.client.listTools();
+      const tool = tools.find((t) => t.name === "upstream_servers");
+      expect((tool!.inputSchema.properties as { operation: { enum: string[] } }).operation.enum).toEqual([
+        "list",
+      ]);
+      const refused = await servers(proxy, "remove", { name: "fx" });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toContain("operation must be one of list");
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
+});
+
+describe("the watched config file", () => {
+  test("a hand edit adds a server without a restart; an invalid edit keeps the last good config; own writes apply once", async () => {
+    const { sandbox, proxy: starting } = start({ mcpServers: { fx: fixtureEntry() } });
+    const proxy = await starting;
+    try {
+      const edited = config(sandbox);
+      edited.mcpServers.second = fixtureEntry({ args: ["--name", "second"] });
+      writeFileSync(sandbox.configPath, JSON.stringify(edited, null, 2));
+      expect(
+        await until(async () => (await found(proxy, "add two numbers")).includes("second__add_numbers")),
+      ).toBe(true);
+
+      writeFileSync(sandbox.configPath, JSON.stringify({ mcpServers: { bad: { command: 42 } } }));
+      expect(await until(async () => proxy.stderr().includes("keeping the last good one"))).toBe(true);
+      expect(proxy.stderr()).toContain("mcpServers.bad.command");
+      expect(await found(proxy, "add two numbers")).toContain("second__add_numbers");
+      expect(await echo(proxy)).toContain("still here");
+
+      // Put a good file back, then change it through the tool: applied once, not again by the watcher.
+      writeFileSync(sandbox.configPath, JSON.stringify(edited, null, 2));
+      await until(async () => (proxy.stderr().match(/config applied/g) ?? []).length >= 1);
+      await Bun.sleep(500);
+      const applies = (proxy.stderr().match(/config applied/g) ?? []).length;
+      await servers(proxy, "disable", { name: "second" });
+      await Bun.sleep(1000);
+      expect((proxy.stderr().match(/config applied/g) ?? []).length).toBe(applies + 1);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
+
+describe("mcpproxy servers", () => {
+  test("the command adds, disables and removes a server in the file, and a running proxy follows", async () => {
+    const { sandbox, proxy: starting } = start({ mcpServers: { fx: fixtureEntry() } });
+    const proxy = await starting;
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    try {
+      const added = await runCli(
+        ["servers", "add", "second", ...args, "--", process.execPath, FIXTURE, "--name", "second"],
+        sandbox.env(),
+      );
+      expect(added.code).toBe(0);
+      expect(added.stdout).toContain("Added second");
+      expect(config(sandbox).mcpServers.second).toEqual({
+        command: process.execPath,
+        args: [FIXTURE, "--name", "second"],
+      });
+      expect(
+        await until(async () => (await found(proxy, "add two numbers")).includes("second__add_numbers")),
+      ).toBe(true);
+      const listed = await runCli(["servers", "list", "--json", ...args], sandbox.env());
+      const rows = (JSON.parse(listed.stdout) as { servers: { name: string; enabled: boolean }[] }).servers;
+      expect(rows.map((row) => row.name)).toEqual(["fx", "second"]);
+
+      expect((await runCli(["servers", "disable", "second", ...args], sandbox.env())).code).toBe(0);
+      expect(config(sandbox).mcpServers.second).toMatchObject({ enabled: false });
+      expect(
+        await until(async () => !(await found(proxy, "add two numbers")).includes("second__add_numbers")),
+      ).toBe(true);
+      const bad = await runCli(
+        ["servers", "update", "fx", "--entry", '{"timeoutMs": "soon"}', ...args],
+        sandbox.env(),
+      );
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("mcpServers.fx.timeoutMs");
+      expect(config(sandbox).mcpServers.fx).toEqual(fixtureEntry());
+      expect((await runCli(["servers", "remove", "second", ...args], sandbox.env())).code).toBe(0);
+      expect(config(sandbox).mcpServers.second).toBeUndefined();
+      expect(await echo(proxy)).toContain("still here");
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
