@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 /**
  * What the proxy adds to a tool call: the same echo call, straight to the fixture server and
- * through `mcpproxy serve` in several set-ups (no plugin; the built-in truncation on; the four
- * example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
+ * through `mcpproxy serve` in several set-ups (no plugin; call statistics off; the built-in
+ * truncation on; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
  * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
  * machine where absolute times do not.
  *
@@ -59,6 +59,7 @@ export async function measureCallOverhead(
     .map((file) => join(ROOT, "plugins", file));
   const setups: Setup[] = [
     { label: "through mcpproxy, no plugin" },
+    { label: "with call statistics off (MCPPROXY_STATS=0)", env: { MCPPROXY_STATS: "0" } },
     {
       label: "with truncation on (MCPPROXY_TRUNCATE_OUTPUT_LEN=1000)",
       env: { MCPPROXY_TRUNCATE_OUTPUT_LEN: "1000" },

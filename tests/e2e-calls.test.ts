@@ -67,6 +67,8 @@ describe("timeouts", () => {
 
   test("a client that cancels its call has the upstream call cancelled too", async () => {
     const proxy = await proxyWith({ fx: fixtureEntry() });
+    // Indexed and connected first: a call cancelled while it waits for the first index never reaches the server.
+    await call(proxy.client, "fx__echo", { message: "ready" });
     const controller = new AbortController();
     const pending = call(
       proxy.client,

@@ -45,7 +45,12 @@ describe("dynamic routing", () => {
     scope.defer(() => proxy.close());
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const seen = watchListChanged(proxy.client, true);
-    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
+    expect(await names(proxy.client)).toEqual([
+      "call_tool",
+      "retrieve_tools",
+      "tools_stat",
+      "upstream_servers",
+    ]);
 
     const found = await retrieve(proxy.client, "echo back the message it is given", 2);
     const registered = (found as unknown as { registered: string[] }).registered;
@@ -57,7 +62,7 @@ describe("dynamic routing", () => {
     );
     expect(seen.notifications).toBe(1);
     expect(seen.lists[0]?.sort()).toEqual(
-      ["call_tool", "retrieve_tools", "upstream_servers", ...registered].sort(),
+      ["call_tool", "retrieve_tools", "tools_stat", "upstream_servers", ...registered].sort(),
     );
     const echo = (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo");
     expect(echo).toMatchObject({
@@ -118,6 +123,7 @@ describe("dynamic routing", () => {
       [
         "call_tool",
         "retrieve_tools",
+        "tools_stat",
         "upstream_servers",
         best!.name,
         second!.name,
@@ -152,11 +158,18 @@ describe("dynamic routing", () => {
       (n) => n === 2,
       10_000,
     );
-    expect(await names(one)).toEqual(["call_tool", "fixture__echo", "retrieve_tools", "upstream_servers"]);
+    expect(await names(one)).toEqual([
+      "call_tool",
+      "fixture__echo",
+      "retrieve_tools",
+      "tools_stat",
+      "upstream_servers",
+    ]);
     expect(await names(two)).toEqual([
       "call_tool",
       "fixture__add_numbers",
       "retrieve_tools",
+      "tools_stat",
       "upstream_servers",
     ]);
     expect(await callDirect(one, "fixture__echo", { message: "by name" })).toEqual(
@@ -188,7 +201,12 @@ describe("auto routing", () => {
     );
     const heard = watchListChanged(listening.client, true);
     const ignored = watchListChanged(deaf.client, false);
-    expect(await names(listening.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
+    expect(await names(listening.client)).toEqual([
+      "call_tool",
+      "retrieve_tools",
+      "tools_stat",
+      "upstream_servers",
+    ]);
 
     for (const [client, seen] of [
       [listening.client, heard],
@@ -221,9 +239,15 @@ describe("auto routing", () => {
       "fixture__add_numbers",
       "fixture__echo",
       "retrieve_tools",
+      "tools_stat",
       "upstream_servers",
     ]);
-    expect(await names(deaf.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
+    expect(await names(deaf.client)).toEqual([
+      "call_tool",
+      "retrieve_tools",
+      "tools_stat",
+      "upstream_servers",
+    ]);
     const third = await retrieve(deaf.client, "return a tiny picture", 1);
     expect(third).not.toHaveProperty("registered");
     await Bun.sleep(300);
@@ -283,6 +307,7 @@ describe("an upstream that changes its tools", () => {
       "call_tool",
       "fixture__echo",
       "retrieve_tools",
+      "tools_stat",
       "upstream_servers",
     ]);
     const gone = await callDirect(proxy.client, "fixture__tiny_picture", {});
@@ -300,6 +325,11 @@ describe("call-tool routing", () => {
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(false);
     const found = await retrieve(proxy.client, "echo back the message", 2);
     expect(found).not.toHaveProperty("registered");
-    expect(await names(proxy.client)).toEqual(["call_tool", "retrieve_tools", "upstream_servers"]);
+    expect(await names(proxy.client)).toEqual([
+      "call_tool",
+      "retrieve_tools",
+      "tools_stat",
+      "upstream_servers",
+    ]);
   });
 });

@@ -94,6 +94,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
         "retrieve_tools",
+        "tools_stat",
         "upstream_servers",
       ]);
     } finally {
@@ -109,6 +110,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
         "retrieve_tools",
+        "tools_stat",
         "upstream_servers",
       ]);
       const echoed = await legacy.callTool({

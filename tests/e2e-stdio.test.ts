@@ -38,11 +38,12 @@ describe("mcpproxy serve over stdio", () => {
     sandbox?.cleanup();
   });
 
-  test("lists only retrieve_tools, call_tool and upstream_servers", async () => {
+  test("lists only retrieve_tools, call_tool, upstream_servers and tools_stat", async () => {
     const { tools } = await proxy.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "call_tool",
       "retrieve_tools",
+      "tools_stat",
       "upstream_servers",
     ]);
   });

@@ -12,6 +12,7 @@ import { startHttpServer } from "../server/http-server.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
+import { openCallStats } from "../stats/call-stats.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
@@ -88,6 +89,9 @@ async function run(
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
+  // Counted in memory and written once a second; only the proxy that holds the data dir writes.
+  const stats = config.stats ? openCallStats(config.dataDir, { persist: lock.isHeld }) : undefined;
+  cleanup.defer("save the call statistics", () => stats?.close());
   const sessions = createSessionRegistry();
   const clients = createClientSessions();
 
@@ -132,6 +136,7 @@ async function run(
     sessions,
     clients,
     servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
+    stats,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };

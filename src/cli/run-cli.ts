@@ -11,6 +11,7 @@ import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
 import { serversCommand } from "./servers-command.ts";
+import { statsCommand } from "./stats-command.ts";
 import { toolsCommand } from "./tools-command.ts";
 
 const COMMANDS: readonly Command[] = [
@@ -19,6 +20,7 @@ const COMMANDS: readonly Command[] = [
   searchCommand,
   toolsCommand,
   serversCommand,
+  statsCommand,
   approveCommand,
   authCommand,
   importCommand,

@@ -55,6 +55,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     requireToken: false,
     quarantineNewServers: false,
     readOnly: false,
+    stats: true,
     poisoning: "warn",
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,

@@ -172,6 +172,8 @@ export const SETTINGS = {
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
   /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */
   quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
+  /** Count every call in <dataDir>/stats.db (tools_stat, mcpproxy stats, fallback suggestions). */
+  stats: { env: "MCPPROXY_STATS", schema: booleanLike },
   /** Agents may list servers with `upstream_servers` but not change them. */
   readOnly: { env: "MCPPROXY_READ_ONLY", schema: booleanLike },
   /** What the tool-poisoning scan's findings do: logged and shown (`warn`), or the tool quarantined (`block`). */

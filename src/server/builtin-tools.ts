@@ -6,7 +6,11 @@ export const RETRIEVE_TOOLS = "retrieve_tools";
 export const CALL_TOOL = "call_tool";
 export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set([RETRIEVE_TOOLS, CALL_TOOL]);
 /** Names no upstream tool may take: the built-ins and the management tool (upstream-servers-tool.ts). */
-export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([...BUILTIN_TOOL_NAMES, "upstream_servers"]);
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
+  ...BUILTIN_TOOL_NAMES,
+  "upstream_servers",
+  "tools_stat",
+]);
 
 /**
  * A search request is a sentence or two. A query of megabytes took the search engine seconds and held

@@ -13,12 +13,13 @@ import {
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
 import type { RetrievedTool } from "../index/retrieve-tools.ts";
-import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { ToolCall } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
+import type { CallOutcome, CallStats } from "../stats/call-stats.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
@@ -34,9 +35,11 @@ import {
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { loose } from "./strict-params.ts";
+import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
   runUpstreamServers,
   type ServerEditor,
@@ -74,6 +77,8 @@ export interface ProxyServerDeps {
   clients?: ClientSessions | undefined;
   /** The servers of a running proxy, for `upstream_servers` (serve only); `readOnly` hides changes. */
   servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
+  /** Where calls are counted (stats.db); unset, nothing is recorded. */
+  stats?: CallStats | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
    * index: then a search or call waits for it rather than answering "no tools" on a first run.
@@ -89,6 +94,11 @@ export const DEFAULT_TOOLS_LIMIT = 15;
 
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
+}
+
+function firstText(result: CallToolResult): string | undefined {
+  const text = result.content?.find((part) => part.type === "text");
+  return text && "text" in text ? String(text.text) : undefined;
 }
 
 /** A search hit as a tool of its own, for tools/list in dynamic routing. */
@@ -119,11 +129,14 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   const builtins = [
     ...builtinToolDefinitions(deps.topK),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
+    ...(deps.stats ? [toolsStatDefinition] : []),
   ];
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
   const session = openSession(deps, routingMode, server);
   const client = deps.clients?.open(server);
+  /** The tools this session's last retrieve_tools showed (a call to one counts as "after a search"). */
+  let searched: ReadonlySet<string> = new Set();
   if (client && deps.clients) {
     serveFederation(server, client, {
       pool: deps.pool,
@@ -159,6 +172,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
           parsed.output.top_k ?? deps.topK,
           deps.minScore,
         );
+        searched = new Set(result.tools.map((hit) => hit.name));
         if (session) {
           const registered = await session.register(
             result.tools.flatMap((hit) => {
@@ -189,18 +203,24 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
         throw error;
       }
     }
+    if (name === TOOLS_STAT && deps.stats) {
+      const parsed = v.safeParse(ToolsStatArgs, args ?? {});
+      if (!parsed.success) return errorResult(describeIssues(TOOLS_STAT, parsed.issues));
+      const result = toolsStat(parsed.output, deps.stats, deps.catalog, deps.pool);
+      return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+    }
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
       const call = forwarding();
       return call.flushed(
-        await forwardCall(deps, session, parsed.output.name, parsed.output.arguments, call),
+        await forwardCall(deps, session, parsed.output.name, parsed.output.arguments, call, searched),
       );
     }
     // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
     if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
-      return call.flushed(await forwardCall(deps, session, name, args, call));
+      return call.flushed(await forwardCall(deps, session, name, args, call, searched));
     }
     return errorResult(
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
@@ -267,12 +287,53 @@ function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): 
   return session;
 }
 
+/** What became of a call, for the stats and the suggestions (set by `forwardOnce`). */
+interface CallReport {
+  target?: CatalogTool;
+  /** The call reached the pool (not refused by a plugin, the arguments check or the quarantine). */
+  forwarded?: boolean;
+  outcome?: CallOutcome;
+  error?: string;
+}
+
+/**
+ * A tool call, counted (`deps.stats`) when it reached its server, and when it failed there, given up
+ * to three other tools that may do the same (fallback-suggestions.ts), so the agent can go on
+ * without another search.
+ */
 async function forwardCall(
   deps: ProxyServerDeps,
   session: SessionRouting | undefined,
   name: string,
   args: Record<string, unknown> | undefined,
   context: CallOptions,
+  searched: ReadonlySet<string>,
+): Promise<CallToolResult> {
+  const started = performance.now();
+  const report: CallReport = {};
+  const result = await forwardOnce(deps, session, name, args, context, report);
+  const { target, outcome } = report;
+  if (!report.forwarded || !target || !outcome) return result;
+  deps.stats?.record({
+    server: target.server,
+    tool: target.tool,
+    ms: performance.now() - started,
+    outcome,
+    error: report.error,
+    afterSearch: searched.has(name),
+  });
+  if (outcome === "ok" || context.signal?.aborted) return result;
+  const alternatives = await alternativesFor(deps, target).catch(() => []);
+  return withAlternatives(result, alternatives);
+}
+
+async function forwardOnce(
+  deps: ProxyServerDeps,
+  session: SessionRouting | undefined,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  context: CallOptions,
+  report: CallReport,
 ): Promise<CallToolResult> {
   let target = deps.catalog.get(name);
   if (!target && deps.firstIndexing) {
@@ -291,6 +352,7 @@ async function forwardCall(
     );
   }
   session?.touch(name);
+  report.target = target;
   const started = performance.now();
   let outcome = "error";
   try {
@@ -327,23 +389,32 @@ async function forwardCall(
       args === undefined && call.arguments === given
         ? undefined
         : (call.arguments as Record<string, unknown>);
+    report.forwarded = true;
     let result = await deps.pool.callTool(target.server, target.tool, sent, context);
     if (deps.plugins?.has("transformToolResult")) {
       result = (await deps.plugins.transformToolResult({ ...call, result })) as CallToolResult;
     }
-    outcome = result.isError ? "isError" : "ok";
+    report.outcome = result.isError ? "isError" : "ok";
+    outcome = report.outcome;
+    if (result.isError) report.error = firstText(result);
     return result;
   } catch (error) {
+    report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
+    let failed: CallToolResult;
     if (error instanceof McpError) {
       // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
       const message = error.message.replace(/^(MCP error -?\d+: )+/, "");
-      return errorResult(
+      failed = errorResult(
         `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
       );
+    } else if (isProxyError(error)) {
+      failed = errorResult(error.message);
+    } else {
+      deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
+      failed = errorResult(`Calling ${name} failed: ${describeError(error)}`);
     }
-    if (isProxyError(error)) return errorResult(error.message);
-    deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
-    return errorResult(`Calling ${name} failed: ${describeError(error)}`);
+    report.error = firstText(failed);
+    return failed;
   } finally {
     if (deps.logger.enabled("debug")) {
       deps.logger.debug("call", {

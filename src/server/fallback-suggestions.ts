@@ -1,0 +1,75 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import type { CallStats } from "../stats/call-stats.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+
+/**
+ * When a call fails (not when the client cancelled it), up to three other tools that may do the same, so the agent can recover
+ * without another search: found by searching with the failed tool's own name and description,
+ * weighted by how often each has succeeded (stats.db), and, when the failed tool's server is down,
+ * tools of other servers first. Each says why it was suggested.
+ */
+export const MAX_ALTERNATIVES = 3;
+/**
+ * How closely a tool must match the failed one (the 0-1 search score) to be suggested: below it,
+ * "alternatives" share a word or two with it and would send the agent the wrong way.
+ */
+export const ALTERNATIVE_MIN_SCORE = 0.3;
+
+export interface Alternative {
+  name: string;
+  server: string;
+  why: string;
+}
+
+interface Deps {
+  catalog: ToolCatalog;
+  pool: UpstreamPool;
+  stats?: CallStats | undefined;
+}
+
+export async function alternativesFor(deps: Deps, failed: CatalogTool): Promise<Alternative[]> {
+  const definition = deps.catalog.definitionOf(failed);
+  const query = `${failed.tool.replace(/[_-]+/g, " ")} ${definition?.description ?? ""}`.slice(0, 500);
+  const hits = await deps.catalog.search(query, 12, ALTERNATIVE_MIN_SCORE);
+  const serverDown =
+    deps.pool.status().find((status) => status.name === failed.server)?.state !== "connected";
+  const record = new Map((deps.stats?.all() ?? []).map((t) => [`${t.server}\u0000${t.tool}`, t]));
+  return hits
+    .filter((hit) => hit.tool.name !== failed.name)
+    .map((hit) => {
+      const stats = record.get(`${hit.tool.server}\u0000${hit.tool.tool}`);
+      const rate = stats?.calls ? stats.successes / stats.calls : undefined;
+      const sameServer = hit.tool.server === failed.server;
+      const weight = (rate === undefined ? 1 : 0.5 + 0.5 * rate) * (serverDown && sameServer ? 0.3 : 1);
+      const reasons = [`similar to ${failed.name} (match ${hit.score.toFixed(2)})`];
+      reasons.push(stats?.calls ? `succeeded ${stats.successes} of ${stats.calls} calls` : "not called yet");
+      if (serverDown && !sameServer) reasons.push(`on ${hit.tool.server}, while ${failed.server} is down`);
+      return {
+        name: hit.tool.name,
+        server: hit.tool.server,
+        why: reasons.join("; "),
+        score: hit.score * weight,
+      };
+    })
+    .sort((a, b) => b.score - a.score)
+    .slice(0, MAX_ALTERNATIVES)
+    .map(({ score: _score, ...alternative }) => alternative);
+}
+
+/** The failed result with the alternatives added: a text block for the agent, and `_meta` for programs. */
+export function withAlternatives(
+  result: CallToolResult,
+  alternatives: readonly Alternative[],
+): CallToolResult {
+  if (alternatives.length === 0) return result;
+  const lines = alternatives.map((alternative) => `- ${alternative.name}: ${alternative.why}`);
+  return {
+    ...result,
+    content: [
+      ...(result.content ?? []),
+      { type: "text", text: `Other tools that may do this (call them with call_tool):\n${lines.join("\n")}` },
+    ],
+    _meta: { ...result._meta, "mcpproxy/alternatives": alternatives },
+  };
+}

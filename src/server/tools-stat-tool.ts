@@ -1,0 +1,56 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import * as v from "valibot";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import { type CallStats, statsReport } from "../stats/call-stats.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
+
+/**
+ * `tools_stat`: how the tools behind the proxy have done (SPEC §5): totals, the most used tools and
+ * the failing ones, with success rate and latency. Read-only for agents; `mcpproxy stats --reset`
+ * is how a person clears figures.
+ */
+export const TOOLS_STAT = "tools_stat";
+if (!RESERVED_TOOL_NAMES.has(TOOLS_STAT)) throw new Error("tools_stat must be a reserved tool name");
+
+export const ToolsStatArgs = v.object({
+  server: v.optional(v.pipe(v.string("server must be a string"), v.nonEmpty("server must not be empty"))),
+  top: v.optional(
+    v.pipe(
+      v.number("top must be a number"),
+      v.integer("top must be a whole number"),
+      v.minValue(1, "top must be at least 1"),
+      v.maxValue(100, "top must be at most 100"),
+    ),
+  ),
+});
+
+export const toolsStatDefinition: Tool = {
+  name: TOOLS_STAT,
+  title: "Tool statistics",
+  description:
+    "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, last error, for the " +
+    "most used tools and the failing ones, with totals. Use it to prefer tools that work.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      server: { type: "string", description: "Only this server's tools." },
+      top: { type: "integer", minimum: 1, maximum: 100, description: "How many tools per list (10)." },
+    },
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+export function toolsStat(
+  args: v.InferOutput<typeof ToolsStatArgs>,
+  stats: CallStats,
+  catalog: ToolCatalog,
+  pool: UpstreamPool,
+) {
+  return statsReport(stats.all(), {
+    server: args.server,
+    top: args.top,
+    indexedTools: catalog.size(),
+    servers: pool.status().length,
+  });
+}

@@ -1,0 +1,271 @@
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
+ * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
+ * a log-scale histogram for the p95), the last error and when, and how many calls followed a search
+ * that showed the tool. Calls are counted in memory and written in one transaction a second (and at
+ * close): a call costs a few map updates, never a disk write. A proxy that does not hold the data
+ * dir's writer lock keeps its counts in memory.
+ */
+export type CallOutcome = "ok" | "isError" | "error" | "timeout";
+
+export interface CallRecord {
+  server: string;
+  tool: string;
+  ms: number;
+  outcome: CallOutcome;
+  error?: string | undefined;
+  /** The tool was in the calling session's last retrieve_tools answer. */
+  afterSearch: boolean;
+}
+
+export interface ToolStats {
+  server: string;
+  tool: string;
+  calls: number;
+  successes: number;
+  /** `isError` results. */
+  isErrors: number;
+  /** JSON-RPC errors and unreachable servers. */
+  errors: number;
+  timeouts: number;
+  meanMs: number;
+  p95Ms: number;
+  afterSearch: number;
+  lastError?: string | undefined;
+  lastErrorAt?: string | undefined;
+  lastCalledAt: string;
+}
+
+export interface CallStats {
+  record(call: CallRecord): void;
+  /** Every tool's figures, what is still in memory included. */
+  all(): ToolStats[];
+  /** Forgets a server's figures, or one tool's; resolves to how many tools were reset. */
+  reset(filter: { server?: string | undefined; tool?: string | undefined }): number;
+  flush(): void;
+  close(): void;
+}
+
+export const STATS_FILE = "stats.db";
+const FLUSH_MS = 1_000;
+/** Latency buckets: bucket i holds calls up to 2^(i/2) ms (0.7 ms … about 46 min). */
+const BUCKETS = 44;
+const bucketOf = (ms: number) =>
+  Math.min(BUCKETS - 1, Math.max(0, Math.ceil(2 * Math.log2(Math.max(ms, 0.5)))));
+const bucketTop = (i: number) => 2 ** (i / 2);
+
+interface Tally {
+  calls: number;
+  successes: number;
+  isErrors: number;
+  errors: number;
+  timeouts: number;
+  totalMs: number;
+  afterSearch: number;
+  histogram: number[];
+  lastError?: string | undefined;
+  lastErrorAt?: number | undefined;
+  lastCalledAt: number;
+}
+
+const emptyTally = (): Tally => ({
+  calls: 0,
+  successes: 0,
+  isErrors: 0,
+  errors: 0,
+  timeouts: 0,
+  totalMs: 0,
+  afterSearch: 0,
+  histogram: new Array(BUCKETS).fill(0),
+  lastCalledAt: 0,
+});
+
+function add(into: Tally, from: Tally): Tally {
+  for (const key of [
+    "calls",
+    "successes",
+    "isErrors",
+    "errors",
+    "timeouts",
+    "totalMs",
+    "afterSearch",
+  ] as const)
+    into[key] += from[key];
+  from.histogram.forEach((n, i) => {
+    into.histogram[i]! += n;
+  });
+  if ((from.lastErrorAt ?? 0) > (into.lastErrorAt ?? 0)) {
+    into.lastError = from.lastError;
+    into.lastErrorAt = from.lastErrorAt;
+  }
+  into.lastCalledAt = Math.max(into.lastCalledAt, from.lastCalledAt);
+  return into;
+}
+
+export function openCallStats(
+  dataDir: string,
+  options: { persist: boolean; now?: () => number } = { persist: true },
+): CallStats {
+  const now = options.now ?? Date.now;
+  const path = join(dataDir, STATS_FILE);
+  let db: Database | undefined;
+  if (options.persist) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    db = new Database(path, { create: true });
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
+    db.exec(`CREATE TABLE IF NOT EXISTS tool_stats (
+      server TEXT NOT NULL, tool TEXT NOT NULL, tally TEXT NOT NULL, PRIMARY KEY (server, tool))`);
+  } else if (existsSync(path)) {
+    db = new Database(path, { readonly: true });
+  }
+  const pending = new Map<string, { server: string; tool: string; tally: Tally }>();
+  const key = (server: string, tool: string) => `${server}\u0000${tool}`;
+
+  const stored = (): Map<string, { server: string; tool: string; tally: Tally }> => {
+    const rows = (db?.query("SELECT server, tool, tally FROM tool_stats").all() ?? []) as {
+      server: string;
+      tool: string;
+      tally: string;
+    }[];
+    return new Map(
+      rows.map((row) => [key(row.server, row.tool), { ...row, tally: JSON.parse(row.tally) as Tally }]),
+    );
+  };
+
+  const flush = () => {
+    if (pending.size === 0 || !options.persist || !db) return;
+    const batch = [...pending.values()];
+    pending.clear();
+    const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
+    const write = db.query("INSERT OR REPLACE INTO tool_stats (server, tool, tally) VALUES (?, ?, ?)");
+    db.transaction(() => {
+      for (const { server, tool, tally } of batch) {
+        const row = read.get(server, tool) as { tally: string } | null;
+        const merged = row ? add(JSON.parse(row.tally) as Tally, tally) : tally;
+        write.run(server, tool, JSON.stringify(merged));
+      }
+    })();
+  };
+  const timer = options.persist ? setInterval(flush, FLUSH_MS) : undefined;
+  timer?.unref?.();
+
+  return {
+    record(call) {
+      const k = key(call.server, call.tool);
+      let entry = pending.get(k);
+      if (!entry) {
+        entry = { server: call.server, tool: call.tool, tally: emptyTally() };
+        pending.set(k, entry);
+      }
+      const t = entry.tally;
+      t.calls++;
+      t.totalMs += call.ms;
+      t.histogram[bucketOf(call.ms)]!++;
+      t.lastCalledAt = now();
+      if (call.afterSearch) t.afterSearch++;
+      if (call.outcome === "ok") t.successes++;
+      else {
+        if (call.outcome === "isError") t.isErrors++;
+        else if (call.outcome === "timeout") t.timeouts++;
+        else t.errors++;
+        t.lastError = call.error?.slice(0, 500);
+        t.lastErrorAt = now();
+      }
+    },
+    all() {
+      const merged = stored();
+      for (const [k, entry] of pending) {
+        const base = merged.get(k);
+        merged.set(k, {
+          ...entry,
+          tally: base ? add(structuredClone(base.tally), entry.tally) : entry.tally,
+        });
+      }
+      return [...merged.values()].map(({ server, tool, tally }) => figures(server, tool, tally));
+    },
+    reset(filter) {
+      flush();
+      const matches = (server: string, tool: string) =>
+        (!filter.server || filter.server === server) && (!filter.tool || filter.tool === tool);
+      let count = 0;
+      for (const [k, entry] of pending) if (matches(entry.server, entry.tool)) pending.delete(k);
+      if (db && options.persist) {
+        const remove = db.query("DELETE FROM tool_stats WHERE server = ? AND tool = ?");
+        for (const entry of stored().values()) {
+          if (!matches(entry.server, entry.tool)) continue;
+          remove.run(entry.server, entry.tool);
+          count++;
+        }
+      }
+      return count;
+    },
+    flush,
+    close() {
+      clearInterval(timer);
+      flush();
+      db?.close();
+    },
+  };
+}
+
+function figures(server: string, tool: string, t: Tally): ToolStats {
+  let seen = 0;
+  let p95 = 0;
+  for (let i = 0; i < BUCKETS; i++) {
+    seen += t.histogram[i]!;
+    if (seen >= 0.95 * t.calls) {
+      p95 = bucketTop(i);
+      break;
+    }
+  }
+  return {
+    server,
+    tool,
+    calls: t.calls,
+    successes: t.successes,
+    isErrors: t.isErrors,
+    errors: t.errors,
+    timeouts: t.timeouts,
+    meanMs: t.calls ? Math.round((t.totalMs / t.calls) * 100) / 100 : 0,
+    p95Ms: Math.round(p95 * 100) / 100,
+    afterSearch: t.afterSearch,
+    ...(t.lastError ? { lastError: t.lastError } : {}),
+    ...(t.lastErrorAt ? { lastErrorAt: new Date(t.lastErrorAt).toISOString() } : {}),
+    lastCalledAt: new Date(t.lastCalledAt).toISOString(),
+  };
+}
+
+/** Totals and rankings for tools_stat and `mcpproxy stats`. */
+export function statsReport(
+  all: readonly ToolStats[],
+  options: { server?: string | undefined; top?: number | undefined; indexedTools: number; servers: number },
+) {
+  const tools = all.filter((t) => !options.server || t.server === options.server);
+  const calls = tools.reduce((sum, t) => sum + t.calls, 0);
+  const successes = tools.reduce((sum, t) => sum + t.successes, 0);
+  const top = options.top ?? 10;
+  const rate = (t: ToolStats) => (t.calls ? Math.round((t.successes / t.calls) * 1000) / 1000 : 0);
+  return {
+    totals: {
+      indexedTools: options.indexedTools,
+      servers: options.servers,
+      toolsCalled: tools.length,
+      calls,
+      successes,
+      failures: calls - successes,
+    },
+    top: [...tools]
+      .sort((a, b) => b.calls - a.calls || a.server.localeCompare(b.server) || a.tool.localeCompare(b.tool))
+      .slice(0, top)
+      .map((t) => ({ ...t, successRate: rate(t) })),
+    failing: tools
+      .filter((t) => t.successes < t.calls)
+      .sort((a, b) => rate(a) - rate(b) || b.calls - a.calls)
+      .slice(0, top)
+      .map((t) => ({ ...t, successRate: rate(t) })),
+  };
+}

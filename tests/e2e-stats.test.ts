@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connectStdio, createSandbox, fixtureEntry, runCli, type Sandbox } from "./helpers.ts";
+
+/**
+ * Call statistics and fallback suggestions through the compiled binary: calls are counted per
+ * tool (stats.db), the figures survive a restart and match the calls made, `tools_stat` and
+ * `mcpproxy stats` report them, and a failing call comes back with alternatives.
+ */
+const sandboxes: Sandbox[] = [];
+afterEach(() => {
+  for (const sandbox of sandboxes.splice(0)) sandbox.cleanup();
+});
+
+type Proxy = Awaited<ReturnType<typeof connectStdio>>;
+
+const call = async (proxy: Proxy, name: string) =>
+  CallToolResultSchema.parse(
+    await proxy.client.callTool({
+      name: "call_tool",
+      arguments: { name, arguments: name.endsWith("echo") ? { message: "hi" } : {} },
+    }),
+  );
+
+interface Report {
+  totals: { calls: number; successes: number; failures: number };
+  top: {
+    server: string;
+    tool: string;
+    calls: number;
+    successes: number;
+    afterSearch: number;
+    successRate: number;
+  }[];
+  failing: { server: string; tool: string; calls: number; successRate: number; lastError?: string }[];
+}
+
+async function toolsStat(proxy: Proxy): Promise<Report> {
+  const result = await proxy.client.callTool({ name: "tools_stat", arguments: {} });
+  return (result as unknown as { structuredContent: Report }).structuredContent;
+}
+
+describe("call statistics", () => {
+  test("calls are counted per tool, survive a restart, and a failing call gets alternatives", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({
+      mcpServers: { fx: fixtureEntry(), backup: fixtureEntry({ args: ["--name", "backup"] }) },
+    });
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    let proxy = await connectStdio(sandbox);
+    try {
+      await proxy.client.callTool({ name: "retrieve_tools", arguments: { query: "echo a message back" } });
+      for (let i = 0; i < 3; i++) expect((await call(proxy, "fx__echo")).isError).toBeFalsy();
+      const failed = await call(proxy, "fx__always_fails");
+      await call(proxy, "fx__always_fails");
+      expect(failed.isError).toBe(true);
+      // The failure keeps the server's own message and adds up to three other tools, with why.
+      const texts = failed.content.map((part) => ("text" in part ? String(part.text) : ""));
+      expect(texts[0]).toBe("this tool always fails");
+      expect(texts[1]).toContain("Other tools that may do this");
+      const alternatives = (failed._meta as Record<string, { name: string; why: string }[]>)[
+        "mcpproxy/alternatives"
+      ]!;
+      expect(alternatives.length).toBeGreaterThan(0);
+      expect(alternatives.length).toBeLessThanOrEqual(3);
+      expect(alternatives.map((a) => a.name)).not.toContain("fx__always_fails");
+      expect(alternatives[0]).toMatchObject({ name: "backup__always_fails" });
+      expect(alternatives[0]!.why).toContain("similar to fx__always_fails");
+
+      const live = await toolsStat(proxy);
+      expect(live.totals).toMatchObject({ calls: 5, successes: 3, failures: 2 });
+      expect(live.top[0]).toMatchObject({
+        server: "fx",
+        tool: "echo",
+        calls: 3,
+        successes: 3,
+        afterSearch: 3,
+      });
+      expect(live.failing[0]).toMatchObject({ server: "fx", tool: "always_fails", calls: 2, successRate: 0 });
+      expect(live.failing[0]!.lastError).toContain("this tool always fails");
+    } finally {
+      await proxy.close();
+    }
+
+    // Written at shutdown at the latest: the command and a new proxy see the same figures.
+    const printed = JSON.parse((await runCli(["stats", "--json", ...args], sandbox.env())).stdout) as Report;
+    expect(printed.totals).toMatchObject({ calls: 5, successes: 3, failures: 2 });
+    proxy = await connectStdio(sandbox);
+    try {
+      await call(proxy, "fx__echo");
+      const after = await toolsStat(proxy);
+      expect(after.totals.calls).toBe(6);
+      expect(after.top[0]).toMatchObject({ tool: "echo", calls: 4 });
+    } finally {
+      await proxy.close();
+    }
+
+    const reset = await runCli(["stats", "--reset", "fx/echo", ...args], sandbox.env());
+    expect(reset.stdout).toContain("Cleared the figures of 1 tool(s)");
+    const left = JSON.parse((await runCli(["stats", "--json", ...args], sandbox.env())).stdout) as Report;
+    expect(left.totals.calls).toBe(2);
+    const text = await runCli(["stats", ...args], sandbox.env());
+    expect(text.stdout).toContain("fx/always_fails: 2 calls, 0% ok");
+  }, 60_000);
+});
