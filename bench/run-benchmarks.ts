@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
+import { formatConfigReloadReport, measureConfigReload } from "./config-reload-bench.ts";
 import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
 import { formatLoadReport, runLoadBench } from "./load-bench.ts";
 import { ROOT } from "./proxy-process.ts";
@@ -28,5 +29,6 @@ if (existsSync(evalFile)) {
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
 process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
 process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);
+process.stdout.write(`${formatConfigReloadReport(await measureConfigReload())}\n\n`);
 process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n\n`);
 process.stdout.write(`${formatLoadReport(await runLoadBench())}\n`);
