@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { connectStdio, createSandbox, fixtureEntry, runCli, type Sandbox } from "./helpers.ts";
+import {
+  connectHttp,
+  connectStdio,
+  createSandbox,
+  fixtureEntry,
+  runCli,
+  type Sandbox,
+  startHttpProxy,
+} from "./helpers.ts";
 
 /**
  * Call statistics and fallback suggestions through the compiled binary: calls are counted per
@@ -102,5 +110,50 @@ describe("call statistics", () => {
     expect(left.totals.calls).toBe(2);
     const text = await runCli(["stats", ...args], sandbox.env());
     expect(text.stdout).toContain("fx/always_fails: 2 calls, 0% ok");
+  }, 60_000);
+});
+
+describe("/metrics", () => {
+  test("counts calls, errors and latency per tool in the Prometheus format, only when turned on", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() }, mcpproxy: { metrics: true } });
+    const proxy = await startHttpProxy(sandbox);
+    const client = await connectHttp(proxy.url);
+    try {
+      for (const name of ["fx__echo", "fx__echo", "fx__always_fails"]) {
+        await client.callTool({
+          name: "call_tool",
+          arguments: { name, arguments: name.endsWith("echo") ? { message: "hi" } : {} },
+        });
+      }
+      const response = await fetch(new URL("/metrics", proxy.url));
+      expect(response.headers.get("content-type")).toContain("text/plain");
+      const text = await response.text();
+      expect(text).toContain('mcpproxy_tool_calls_total{server="fx",tool="echo"} 2');
+      expect(text).toContain(
+        'mcpproxy_tool_call_errors_total{server="fx",tool="always_fails",kind="isError"} 1',
+      );
+      expect(text).toContain('mcpproxy_tool_call_duration_seconds_count{server="fx",tool="echo"} 2');
+      expect(text).toContain('mcpproxy_servers{state="connected"} 1');
+      expect(text).toMatch(/mcpproxy_indexed_tools \d+/);
+      // The same guard as /mcp: a page on another site cannot read it through the browser.
+      const foreign = await fetch(new URL("/metrics", proxy.url), {
+        headers: { origin: "http://evil.example" },
+      });
+      expect(foreign.status).toBe(403);
+    } finally {
+      await client.close();
+      await proxy.stop();
+    }
+    const off = createSandbox();
+    sandboxes.push(off);
+    off.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const plain = await startHttpProxy(off);
+    try {
+      expect((await fetch(new URL("/metrics", plain.url))).status).toBe(404);
+    } finally {
+      await plain.stop();
+    }
   }, 60_000);
 });

@@ -9,6 +9,7 @@ import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
+import { createMetrics } from "../server/metrics.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
@@ -92,6 +93,9 @@ async function run(
   // Counted in memory and written once a second; only the proxy that holds the data dir writes.
   const stats = config.stats ? openCallStats(config.dataDir, { persist: lock.isHeld }) : undefined;
   cleanup.defer("save the call statistics", () => stats?.close());
+  const metrics = config.metrics
+    ? createMetrics({ indexedTools: () => catalog.size(), serverStates: () => pool.status() })
+    : undefined;
   const sessions = createSessionRegistry();
   const clients = createClientSessions();
 
@@ -137,6 +141,7 @@ async function run(
     clients,
     servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
     stats,
+    metrics,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };
@@ -157,6 +162,7 @@ async function run(
       logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);
     const app = createHttpApp({
       token: token?.token,
+      metrics,
       bindHost: config.host,
       logger,
       createServer: () => createProxyServer(deps),

@@ -89,7 +89,8 @@ function portFor(store: OAuthStore, server: HttpServerConfig): number {
   const registered = (store.load().clientInformation as { redirect_uris?: string[] } | undefined)
     ?.redirect_uris?.[0];
   if (registered) return Number(new URL(registered).port) || 0;
-  return server.oauth && server.oauth.clientId ? Number(new URL(DEFAULT_REDIRECT_URL).port) : 0;
+  const configured = server.oauth || undefined;
+  return configured?.clientId ? Number(new URL(DEFAULT_REDIRECT_URL).port) : 0;
 }
 
 const DONE_PAGE =

@@ -56,6 +56,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     quarantineNewServers: false,
     readOnly: false,
     stats: true,
+    metrics: false,
     poisoning: "warn",
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,

@@ -11,6 +11,7 @@ import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
 import { loopGuard } from "./loop-guard.ts";
+import type { ProxyMetrics } from "./metrics.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 
 /**
@@ -31,6 +32,8 @@ export interface HttpAppOptions {
   limits: HttpLimits & { maxSessions: number; sessionIdleMs: number };
   /** When set, every request needs `Authorization: Bearer <token>` (bearer-token.ts). */
   token?: string | undefined;
+  /** When set (`mcpproxy.metrics`), `/metrics` answers in the Prometheus text format. */
+  metrics?: ProxyMetrics | undefined;
 }
 
 export interface HttpApp {
@@ -104,6 +107,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const { httpStatus, body } = options.health(() => sessions.size);
     return c.json(body, httpStatus);
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    app.get(
+      "/metrics",
+      async () => new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } }),
+    );
+  }
 
   app.all("/mcp", async (c) => {
     keepOpen(c);

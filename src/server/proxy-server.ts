@@ -37,6 +37,7 @@ import {
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
+import type { ProxyMetrics } from "./metrics.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { loose } from "./strict-params.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
@@ -79,6 +80,8 @@ export interface ProxyServerDeps {
   servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
   /** Where calls are counted (stats.db); unset, nothing is recorded. */
   stats?: CallStats | undefined;
+  /** Prometheus metrics (`mcpproxy.metrics`). */
+  metrics?: ProxyMetrics | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
    * index: then a search or call waits for it rather than answering "no tools" on a first run.
@@ -314,14 +317,16 @@ async function forwardCall(
   const result = await forwardOnce(deps, session, name, args, context, report);
   const { target, outcome } = report;
   if (!report.forwarded || !target || !outcome) return result;
+  const ms = performance.now() - started;
   deps.stats?.record({
     server: target.server,
     tool: target.tool,
-    ms: performance.now() - started,
+    ms,
     outcome,
     error: report.error,
     afterSearch: searched.has(name),
   });
+  deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
   if (outcome === "ok" || context.signal?.aborted) return result;
   const alternatives = await alternativesFor(deps, target).catch(() => []);
   return withAlternatives(result, alternatives);

@@ -1,0 +1,91 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { CallOutcome } from "../stats/call-stats.ts";
+
+/**
+ * `/metrics` in the Prometheus text format (`mcpproxy.metrics: true`), with prom-client rather
+ * than hand-written exposition: calls and errors per server and tool, a latency histogram per
+ * server and tool, the indexed tools and the servers by state. Same host guard and token as /mcp.
+ */
+export interface ProxyMetrics {
+  observeCall(server: string, tool: string, ms: number, outcome: CallOutcome): void;
+  contentType: string;
+  text(): Promise<string>;
+}
+
+export interface MetricSources {
+  indexedTools(): number;
+  serverStates(): readonly { state: string }[];
+  openSessions?: () => number;
+}
+
+/** Seconds: tool calls run from a millisecond to many minutes. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export function createMetrics(sources: MetricSources): ProxyMetrics {
+  const registry = new Registry();
+  const calls = new Counter({
+    name: "mcpproxy_tool_calls_total",
+    help: "Tool calls forwarded to upstream servers",
+    labelNames: ["server", "tool"] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: "mcpproxy_tool_call_errors_total",
+    help: "Tool calls that failed: an isError result, a JSON-RPC error or an unreachable server (error), or a timeout",
+    labelNames: ["server", "tool", "kind"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "mcpproxy_tool_call_duration_seconds",
+    help: "How long forwarded tool calls took",
+    labelNames: ["server", "tool"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "mcpproxy_indexed_tools",
+    help: "Tools in the search index",
+    registers: [registry],
+    collect() {
+      this.set(sources.indexedTools());
+    },
+  });
+  new Gauge({
+    name: "mcpproxy_servers",
+    help: "Configured upstream servers by state (connected, failed, needs-login, ...)",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { state } of sources.serverStates()) this.inc({ state });
+    },
+  });
+  new Gauge({
+    name: "mcpproxy_connected_servers",
+    help: "Upstream servers connected now",
+    registers: [registry],
+    collect() {
+      this.set(sources.serverStates().filter((server) => server.state === "connected").length);
+    },
+  });
+  if (sources.openSessions) {
+    const open = sources.openSessions;
+    new Gauge({
+      name: "mcpproxy_open_sessions",
+      help: "Client sessions open over HTTP",
+      registers: [registry],
+      collect() {
+        this.set(open());
+      },
+    });
+  }
+  return {
+    observeCall(server, tool, ms, outcome) {
+      calls.inc({ server, tool });
+      latency.observe({ server, tool }, ms / 1000);
+      if (outcome !== "ok") errors.inc({ server, tool, kind: outcome });
+    },
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+  };
+}
