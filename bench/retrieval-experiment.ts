@@ -30,7 +30,8 @@ export interface EvalQuery {
   expected_groups: string[][];
   subset: string;
 }
-const file = process.argv[2] ?? "../shared/eval/etom-msc-bench.json";
+const file =
+  process.argv.slice(2).find((arg) => arg.endsWith(".json")) ?? "../shared/eval/etom-msc-bench.json";
 export const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
 
 export interface Variant {

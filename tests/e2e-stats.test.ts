@@ -113,6 +113,39 @@ describe("call statistics", () => {
   }, 60_000);
 });
 
+describe("the learned prior", () => {
+  test("with learnedPrior on, a tool that keeps failing sinks below its twin on another server", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({
+      mcpServers: { fx: fixtureEntry(), backup: fixtureEntry({ args: ["--name", "backup"] }) },
+      mcpproxy: { learnedPrior: true },
+    });
+    const proxy = await connectStdio(sandbox);
+    const ranked = async () => {
+      const result = await proxy.client.callTool({
+        name: "retrieve_tools",
+        arguments: { query: "a tool that reports failure with isError" },
+      });
+      return (
+        result as unknown as { structuredContent: { tools: { name: string }[] } }
+      ).structuredContent.tools.map((tool) => tool.name);
+    };
+    try {
+      const before = await ranked();
+      const top = before[0]!;
+      expect(top.endsWith("__always_fails")).toBe(true);
+      for (let i = 0; i < 5; i++) await call(proxy, top);
+      await Bun.sleep(1100); // the prior reads the figures at most once a second
+      const after = await ranked();
+      expect(after[0]).not.toBe(top);
+      expect(after[0]!.endsWith("__always_fails")).toBe(true);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});
+
 describe("/metrics", () => {
   test("counts calls, errors and latency per tool in the Prometheus format, only when turned on", async () => {
     const sandbox = createSandbox();

@@ -14,6 +14,7 @@ import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
+import { usagePriors } from "../stats/usage-prior.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
@@ -142,6 +143,7 @@ async function run(
     servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
     stats,
     metrics,
+    prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
   };

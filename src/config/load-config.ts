@@ -57,6 +57,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     readOnly: false,
     stats: true,
     metrics: false,
+    learnedPrior: false,
     poisoning: "warn",
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,

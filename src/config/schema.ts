@@ -174,6 +174,8 @@ export const SETTINGS = {
   quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
   /** Count every call in <dataDir>/stats.db (tools_stat, mcpproxy stats, fallback suggestions). */
   stats: { env: "MCPPROXY_STATS", schema: booleanLike },
+  /** Blend a small prior from recorded call outcomes into search scores (src/stats/usage-prior.ts). */
+  learnedPrior: { env: "MCPPROXY_LEARNED_PRIOR", schema: booleanLike },
   /** Serve /metrics (Prometheus text format) on the HTTP transport. */
   metrics: { env: "MCPPROXY_METRICS", schema: booleanLike },
   /** Agents may list servers with `upstream_servers` but not change them. */

@@ -80,6 +80,8 @@ export interface ProxyServerDeps {
   servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
   /** Where calls are counted (stats.db); unset, nothing is recorded. */
   stats?: CallStats | undefined;
+  /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
+  prior?: ((server: string, tool: string) => number) | undefined;
   /** Prometheus metrics (`mcpproxy.metrics`). */
   metrics?: ProxyMetrics | undefined;
   /**
@@ -174,6 +176,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
           parsed.output.query,
           parsed.output.top_k ?? deps.topK,
           deps.minScore,
+          deps.prior,
         );
         searched = new Set(result.tools.map((hit) => hit.name));
         if (session) {

@@ -24,9 +24,21 @@ export async function retrieveRanked(
   query: string,
   topK: number,
   minScore: number,
+  /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
+  prior?: (server: string, tool: string) => number,
 ): Promise<RetrieveToolsResult> {
-  if (!plugins?.has("rankResults")) return retrieveTools(catalog, query, topK, minScore);
+  if (!plugins?.has("rankResults") && !prior) return retrieveTools(catalog, query, topK, minScore);
   const wide = await retrieveTools(catalog, query, Math.max(topK, RANKER_CANDIDATES), minScore);
+  if (prior) {
+    // Stable: tools the prior does not move keep the search's order (multi-step interleaving included).
+    wide.tools = wide.tools
+      .map((tool) => ({
+        ...tool,
+        score: roundScore(Math.min(1, Math.max(0, tool.score + prior(tool.server, tool.tool)))),
+      }))
+      .sort((a, b) => b.score - a.score);
+  }
+  if (!plugins?.has("rankResults")) return resultOf(catalog, wide.query, wide.tools.slice(0, topK));
   const ranked = await plugins.rankResults({ query: wide.query, hits: wide.tools });
   if (!ranked) return resultOf(catalog, wide.query, wide.tools.slice(0, topK));
   const found = new Map(wide.tools.map((tool) => [tool.name, tool]));

@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openCallStats, statsReport } from "./call-stats.ts";
+import { outcomeEvidence, PRIOR_WEIGHT, usagePrior } from "./usage-prior.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcpproxy-stats-"));
+  dirs.push(dir);
+  return dir;
+};
+
+describe("call statistics", () => {
+  test("counts by outcome, mean and p95 from the histogram, merged with what was written before", () => {
+    const dir = tempDir();
+    const first = openCallStats(dir, { persist: true });
+    for (let i = 0; i < 19; i++)
+      first.record({ server: "s", tool: "t", ms: 1, outcome: "ok", afterSearch: i < 5 });
+    first.record({
+      server: "s",
+      tool: "t",
+      ms: 1000,
+      outcome: "timeout",
+      error: "too slow",
+      afterSearch: false,
+    });
+    first.close();
+    const second = openCallStats(dir, { persist: true });
+    second.record({ server: "s", tool: "t", ms: 1, outcome: "isError", error: "bad", afterSearch: false });
+    const [t] = second.all();
+    expect(t).toMatchObject({
+      calls: 21,
+      successes: 19,
+      timeouts: 1,
+      isErrors: 1,
+      afterSearch: 5,
+      lastError: "bad",
+    });
+    expect(t!.meanMs).toBeCloseTo((19 + 1000 + 1) / 21, 1);
+    expect(t!.p95Ms).toBeLessThan(2); // 20 of 21 calls took 1 ms
+    const report = statsReport(second.all(), { indexedTools: 3, servers: 1 });
+    expect(report.totals).toMatchObject({ calls: 21, successes: 19, failures: 2 });
+    expect(report.failing[0]?.successRate).toBeCloseTo(19 / 21, 3);
+    expect(second.reset({ server: "s", tool: "t" })).toBe(1);
+    expect(second.all()).toEqual([]);
+    second.close();
+  });
+});
+
+describe("usage prior", () => {
+  test("never called: 0; failing tools sink with the evidence, bounded; succeeding ones do not rise", () => {
+    expect(usagePrior(undefined)).toBe(0);
+    expect(usagePrior({ calls: 0, successes: 0 })).toBe(0);
+    const few = usagePrior({ calls: 1, successes: 0 });
+    const many = usagePrior({ calls: 100, successes: 0 });
+    expect(few).toBeLessThan(0);
+    expect(many).toBeLessThan(few);
+    expect(many).toBeGreaterThanOrEqual(-PRIOR_WEIGHT);
+    expect(usagePrior({ calls: 100, successes: 100 })).toBe(0);
+    expect(outcomeEvidence({ calls: 100, successes: 100 })).toBeGreaterThan(0);
+  });
+});
