@@ -11,6 +11,7 @@ import { createHttpApp } from "../server/http-app.ts";
 import { startHttpServer } from "../server/http-server.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
+import { retrieveRanked } from "../server/ranked-retrieve.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
@@ -165,6 +166,12 @@ async function run(
     const app = createHttpApp({
       token: token?.token,
       metrics,
+      status: {
+        servers: () => pool.status(),
+        indexedTools: () => catalog.size(),
+        stats: stats ? () => stats.all() : undefined,
+        search: (query) => retrieveRanked(catalog, plugins, query, config.topK, config.minScore, deps.prior),
+      },
       bindHost: config.host,
       logger,
       createServer: () => createProxyServer(deps),

@@ -13,6 +13,7 @@ import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
+import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
 /**
  * The HTTP face of the proxy: streamable HTTP MCP at /mcp, the legacy SSE transport at /sse
@@ -34,6 +35,8 @@ export interface HttpAppOptions {
   token?: string | undefined;
   /** When set (`mcpproxy.metrics`), `/metrics` answers in the Prometheus text format. */
   metrics?: ProxyMetrics | undefined;
+  /** The status page at `/` (status-page.ts). */
+  status?: StatusSources | undefined;
 }
 
 export interface HttpApp {
@@ -107,6 +110,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const { httpStatus, body } = options.health(() => sessions.size);
     return c.json(body, httpStatus);
   });
+
+  const status = options.status;
+  if (status) {
+    app.get("/", async (c) => c.html(await renderStatusPage(status, c.req.query("q"))));
+  }
 
   const metrics = options.metrics;
   if (metrics) {
@@ -192,7 +200,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   app.notFound((c) =>
     c.json(
-      { error: "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health" },
+      { error: "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health, the status page at /" },
       404,
     ),
   );
