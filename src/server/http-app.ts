@@ -200,7 +200,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   app.notFound((c) =>
     c.json(
-      { error: "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health, the status page at /" },
+      {
+        error:
+          "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health, the status page at /",
+      },
       404,
     ),
   );
