@@ -10,7 +10,14 @@ import {
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { createSandbox, everythingEntry, requireBinary, type Sandbox, startHttpProxy } from "./helpers.ts";
+import {
+  createSandbox,
+  eventually,
+  everythingEntry,
+  requireBinary,
+  type Sandbox,
+  startHttpProxy,
+} from "./helpers.ts";
 
 /**
  * Everything besides tools, through the compiled binary: two copies of the published reference
@@ -201,10 +208,7 @@ describe("through the proxy: resources, prompts, completion, logging, and what s
     await client.setLoggingLevel("info");
     const uri = "mcpproxy://beta/demo://resource/static/document/extension.md";
     await client.subscribeResource({ uri });
-    const until = async (check: () => boolean) => {
-      for (let i = 0; i < 100 && !check(); i++) await Bun.sleep(50);
-      return check();
-    };
+    const until = (check: () => boolean) => eventually(check, (ok) => ok, 5_000);
     // server-everything logs the subscription (outside any call: to sessions that set a level).
     expect(
       await until(() => seen.logs.some((line) => line.startsWith("beta") && /Subscribe/.test(line))),

@@ -5,6 +5,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   connectHttp,
   createSandbox,
+  eventually,
   ROOT,
   requireBinary,
   runCli,
@@ -48,14 +49,8 @@ async function startOAuthFixture() {
 
 const browser = `${process.execPath} ${join(ROOT, "scripts", "conformance", "fetch-url.mjs")}`;
 
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await Bun.sleep(100);
-  }
-  return check();
-}
+/** Whether `check` comes true within the time (the shared polling loop of helpers.ts). */
+const until = (check: () => Promise<boolean>, timeoutMs = 10_000) => eventually(check, (ok) => ok, timeoutMs);
 
 const textOf = (result: unknown) =>
   ((result as { content: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("\n");

@@ -4,6 +4,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   connectStdio,
   createSandbox,
+  eventually,
   FIXTURE,
   FIXTURE_TOOLS,
   fixtureEntry,
@@ -51,14 +52,8 @@ async function echo(proxy: Proxy) {
   return textOf(result);
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await Bun.sleep(100);
-  }
-  return check();
-}
+/** Whether `check` comes true within the time (the shared polling loop of helpers.ts). */
+const until = (check: () => Promise<boolean>, timeoutMs = 15_000) => eventually(check, (ok) => ok, timeoutMs);
 
 function start(config: unknown, env: Record<string, string> = {}) {
   const sandbox = createSandbox();
