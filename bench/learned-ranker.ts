@@ -11,17 +11,18 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import {
-  askedOperation,
-  OPERATION_CANDIDATES,
-  rescoreByOperation,
-  statedOperation,
-} from "../src/index/operation-agreement.ts";
-import { withoutLiterals } from "../src/index/query-text.ts";
+import { askedOperation, statedOperation } from "../src/index/operation-agreement.ts";
 import { createSearchIndex, type SearchHit, type SearchIndex } from "../src/index/search-index.ts";
 import { STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
 import { type ToolFields, toolFields } from "../src/index/tool-document.ts";
-import { data, type EvalQuery, groupOf, runExperiment } from "./retrieval-experiment.ts";
+import {
+  data,
+  type EvalQuery,
+  groupOf,
+  operationRanked,
+  runExperiment,
+  searchTextOf,
+} from "./retrieval-experiment.ts";
 
 const FEATURES = [
   "bm25f score",
@@ -100,10 +101,7 @@ const fieldsById = new Map<string, { fields: ToolFields; name: string }>(
 );
 
 async function candidatesOf(index: SearchIndex, text: string): Promise<Candidate[]> {
-  const hits = await index.search(text, OPERATION_CANDIDATES);
-  const asked = askedOperation(text);
-  const ranked = asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
-  return ranked.map((hit, rank) => {
+  return (await operationRanked(index, text)).map((hit, rank) => {
     const tool = fieldsById.get(hit.id)!;
     return { id: hit.id, x: featuresOf(text, tool.fields, tool.name, hit, rank) };
   });
@@ -138,10 +136,7 @@ if (import.meta.main) {
   const { values } = parseArgs({ options: { write: { type: "string" } } });
   const index = createSearchIndex();
   await index.add([...fieldsById].map(([id, { fields }]) => ({ id, fields })));
-  const textOf = (q: EvalQuery) => {
-    const stripped = withoutLiterals(q.query);
-    return stripped.trim() ? stripped : q.query;
-  };
+  const textOf = (q: EvalQuery) => searchTextOf(q.query);
   const prepared = new Map<string, { q: EvalQuery; candidates: Candidate[]; relevant: Set<string> }>();
   for (const q of data.queries as EvalQuery[]) {
     prepared.set(textOf(q), {

@@ -16,19 +16,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  askedOperation,
-  OPERATION_CANDIDATES,
-  rescoreByOperation,
-} from "../src/index/operation-agreement.ts";
-import { withoutLiterals } from "../src/index/query-text.ts";
 import { createSearchIndex } from "../src/index/search-index.ts";
 import { toolFields } from "../src/index/tool-document.ts";
 import { openCallStats } from "../src/stats/call-stats.ts";
 import { outcomeEvidence, usagePrior, usagePriors } from "../src/stats/usage-prior.ts";
 import { seededRandom } from "../tests/helpers.ts";
 import { splitGroupOf } from "./eval-catalog.ts";
-import { data, type EvalQuery } from "./retrieval-experiment.ts";
+import { data, type EvalQuery, operationRanked, searchTextOf } from "./retrieval-experiment.ts";
 
 export async function simulatePrior(rounds = 6, replayed = 600, rising = false) {
   const random = seededRandom(7);
@@ -55,11 +49,7 @@ export async function simulatePrior(rounds = 6, replayed = 600, rising = false) 
   // Always fresh figures; `rising`: the variant that also lets succeeding tools rise (not shipped).
   const prior = usagePriors(stats, () => (clock += 10_000), rising ? outcomeEvidence : usagePrior);
   const first = async (q: EvalQuery) => {
-    const stripped = withoutLiterals(q.query);
-    const text = stripped.trim() ? stripped : q.query;
-    let hits = await index.search(text, OPERATION_CANDIDATES);
-    const asked = askedOperation(text);
-    if (asked) hits = rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1));
+    const hits = await operationRanked(index, searchTextOf(q.query));
     const toolOf = (id: string) => id.slice(serverOf.get(id)!.length + 1);
     return hits
       .slice(0, 20)

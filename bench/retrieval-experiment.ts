@@ -44,6 +44,19 @@ export interface Variant {
   retrieve?: (index: SearchIndex, text: string) => Promise<{ id: string; score: number }[]>;
 }
 
+/** The text the binary searches for a request: its literals set aside, unless nothing else is left. */
+export function searchTextOf(query: string): string {
+  const stripped = withoutLiterals(query);
+  return stripped.trim() ? stripped : query;
+}
+
+/** As the binary ranks one text: the index's best 30, re-scored by the operation the text names. */
+export async function operationRanked(index: SearchIndex, text: string) {
+  const hits = await index.search(text, OPERATION_CANDIDATES);
+  const asked = askedOperation(text);
+  return asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
+}
+
 async function rank(variant: Variant): Promise<Map<string, string[]>> {
   const index = createSearchIndex(variant.analyzer);
   await index.add(
@@ -55,8 +68,7 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
   );
   const out = new Map<string, string[]>();
   for (const q of data.queries) {
-    const stripped = withoutLiterals(q.query);
-    const text = stripped.trim() ? stripped : q.query;
+    const text = searchTextOf(q.query);
     let hits = variant.retrieve
       ? await variant.retrieve(index, text)
       : await index.search(text, variant.rerank ? 30 : 10);
@@ -118,13 +130,8 @@ export async function runExperiment(variants: Variant[]) {
 if (import.meta.main) {
   // The last experiments, kept as templates for the next (README, "How a retrieval change is
   // judged", has their figures).
-  // As the binary ranks one text: the index's best 30, re-scored by the operation it names.
-  const rankText = async (index: SearchIndex, text: string) => {
-    const hits = await index.search(text, OPERATION_CANDIDATES);
-    const asked = askedOperation(text);
-    const ranked = asked ? rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1)) : hits;
-    return ranked.slice(0, 10);
-  };
+  const rankText = async (index: SearchIndex, text: string) =>
+    (await operationRanked(index, text)).slice(0, 10);
   // As the binary ranks a request: the steps of a multi-step one interleaved after the whole's best.
   const current = async (index: SearchIndex, text: string) => {
     const whole = await rankText(index, text);

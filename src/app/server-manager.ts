@@ -89,8 +89,6 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
     return changes;
   };
 
-  const load = (): ResolvedConfig => options.load();
-
   const manager: ServerManager = {
     servers: () => current.servers,
 
@@ -101,7 +99,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
         const { text } = await editConfigServers(path, section, edits, "rolling");
         let next: ResolvedConfig;
         try {
-          next = load();
+          next = options.load();
         } catch (error) {
           // The edit made the file invalid: put it back as it was, and say why.
           if (before !== undefined) {
@@ -132,7 +130,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
         written = digest(text);
         let next: ResolvedConfig;
         try {
-          next = load();
+          next = options.load();
         } catch (error) {
           const detail = isProxyError(error)
             ? [error.message, ...error.details].join("\n  ")

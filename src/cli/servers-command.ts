@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { openCatalog } from "../app/open-catalog.ts";
 import { editConfigServers, readConfigServers } from "../config/config-writer.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
-import { editsFor } from "../server/upstream-servers-tool.ts";
+import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 /**
@@ -34,7 +35,7 @@ export const serversCommand: Command = {
   async run(values, positionals) {
     const [operation = "list", name, ...command] = positionals;
     const config = loadCommandConfig(values);
-    if (operation === "list") return list(values, Boolean(values.json));
+    if (operation === "list") return list(config, Boolean(values.json));
     const existing = readConfigServers(config.configPath);
     const server = entryOf(values, command);
     const edits = editsFor({ operation, name, server }, existing.servers, { quarantineAdded: false });
@@ -68,13 +69,10 @@ function entryOf(values: Record<string, string | boolean | undefined>, command: 
   return executable ? { command: executable, args } : undefined;
 }
 
-async function list(values: Record<string, string | boolean | undefined>, json: boolean): Promise<number> {
-  const config = loadCommandConfig(values);
+async function list(config: ResolvedConfig, json: boolean): Promise<number> {
   const catalog = await openCatalog(config, commandLogger(config), { readOnly: true });
   try {
-    const quarantined = new Map<string, number>();
-    for (const tool of catalog.quarantined())
-      quarantined.set(tool.server, (quarantined.get(tool.server) ?? 0) + 1);
+    const quarantined = quarantinedByServer(catalog);
     const rows = config.servers.map((server) => ({
       name: server.name,
       enabled: server.enabled,

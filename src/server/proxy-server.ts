@@ -139,13 +139,14 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
   const session = openSession(deps, routingMode, server);
-  const client = deps.clients?.open(server);
+  const opened = deps.clients?.open(server);
+  const client = opened && deps.clients ? { session: opened, sessions: deps.clients } : undefined;
   /** The tools this session's last retrieve_tools showed (a call to one counts as "after a search"). */
   let searched: ReadonlySet<string> = new Set();
-  if (client && deps.clients) {
-    serveFederation(server, client, {
+  if (client) {
+    serveFederation(server, client.session, {
       pool: deps.pool,
-      sessions: deps.clients,
+      sessions: client.sessions,
       logger: deps.logger,
       serverNames: () => deps.pool.status().map((status) => status.name),
     });
@@ -158,12 +159,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
     // The SDK's Server has checked the params against CallToolRequestSchema (-32602 if they do not fit).
     const { name, arguments: args, _meta } = raw.params;
-    const forwarding = () =>
-      callOptionsFor(
-        _meta?.progressToken,
-        extra,
-        client && deps.clients ? { session: client, sessions: deps.clients } : undefined,
-      );
+    const forwarding = () => callOptionsFor(_meta?.progressToken, extra, client);
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));

@@ -82,10 +82,15 @@ export interface ServerRow {
   connectedSince?: string;
 }
 
+/** How many tools each server has in quarantine. */
+export function quarantinedByServer(catalog: ToolCatalog): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const tool of catalog.quarantined()) counts.set(tool.server, (counts.get(tool.server) ?? 0) + 1);
+  return counts;
+}
+
 export function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[] {
-  const quarantined = new Map<string, number>();
-  for (const tool of catalog.quarantined())
-    quarantined.set(tool.server, (quarantined.get(tool.server) ?? 0) + 1);
+  const quarantined = quarantinedByServer(catalog);
   return pool.status().map((status) => ({
     name: status.name,
     state: status.state,
