@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   UPSTREAM_CONNECT_FAILED: { exit: 1, summary: "an upstream server could not be reached" },
   UPSTREAM_UNAVAILABLE: { exit: 1, summary: "an upstream server is not connected" },
   UPSTREAM_TIMEOUT: { exit: 1, summary: "an upstream server did not answer in time" },
+  AWAITING_APPROVAL: { exit: 1, summary: "a server waits for a person's approval" },
   TOOL_NOT_FOUND: { exit: 1, summary: "no such tool" },
   LISTEN_FAILED: { exit: 1, summary: "the HTTP listener could not start" },
   AUTH_FAILED: { exit: 1, summary: "an OAuth login did not complete" },

@@ -82,31 +82,39 @@ describe("upstream_servers", () => {
         expect.objectContaining({ name: "fx", state: "connected", tools: FIXTURE_TOOLS }),
       ]);
 
-      // Added by the agent: written to the file marked quarantined; its tools wait for approval.
+      // Added by the agent: written to the file marked as the agent's; nothing of it runs until approved.
       const added = structured(
         await servers(proxy, "add", { name: "second", server: fixtureEntry({ args: ["--name", "second"] }) }),
       );
       expect(added.applied).toEqual({ added: ["second"], removed: [], changed: [] });
-      expect(config(sandbox).mcpServers.second).toMatchObject({ quarantined: true });
+      expect(config(sandbox).mcpServers.second).toMatchObject({ agent: { change: "added" } });
       const second = (added.servers as { name: string; state: string; quarantinedTools: number }[]).find(
         (server) => server.name === "second",
       );
-      expect(second).toMatchObject({ state: "connected", quarantinedTools: FIXTURE_TOOLS });
+      expect(second).toMatchObject({ state: "awaiting-approval", tools: 0 });
       expect((await found(proxy, "add two numbers")).some((name) => name.startsWith("second__"))).toBe(false);
 
-      // Update merges fields and restarts only that server.
+      // Update merges fields; a timeout is not what it runs, so it still waits as it did.
       const updated = structured(
         await servers(proxy, "update", { name: "second", server: { callTimeoutMs: 5000 } }),
       );
       expect(updated.applied).toEqual({ added: [], removed: [], changed: ["second"] });
-      expect(config(sandbox).mcpServers.second).toMatchObject({ callTimeoutMs: 5000, quarantined: true });
+      expect(config(sandbox).mcpServers.second).toMatchObject({
+        callTimeoutMs: 5000,
+        agent: { change: "added" },
+      });
+      expect(updated.awaitingApproval).toEqual(["second"]);
 
       const disabled = structured(await servers(proxy, "disable", { name: "fx" }));
       expect(disabled.applied).toEqual({ added: [], removed: [], changed: ["fx"] });
       expect(config(sandbox).mcpServers.fx).toMatchObject({ enabled: false });
       expect((await found(proxy, "echo a message")).some((name) => name.startsWith("fx__"))).toBe(false);
 
-      await servers(proxy, "enable", { name: "fx" });
+      // The agent enables it again: the person disabled it, so it waits for the person.
+      const enabled = structured(await servers(proxy, "enable", { name: "fx" }));
+      expect(enabled.awaitingApproval).toEqual(["fx"]);
+      const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+      expect((await runCli(["approve", "fx", ...flags], sandbox.env())).code).toBe(0);
       expect(await until(async () => (await found(proxy, "echo a message")).includes("fx__echo"))).toBe(true);
 
       const removed = structured(await servers(proxy, "remove", { name: "second" }));

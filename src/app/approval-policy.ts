@@ -5,7 +5,7 @@ import { describeFindings, scanTool, serverMentions } from "../security/poisonin
 
 /**
  * The approval policy the config asks for: each server's trust, new servers (all of them with
- * `quarantineNewServers`, or one marked `quarantined`, as servers an agent adds are), and what
+ * `quarantineNewServers`, one marked `quarantined`, and every server an agent wrote), and what
  * poisoning findings do. `servers` gives the servers as they are now: they change at run time.
  */
 export function approvalPolicyOf(
@@ -15,7 +15,10 @@ export function approvalPolicyOf(
   const entry = (name: string) => servers().find((server) => server.name === name);
   return {
     trustOf: (server) => entry(server)?.trust ?? "pin",
-    quarantinesNew: (server) => config.quarantineNewServers || entry(server)?.quarantined === true,
+    quarantinesNew: (server) => {
+      const found = entry(server);
+      return config.quarantineNewServers || found?.quarantined === true || found?.writtenByAgent === true;
+    },
     findingsOf: (server, definition) =>
       scanTool(definition, server, serverMentions(servers().map((s) => s.name))).map((f) =>
         describeFindings([f]),

@@ -21,8 +21,11 @@ export interface CatalogSync {
   indexAll(): Promise<void>;
   /** A server's tools changed; re-index it and bring the sessions' registered tools in line. */
   resync(server: string, tools: readonly object[]): Promise<void>;
-  /** Servers left the config or were disabled: their tools go, from the index and from sessions. */
-  keepOnly(servers: ReadonlySet<string>): Promise<void>;
+  /**
+   * Servers left the config, were disabled or await approval: their tools go, from the index and
+   * from sessions; the approvals of servers no longer `configured` go too.
+   */
+  keepOnly(servers: ReadonlySet<string>, configured: ReadonlySet<string>): Promise<void>;
 }
 
 export interface CatalogSyncOptions {
@@ -89,11 +92,12 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
     },
 
-    async keepOnly(servers) {
+    async keepOnly(servers, configured) {
       try {
         let removed = 0;
         await announcing(undefined, async () => {
           removed = (await catalog.removeServersExcept(servers)).removed;
+          catalog.forgetServersExcept(configured);
           await catalog.persist();
         });
         if (removed > 0) {

@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import type { SyncCounts, ToolCatalog } from "../index/tool-catalog.ts";
 import type { UpstreamTool } from "../index/tool-document.ts";
@@ -18,6 +19,8 @@ export interface ServerReport {
   toolCount: number;
   /** Malformed tools the server listed, left out of the index. */
   skipped?: readonly string[] | undefined;
+  /** Not started: it waits for a person to approve what an agent wrote (not a failure). */
+  awaitingApproval?: boolean | undefined;
 }
 
 export interface RefreshReport {
@@ -59,6 +62,9 @@ export async function refreshCatalog(
       } catch (error) {
         report = { name: outcome.server, error: `indexing failed: ${describeError(error)}`, toolCount: 0 };
       }
+    } else if (outcome.awaitingApproval) {
+      report = { name: outcome.server, toolCount: 0, awaitingApproval: true };
+      options.logger.warn(`${outcome.server}: ${outcome.error}`);
     } else {
       report = { name: outcome.server, error: outcome.error ?? "unknown error", toolCount: 0 };
       options.logger.warn(`${outcome.server}: could not connect: ${report.error}`);
@@ -66,7 +72,8 @@ export async function refreshCatalog(
     reports.push(report);
     options.onServerDone?.(report, reports.length, connecting.length);
   }, options.includeLazy);
-  add(await catalog.removeServersExcept(new Set(enabled.map((server) => server.name))));
+  add(await catalog.removeServersExcept(runnableServers(config.servers)));
+  catalog.forgetServersExcept(pinnedServers(config.servers));
   await catalog.persist();
   reports.sort((a, b) => a.name.localeCompare(b.name));
   return {
@@ -77,8 +84,26 @@ export async function refreshCatalog(
   };
 }
 
+/**
+ * The servers whose tools the catalog keeps: enabled ones, but for those awaiting approval (an
+ * agent changed them: what their old process listed is not what would run now).
+ */
+export function runnableServers(servers: readonly ServerConfig[]): Set<string> {
+  return new Set(servers.filter((s) => s.enabled && !s.awaitingApproval).map((s) => s.name));
+}
+
+/**
+ * The servers whose approvals are kept: every configured one, but for those whose launch spec an
+ * agent wrote and no person approved yet. Once a person approves that, it is a new server whose
+ * tools are reviewed again (with the approvals, a new process serving the old definitions would
+ * pass). A server the agent only enabled runs what it ran before, and keeps them.
+ */
+export function pinnedServers(servers: readonly ServerConfig[]): Set<string> {
+  return new Set(servers.filter((s) => s.awaitingApproval !== "launch").map((s) => s.name));
+}
+
 export function summarizeRefresh(report: RefreshReport): string {
-  const ok = report.servers.filter((server) => !server.error).length;
+  const ok = report.servers.filter((server) => !server.error && !server.awaitingApproval).length;
   const { added, updated, removed, unchanged } = report.totals;
   return (
     `${ok} of ${report.servers.length} servers indexed in ${(report.elapsedMs / 1000).toFixed(1)}s; ` +

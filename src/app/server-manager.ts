@@ -9,6 +9,7 @@ import { writeFileAtomic } from "../index/atomic-file.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
+import { pinnedServers, runnableServers } from "./refresh-catalog.ts";
 
 /**
  * The servers of a running proxy, changed without a restart: by an agent (`upstream_servers`), by
@@ -66,9 +67,8 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
   const apply = async (next: ResolvedConfig): Promise<AppliedChange> => {
     const changes = await pool.setServers(next.servers);
     current = next;
-    await sync.keepOnly(
-      new Set(next.servers.filter((server) => server.enabled).map((server) => server.name)),
-    );
+    // A removed server's approvals go with it: one added again under its name is a new server.
+    await sync.keepOnly(runnableServers(next.servers), pinnedServers(next.servers));
     const starting = [...changes.added, ...changes.changed].filter((name) => {
       const server = next.servers.find((s) => s.name === name);
       return server?.enabled && !server.lazy;
@@ -77,6 +77,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
       starting.map(async (name) => {
         const outcome = await pool.connectServer(name);
         if (outcome.tools) await sync.resync(name, outcome.tools);
+        else if (outcome.awaitingApproval) logger.child(name).warn(outcome.error ?? "awaits approval");
         else logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
       }),
     );

@@ -5,6 +5,7 @@ import { usesOAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
+import { launchRefusal } from "../security/launch-spec.ts";
 import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 /**
@@ -73,6 +74,9 @@ function oauthServer(config: ResolvedConfig, name: string | undefined, action: s
 }
 
 async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promise<number> {
+  // A login connects to the server: not before a person approved what an agent wrote.
+  const refusal = launchRefusal(server);
+  if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
   const outcome = await login({
     server,
     dataDir: config.dataDir,

@@ -67,9 +67,11 @@ export const indexCommand: Command = {
       const lines = [summarizeRefresh(report)];
       for (const server of report.servers) {
         lines.push(
-          server.error
-            ? `  FAILED  ${server.name}: ${server.error.split("\n").join("\n          ")}`
-            : `  ok      ${server.name}: ${server.toolCount} tools${skippedNote(server.skipped)}`,
+          server.awaitingApproval
+            ? `  HELD    ${server.name}: written by an agent; not started until you approve it (mcpproxy approve ${server.name})`
+            : server.error
+              ? `  FAILED  ${server.name}: ${server.error.split("\n").join("\n          ")}`
+              : `  ok      ${server.name}: ${server.toolCount} tools${skippedNote(server.skipped)}`,
         );
       }
       const poisoned = catalog.findings();

@@ -4,6 +4,8 @@ import { editConfigServers, readConfigServers } from "../config/config-writer.ts
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
+import { maskUrl } from "../security/mask-url.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
@@ -38,19 +40,30 @@ export const serversCommand: Command = {
     if (operation === "list") return list(config, Boolean(values.json));
     const existing = readConfigServers(config.configPath);
     const server = entryOf(values, command);
-    const edits = editsFor({ operation, name, server }, existing.servers, { quarantineAdded: false });
+    const edits = editsFor({ operation, name, server }, existing.servers, "person");
     const before = readFileSync(config.configPath, "utf8");
     const { backup } = await editConfigServers(config.configPath, existing.section, edits, "rolling");
+    let after: ResolvedConfig;
     try {
-      loadCommandConfig(values);
+      after = loadCommandConfig(values);
     } catch (error) {
       await writeFileAtomic(config.configPath, before); // the change would make the file invalid
       throw error;
     }
+    // An entry an agent wrote stays the agent's: a change to what it runs needs an approval again.
+    const held = after.servers.filter(
+      (server) => server.awaitingApproval && edits.some((edit) => edit.name === server.name),
+    );
     process.stdout.write(
       `${operation === "add" ? "Added" : operation === "remove" ? "Removed" : operation === "update" ? "Updated" : operation === "enable" ? "Enabled" : "Disabled"} ` +
         `${edits.map((edit) => edit.name).join(", ")} in ${config.configPath}${backup ? ` (the previous file is ${backup})` : ""}. ` +
-        "A running mcpproxy applies it now; otherwise run `mcpproxy index`.\n",
+        "A running mcpproxy applies it now; otherwise run `mcpproxy index`.\n" +
+        held
+          .map(
+            (server) =>
+              `${server.name} was written by an agent: it runs once you approve it (\`mcpproxy approve ${server.name}\`).\n`,
+          )
+          .join(""),
     );
     return 0;
   },
@@ -71,13 +84,16 @@ function entryOf(values: Record<string, string | boolean | undefined>, command: 
 
 async function list(config: ResolvedConfig, json: boolean): Promise<number> {
   const catalog = await openCatalog(config, commandLogger(config), { readOnly: true });
+  // What the file says (`${VAR}` as written), not the expanded values: those may be secrets.
+  const entries = readConfigServers(config.configPath).servers;
   try {
     const quarantined = quarantinedByServer(catalog);
     const rows = config.servers.map((server) => ({
       name: server.name,
       enabled: server.enabled,
+      ...(server.awaitingApproval ? { awaitingApproval: true } : {}),
       transport: server.transport,
-      target: server.transport === "stdio" ? [server.command, ...server.args].join(" ") : server.url,
+      target: targetOf(entries[server.name] ?? {}),
       toolsIndexed: catalog.names(server.name).length,
       quarantinedTools: quarantined.get(server.name) ?? 0,
     }));
@@ -92,8 +108,9 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
       return 0;
     }
     for (const row of rows) {
+      const held = row.awaitingApproval ? `(awaiting approval: mcpproxy approve ${row.name}) ` : "";
       process.stdout.write(
-        `${row.name}  ${row.enabled ? "" : "(disabled) "}${row.transport}  ${row.toolsIndexed} tools indexed` +
+        `${row.name}  ${row.enabled ? "" : "(disabled) "}${held}${row.transport}  ${row.toolsIndexed} tools indexed` +
           `${row.quarantinedTools > 0 ? `, ${row.quarantinedTools} quarantined (mcpproxy approve ${row.name})` : ""}\n    ${row.target}\n`,
       );
     }
@@ -101,4 +118,13 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
   } finally {
     await catalog.close();
   }
+}
+
+/** The command line or URL of a raw entry, with what could be a secret in a URL masked. */
+function targetOf(entry: Record<string, unknown>): string {
+  if (typeof entry.command === "string") {
+    const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
+    return redactSecrets([entry.command, ...args].join(" "));
+  }
+  return maskUrl(String(entry.url ?? entry.serverUrl ?? ""));
 }

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
+import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { ProxyError } from "../errors.ts";
 
 /**
@@ -11,7 +11,7 @@ import { ProxyError } from "../errors.ts";
 export function readConfigFile(path: string): unknown {
   const text = readFileSync(path, "utf8");
   const errors: ParseError[] = [];
-  const raw: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
     throw new ProxyError(
       "CONFIG_INVALID",
@@ -24,7 +24,35 @@ export function readConfigFile(path: string): unknown {
       },
     );
   }
-  return raw;
+  return tree ? plainValue(tree) : undefined;
+}
+
+/**
+ * A parsed node as a plain value whose every key is an own property. jsonc-parser's `parse`
+ * assigns keys, so a server named `__proto__` set the map's prototype instead and vanished from
+ * it in silence; defined this way, it is an entry like any other, which the loader then refuses.
+ */
+function plainValue(node: Node): unknown {
+  switch (node.type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if (!key || !value) continue;
+        Object.defineProperty(out, String(key.value), {
+          value: plainValue(value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    case "array":
+      return (node.children ?? []).map(plainValue);
+    default:
+      return node.value;
+  }
 }
 
 /** The config created on a first run with none: no servers yet. Private to the user, written whole. */

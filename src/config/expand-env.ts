@@ -49,10 +49,21 @@ export function expandDeep(
   if (typeof value === "string") return expandString(value, env, path, problems);
   if (Array.isArray(value)) return value.map((item, i) => expandDeep(item, env, `${path}.${i}`, problems));
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value))
-      out[key] = expandDeep(item, env, `${path}.${key}`, problems);
-    return out;
+    // fromEntries defines own keys: a key such as `__proto__` stays a key rather than a prototype.
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, expandDeep(item, env, `${path}.${key}`, problems)]),
+    );
   }
   return value;
 }
+
+/**
+ * Stands in for the environment while an entry an agent wrote awaits approval: its `${VAR}` are
+ * not read from the proxy's environment (an agent must not learn or receive the person's
+ * variables), yet the entry is checked for its shape. Every variable reads as "0", which fits a
+ * host, a port, a path or an argument alike.
+ */
+export const PLACEHOLDER_ENV: Readonly<Record<string, string | undefined>> = new Proxy(
+  {},
+  { get: (_target, key) => (typeof key === "string" ? "0" : undefined) },
+);

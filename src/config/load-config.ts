@@ -116,7 +116,10 @@ export function parseConfig(
   const settings = resolveSettings(file.output.mcpproxy, env, options.overrides ?? {}, problems);
   const servers: ServerConfig[] = [];
   for (const section of ["mcpServers", "servers"] as const) {
-    for (const [name, entry] of Object.entries(file.output[section])) {
+    // The raw map, not valibot's copy: that one drops keys such as `__proto__` in silence, and a
+    // name that cannot be used must be reported, not ignored.
+    const entries = (raw as Record<string, unknown>)[section] ?? {};
+    for (const [name, entry] of Object.entries(entries as Record<string, unknown>)) {
       if (servers.some((server) => server.name === name)) {
         problems.push({ path: `${section}.${name}`, message: "a server of this name is already configured" });
         continue;

@@ -1,8 +1,10 @@
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as v from "valibot";
+import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
+import { serverNameProblem } from "../security/server-names.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
-import { expandDeep } from "./expand-env.ts";
+import { expandDeep, PLACEHOLDER_ENV } from "./expand-env.ts";
 import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
 import { expandPath } from "./paths.ts";
 import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
@@ -27,8 +29,21 @@ interface ServerBase {
   trust?: "pin" | "auto" | undefined;
   /** Every tool is held for approval on first sight (a server an agent added). */
   quarantined?: boolean | undefined;
-  /** The roots the server is told about when it asks outside a call (else the latest client's). */
+  /** The roots the server is told about when it asks outside a call. */
   roots?: readonly { uri: string; name: string }[] | undefined;
+  /**
+   * The entry was written by an agent (`upstream_servers`): its tools are held for approval on
+   * first sight, like a `quarantined` server's.
+   */
+  writtenByAgent?: boolean | undefined;
+  /**
+   * Written by an agent and its launch spec not approved by a person (`mcpproxy approve`): nothing
+   * of it starts or connects, and its values are the literal ones (no `${VAR}` expanded). `launch`:
+   * what it runs is new (added or changed by the agent); `enable`: the agent only enabled it.
+   */
+  awaitingApproval?: "launch" | "enable" | undefined;
+  /** Its sampling, elicitation and roots requests made outside any call reach a session that called it. */
+  relayOutsideCalls?: boolean | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -58,8 +73,9 @@ export function parseServer(
   section = "mcpServers",
 ): ServerConfig | undefined {
   const path = `${section}.${name}`;
-  if (name.trim() === "") {
-    problems.push({ path, message: "a server name must not be empty" });
+  const badName = serverNameProblem(name);
+  if (badName) {
+    problems.push({ path, message: badName });
     return undefined;
   }
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
@@ -74,10 +90,21 @@ export function parseServer(
   }
   problems.push(...unknownKeys(record, SERVER_KEYS, path, IGNORED_SERVER_KEYS));
   const isEnabled = record.enabled !== false && record.disabled !== true;
+  // What an agent wrote is not expanded from the proxy's environment before a person approves it.
+  const isAwaiting = isAwaitingApproval(entry as Record<string, unknown>);
+  const isAgents = Object.hasOwn(record, "agent");
+  if (isAgents && !agentMarkOf(record)) {
+    problems.push({ path: `${path}.agent`, message: "is written by upstream_servers and must be an object" });
+  }
+  // The mark records what the entry was before; it is shown by `approve`, never expanded or run.
+  delete record.agent;
   // A disabled server is never started, so a variable it needs may legitimately be unset.
   const expansionProblems: ExpansionProblem[] = [];
-  const expanded = expandDeep(record, env, path, expansionProblems) as Record<string, unknown>;
-  if (isEnabled) problems.push(...expansionProblems);
+  const expanded = expandDeep(record, isAwaiting ? PLACEHOLDER_ENV : env, path, expansionProblems) as Record<
+    string,
+    unknown
+  >;
+  if (isEnabled && !isAwaiting) problems.push(...expansionProblems);
 
   const hasCommand = "command" in record;
   const hasUrl = "url" in record;
@@ -106,6 +133,16 @@ export function parseServer(
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
     ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
     ...(parsed.output.quarantined ? { quarantined: true } : {}),
+    ...(isAgents ? { writtenByAgent: true } : {}),
+    ...(isAwaiting
+      ? {
+          awaitingApproval:
+            agentMarkOf(entry as Record<string, unknown>)?.change === "enabled"
+              ? ("enable" as const)
+              : ("launch" as const),
+        }
+      : {}),
+    ...(parsed.output.relayOutsideCalls ? { relayOutsideCalls: true } : {}),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -160,6 +197,9 @@ export const SERVER_KEYS = [
   "roots",
   "oauth",
   "quarantined",
+  "relayOutsideCalls",
+  "agent",
+  "approved",
 ] as const;
 
 /** A configured root: a file:// URI as it is, or a path (relative to the config file) made one. */

@@ -41,6 +41,13 @@ const commonServerKeys = {
   lazy: v.optional(v.boolean("must be true or false")),
   /** Hold every tool of this server for `mcpproxy approve` on first sight (servers an agent adds get it). */
   quarantined: v.optional(v.boolean("must be true or false")),
+  /**
+   * Sampling, elicitation and roots requests the server makes outside any call are relayed (to a
+   * session that called it) instead of refused.
+   */
+  relayOutsideCalls: v.optional(v.boolean("must be true or false")),
+  /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
+  approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
   roots: v.optional(
     v.array(

@@ -192,6 +192,15 @@ async function checkServer(
 ): Promise<Finding> {
   const subject = server.name;
   if (!server.enabled) return { area: "server", subject, status: "info", detail: "disabled" };
+  if (server.awaitingApproval) {
+    return {
+      area: "server",
+      subject,
+      status: "warn",
+      detail: "awaiting approval: an agent added or changed it, so it was not started",
+      fix: `review what it would run with \`mcpproxy approve\`, then \`mcpproxy approve ${server.name}\``,
+    };
+  }
   if (server.transport === "stdio") {
     const found = isAbsolute(server.command)
       ? existsSync(server.command)

@@ -63,6 +63,8 @@ export interface CatalogStore {
    * so that `approve` can show what changed. An approval otherwise points at the current one.
    */
   keepApprovedDefinition(server: string, tool: string): void;
+  /** Drops every approval of the servers not in `keep` (servers removed from the config); returns how many servers. */
+  forgetApprovalsExcept(keep: ReadonlySet<string>): number;
   /** Changes when another connection (another mcpproxy) commits, so approvals can be re-read. */
   dataVersion(): number;
   generation(): number;
@@ -302,6 +304,20 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     approve(approved) {
       if (putApproval) approveAll(approved);
       else unsavedApprovals.push(...approved);
+    },
+    forgetApprovalsExcept(keep) {
+      if (!putApproval) return 0;
+      const gone = db
+        .query<{ server: string }, []>("SELECT DISTINCT server FROM approvals")
+        .all()
+        .map((row) => row.server)
+        .filter((server) => !keep.has(server));
+      if (gone.length === 0) return 0;
+      const remove = db.prepare("DELETE FROM approvals WHERE server = ?");
+      db.transaction(() => {
+        for (const server of gone) remove.run(server);
+      })();
+      return gone.length;
     },
     dataVersion: () => db.query<{ data_version: number }, []>("PRAGMA data_version").get()?.data_version ?? 0,
     apply(changes) {

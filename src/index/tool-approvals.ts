@@ -61,6 +61,8 @@ export interface ToolApprovals {
   findings(): { server: string; tool: string; findings: string[] }[];
   /** Re-reads the approvals when another process (`mcpproxy approve`) changed them. */
   refresh(): void;
+  /** Forgets the approvals of servers not in `keep`: a server added again under a gone one's name is new. */
+  forgetServersExcept(keep: ReadonlySet<string>): void;
 }
 
 /** How often a running proxy looks for approvals given by another process. */
@@ -152,6 +154,9 @@ export function openToolApprovals(
             ...(before ? { approved: before } : {}),
           };
         });
+    },
+    forgetServersExcept(keep) {
+      if (store.forgetApprovalsExcept(keep) > 0) load();
     },
     refresh() {
       const now = Date.now();

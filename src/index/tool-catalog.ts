@@ -63,6 +63,8 @@ export interface ToolCatalog {
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
   removeServersExcept(keep: ReadonlySet<string>): Promise<SyncCounts>;
+  /** Drops the approvals of every server not in `keep`, so that a server added again is a new one. */
+  forgetServersExcept(keep: ReadonlySet<string>): void;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
   search(query: string, limit: number, minScore?: number): Promise<RankedTool[]>;
   /** Writes the search snapshot if anything changed since the last write. */
@@ -294,6 +296,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     },
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
+    forgetServersExcept: (keep) => approvals?.forgetServersExcept(keep),
     async search(query, limit, minScore = 0) {
       const withoutArguments = withoutLiterals(query);
       const text = withoutArguments.trim() ? withoutArguments : query;

@@ -37,17 +37,28 @@ export function definitionDiff(before: Definition | undefined, after: Definition
     for (const line of added) lines.push(`  + ${clip(line)}`);
   }
   for (const field of ["title", "inputSchema", "outputSchema", "annotations"] as const) {
-    const old = flatten(before[field]);
-    const now = flatten(after[field]);
-    const paths = [...new Set([...old.keys(), ...now.keys()])]
-      .filter((path) => old.get(path) !== now.get(path))
-      .sort();
-    if (paths.length === 0) continue;
+    const changes = valueDiff(before[field], after[field]);
+    if (changes.length === 0) continue;
     lines.push(`${field}:`);
-    for (const path of paths) {
-      if (old.has(path)) lines.push(`  - ${path || "(value)"}: ${clip(old.get(path)!)}`);
-      if (now.has(path)) lines.push(`  + ${path || "(value)"}: ${clip(now.get(path)!)}`);
-    }
+    for (const line of changes) lines.push(`  ${line}`);
+  }
+  return lines;
+}
+
+/**
+ * The leaves of two JSON values that differ, by dotted path: `- path: old` and `+ path: new`
+ * (a launch spec in `approve`, a schema above).
+ */
+export function valueDiff(before: unknown, after: unknown): string[] {
+  const old = flatten(before);
+  const now = flatten(after);
+  const paths = [...new Set([...old.keys(), ...now.keys()])]
+    .filter((path) => old.get(path) !== now.get(path))
+    .sort();
+  const lines: string[] = [];
+  for (const path of paths) {
+    if (old.has(path)) lines.push(`- ${path || "(value)"}: ${clip(old.get(path)!)}`);
+    if (now.has(path)) lines.push(`+ ${path || "(value)"}: ${clip(now.get(path)!)}`);
   }
   return lines;
 }

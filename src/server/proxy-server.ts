@@ -19,6 +19,7 @@ import type { ToolCall } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import type { CallOutcome, CallStats } from "../stats/call-stats.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -407,7 +408,7 @@ async function forwardOnce(
     let failed: CallToolResult;
     if (error instanceof McpError) {
       // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
-      const message = error.message.replace(/^(MCP error -?\d+: )+/, "");
+      const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
       failed = errorResult(
         `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
       );
@@ -415,7 +416,7 @@ async function forwardOnce(
       failed = errorResult(error.message);
     } else {
       deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
-      failed = errorResult(`Calling ${name} failed: ${describeError(error)}`);
+      failed = errorResult(`Calling ${name} failed: ${redactSecrets(describeError(error))}`);
     }
     report.error = firstText(failed);
     return failed;

@@ -3,6 +3,8 @@ import * as v from "valibot";
 import { readConfigServers, type ServerEdit } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
+import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
+import { serverNameProblem } from "../security/server-names.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 
@@ -51,8 +53,10 @@ export function upstreamServersDefinition(readOnly: boolean): Tool {
       : "List the MCP servers behind this proxy, or change them while it runs: add (one, or several with " +
         "`servers`), update (fields merged into the entry), remove, enable, disable, restart. `server` is a config " +
         'entry, as in mcp_config.json: {"command": "npx", "args": ["-y", "pkg"]} or {"url": "https://host/mcp"}. ' +
-        "Changes are saved to the config file. A server you add is quarantined: its tools are not searchable " +
-        "until the user runs `mcpproxy approve`.",
+        "Changes are saved to the config file. Nothing you add, change the command, URL or environment of, or " +
+        "enable runs or connects until the user approves it with `mcpproxy approve NAME`; its tools are then " +
+        "held for the user's review once more. `${VAR}` in what you write is kept as written until then. " +
+        "Trust, quarantine, roots and approvals are the user's to set, not yours.",
     inputSchema: {
       type: "object",
       properties: {
@@ -118,15 +122,34 @@ export async function runUpstreamServers(
     return { operation: "restart", servers: serverRows(pool, catalog) };
   }
   const existing = readConfigServers(configPath).servers;
-  const edits = editsFor(args, existing);
+  const edits = editsFor(args, existing, "agent");
   const applied = await manager.edit(edits);
-  return { operation: args.operation, applied, servers: serverRows(pool, catalog) };
+  const servers = serverRows(pool, catalog);
+  const waiting = servers
+    .filter((row) => row.state === "awaiting-approval" && edits.some((edit) => edit.name === row.name))
+    .map((row) => row.name);
+  return {
+    operation: args.operation,
+    applied,
+    servers,
+    ...(waiting.length > 0
+      ? {
+          awaitingApproval: waiting,
+          note:
+            `${waiting.join(", ")} will not run until the user approves ${waiting.length === 1 ? "it" : "them"}: ` +
+            `ask the user to run \`mcpproxy approve ${waiting.join(" ")}\`.`,
+        }
+      : {}),
+  };
 }
 
 function required(name: string | undefined, operation: string): string {
   if (!name) throw new ProxyError("USAGE", `${operation} needs the server's name`);
   return name;
 }
+
+/** Who makes a change: an agent's is held for approval (security/agent-edits.ts), a person's is not. */
+export type Editor = "agent" | "person";
 
 /** The config edits an operation makes: validated against what the file holds now. */
 export function editsFor(
@@ -137,17 +160,35 @@ export function editsFor(
     servers?: Record<string, Record<string, unknown>> | undefined;
   },
   existing: Record<string, Record<string, unknown>>,
-  { quarantineAdded = true } = {},
+  by: Editor,
+  now = new Date(),
 ): ServerEdit[] {
+  const isAgent = by === "agent";
+  // Own keys only: `valueOf` or `constructor` must not find what every object has.
   const known = (name: string) => {
-    const found = existing[name];
-    if (!found) {
+    if (!Object.hasOwn(existing, name)) {
       throw new ProxyError(
         "USAGE",
         `No server named ${name} in the config. Servers: ${Object.keys(existing).join(", ") || "none"}.`,
       );
     }
-    return found;
+    return existing[name]!;
+  };
+  const checked = (name: string, entry: Record<string, unknown> | undefined) => {
+    const problem = serverNameProblem(name);
+    if (problem) throw new ProxyError("USAGE", `${JSON.stringify(name)}: ${problem}`);
+    if (isAgent && entry) {
+      const refused = keysRefusedToAgents(entry);
+      if (refused.length > 0) {
+        throw new ProxyError(
+          "USAGE",
+          `${refused.join(", ")}: ${refused.length === 1 ? "this key is" : "these keys are"} not for an agent to set. ` +
+            "An agent may give a server's command, args, env, cwd, url, headers, transport, oauth and timeouts; " +
+            "trust, quarantine, lazy starts, roots, relays and approvals are set by the user in the config file.",
+        );
+      }
+    }
+    return name;
   };
   switch (args.operation) {
     case "add": {
@@ -159,25 +200,38 @@ export function editsFor(
         );
       }
       return Object.entries(batch).map(([name, server]) => {
-        if (existing[name]) throw new ProxyError("USAGE", `${name} exists already: use update to change it`);
-        return { name, entry: quarantineAdded ? { ...server, quarantined: true } : server };
+        checked(name, server);
+        if (Object.hasOwn(existing, name))
+          throw new ProxyError("USAGE", `${name} exists already: use update to change it`);
+        return { name, entry: isAgent ? agentAdded(server, now) : server };
       });
     }
     case "update": {
       const name = required(args.name, "update");
       if (!args.server) throw new ProxyError("USAGE", "update needs `server`: the fields to change");
-      return [{ name, entry: { ...known(name), ...args.server } }];
+      checked(name, args.server);
+      const previous = known(name);
+      return [
+        { name, entry: isAgent ? agentUpdated(previous, args.server, now) : { ...previous, ...args.server } },
+      ];
     }
     case "remove": {
       const name = required(args.name, "remove");
       known(name);
       return [{ name, entry: undefined }];
     }
-    case "enable":
+    case "enable": {
+      const name = required(args.name, "enable");
+      const previous = known(name);
+      if (previous.enabled !== false && previous.disabled !== true) return [{ name, entry: previous }];
+      if (isAgent) return [{ name, entry: agentEnabled(previous, now) }];
+      const { disabled: _disabled, ...rest } = previous;
+      return [{ name, entry: { ...rest, enabled: true } }];
+    }
     case "disable": {
-      const name = required(args.name, args.operation);
+      const name = required(args.name, "disable");
       const { disabled: _disabled, ...rest } = known(name);
-      return [{ name, entry: { ...rest, enabled: args.operation === "enable" } }];
+      return [{ name, entry: { ...rest, enabled: false } }];
     }
     default:
       throw new ProxyError("USAGE", `unknown operation ${args.operation}`);

@@ -5,8 +5,9 @@ import {
   McpError,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { ProxyError } from "../errors.ts";
+import { isProxyError, ProxyError } from "../errors.ts";
 import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
+import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
  * One tools/call on its way upstream, bounded in time two ways: `callTimeoutMs` without an answer
@@ -130,7 +131,12 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
         { cause: error },
       );
     }
-    throw error;
+    // The server's own JSON-RPC error is its answer; anything else (a refused POST, a closed
+    // pipe) is told without what the transport read from the wire.
+    if (error instanceof McpError || isProxyError(error)) throw error;
+    throw new ProxyError("UPSTREAM_UNAVAILABLE", `${tool} on ${server} failed: ${upstreamErrorText(error)}`, {
+      cause: error,
+    });
   } finally {
     clearTimeout(idle);
     untrack();

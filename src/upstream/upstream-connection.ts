@@ -27,12 +27,15 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_RESULT_BYTES } from "../config/load-config.ts";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
-import { describeError, ProxyError } from "../errors.ts";
+import { ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
+import { launchRefusal } from "../security/launch-spec.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
+import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
  * One live MCP client session to one upstream server. A stdio child gets only its configured
@@ -220,6 +223,8 @@ export async function connectUpstream(
   server: ServerConfig,
   options: ConnectOptions = {},
 ): Promise<UpstreamConnection> {
+  const refusal = launchRefusal(server);
+  if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
   const tail = createOutputTail();
   const transport = createTransport(server, options, tail);
   const client = new Client(
@@ -240,7 +245,7 @@ export async function connectUpstream(
   // requests in flight could only ever arrive on it, so when it breaks the connection is over.
   client.onerror = (error) => {
     if (error instanceof SseError && isOpen && !isClosing && endReason === undefined) {
-      endReason = `the SSE event stream ended (${describeError(error)}); the server restarted or went away`;
+      endReason = `the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`;
       void client.close();
     }
   };
@@ -333,15 +338,15 @@ function relayBetween(client: Client, options: ConnectOptions): void {
 
 function connectFailure(server: ServerConfig, error: unknown, stderr: string): string {
   const code = (error as { code?: unknown })?.code;
-  let reason = describeError(error);
+  let reason = upstreamErrorText(error);
   if (server.transport === "stdio" && code === "ENOENT") {
     reason = `command not found: ${server.command} (check the command and PATH)`;
   } else if (/connection closed/i.test(reason)) {
     reason = "the server closed the connection during initialize (it probably exited)";
   }
-  return `${reason}${stderr ? `\n  stderr: ${stderr.split("\n").join("\n          ")}` : ""}`;
+  return `${reason}${stderr ? `\n  stderr: ${redactSecrets(stderr).split("\n").join("\n          ")}` : ""}`;
 }
 
 function closedReason(stderr: string): string {
-  return `the connection closed${stderr ? `; stderr: ${stderr.split("\n").slice(-5).join(" | ")}` : ""}`;
+  return `the connection closed${stderr ? `; stderr: ${redactSecrets(stderr.split("\n").slice(-5).join(" | "))}` : ""}`;
 }

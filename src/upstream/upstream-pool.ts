@@ -1,10 +1,17 @@
 import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
-import type { CallToolResult, Progress, Result, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  McpError,
+  type Progress,
+  type Result,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { launchRefusal } from "../security/launch-spec.ts";
 import { type ActiveCall, forwardToolCall } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -22,6 +29,7 @@ import {
   type RelayedNotification,
   type UpstreamConnection,
 } from "./upstream-connection.ts";
+import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
  * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
@@ -37,6 +45,7 @@ export type ServerState =
   | "restarting"
   | "failed"
   | "needs-login"
+  | "awaiting-approval"
   | "disabled";
 
 export interface ServerStatus {
@@ -58,6 +67,8 @@ export interface ConnectOutcome {
   /** Malformed tools/list entries that were left out. */
   skipped?: readonly string[] | undefined;
   error?: string | undefined;
+  /** Not started: an agent wrote it and a person has not approved it (`mcpproxy approve`). */
+  awaitingApproval?: boolean | undefined;
 }
 
 export interface CallOptions {
@@ -178,7 +189,14 @@ interface Slot {
 function slotOf(config: ServerConfig): Slot {
   return {
     config,
-    state: !config.enabled ? "disabled" : config.lazy ? "configured" : "connecting",
+    error: launchRefusal(config),
+    state: !config.enabled
+      ? "disabled"
+      : config.awaitingApproval
+        ? "awaiting-approval"
+        : config.lazy
+          ? "configured"
+          : "connecting",
     toolCount: 0,
     attempts: 0,
     failures: 0,
@@ -203,6 +221,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       isClosed ||
       slot.retryTimer ||
       slot.state === "disabled" ||
+      slot.config.awaitingApproval ||
       slot.isRefused ||
       slot.isRetired
     )
@@ -314,6 +333,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   };
 
   const outcomeOf = async (slot: Slot): Promise<ConnectOutcome> => {
+    const refusal = launchRefusal(slot.config);
+    if (refusal) return { server: slot.config.name, error: refusal, awaitingApproval: true };
     try {
       const connection = await connect(slot);
       return { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
@@ -362,6 +383,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     if (slot.state === "disabled") {
       throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is disabled in the configuration.`);
     }
+    const refusal = launchRefusal(slot.config);
+    if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
     return slot;
   };
 
@@ -440,10 +463,19 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);
-      return connection.client.request(request as never, resultSchema, {
-        timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-        ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
-      });
+      try {
+        return await connection.client.request(request as never, resultSchema, {
+          timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+          ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+        });
+      } catch (error) {
+        if (error instanceof McpError) throw error;
+        throw new ProxyError(
+          "UPSTREAM_UNAVAILABLE",
+          `${request.method} on ${server} failed: ${upstreamErrorText(error)}`,
+          { cause: error },
+        );
+      }
     },
 
     async setServers(servers) {
@@ -472,8 +504,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     },
 
     async connectServer(server) {
-      const slot = usableSlot(server);
-      return outcomeOf(slot);
+      // One awaiting approval is reported as such (outcomeOf), not thrown.
+      const slot = slots.get(server);
+      return outcomeOf(slot?.config.awaitingApproval ? slot : usableSlot(server));
     },
 
     async restart(server) {

@@ -1,0 +1,30 @@
+/**
+ * What a server may be called. A name is a key of the config's server map, a prefix of public tool
+ * names (`server__tool`), part of `mcpproxy approve SERVER/TOOL` and of file names in the data dir,
+ * so it may not hold `/`, control characters or line breaks, and may not be a name that objects
+ * already have (`__proto__`, `constructor`: JSON readers and plain maps treat those specially) or
+ * a built-in tool's name.
+ */
+export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
+  "prototype",
+  // The proxy's own tools (server/builtin-tools.ts RESERVED_TOOL_NAMES; a test keeps the two in step).
+  "retrieve_tools",
+  "call_tool",
+  "upstream_servers",
+  "tools_stat",
+]);
+
+const MAX_NAME_LENGTH = 100;
+
+/** Why a server name cannot be used, or undefined when it can. */
+export function serverNameProblem(name: string): string | undefined {
+  if (name.trim() === "") return "a server name must not be empty";
+  if (name.length > MAX_NAME_LENGTH) return `a server name must be at most ${MAX_NAME_LENGTH} characters`;
+  if (name.includes("/")) return "a server name must not contain /";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name))
+    return "a server name must not contain control characters or line breaks";
+  if (RESERVED_SERVER_NAMES.has(name)) return `"${name}" is reserved and cannot name a server`;
+  return undefined;
+}
