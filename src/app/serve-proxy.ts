@@ -114,7 +114,6 @@ async function run(
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),
-      rootsOf: (server) => servers().find((s) => s.name === server)?.roots,
       relayTimeoutMs: config.maxCallMs,
     }),
   });

@@ -33,8 +33,8 @@ export interface ClientSessions {
   beginCall(session: ClientSession, extra: Extra): string;
   endCall(key: string): void;
   call(key: string): CallContext | undefined;
-  /** The session that connected or made a call last, while it is open. */
-  mostRecent(): ClientSession | undefined;
+  /** An open session by its id. */
+  byId(id: string): ClientSession | undefined;
   all(): ClientSession[];
   /** The most verbose level any session asked for (`logging/setLevel`), forwarded upstream. */
   mostVerboseLevel(): LoggingLevel | undefined;
@@ -60,21 +60,19 @@ export function passesLevel(level: LoggingLevel, threshold: LoggingLevel | undef
 export function createClientSessions(): ClientSessions {
   const sessions = new Map<string, ClientSession>();
   const calls = new Map<string, CallContext>();
-  let latest: ClientSession | undefined;
   let counter = 0;
   return {
     open(server) {
       const session: ClientSession = {
-        id: crypto.randomUUID().slice(0, 8),
+        // Whole: relays find a session by its id, and two sessions must never share one.
+        id: crypto.randomUUID(),
         server,
         subscriptions: new Set(),
       };
       sessions.set(session.id, session);
-      latest = session;
       const previous = server.onclose;
       server.onclose = () => {
         sessions.delete(session.id);
-        if (latest === session) latest = undefined;
         previous?.();
       };
       return session;
@@ -82,12 +80,11 @@ export function createClientSessions(): ClientSessions {
     beginCall(session, extra) {
       const key = `${session.id}:${++counter}`;
       calls.set(key, { session, sendRequest: extra.sendRequest, sendNotification: extra.sendNotification });
-      latest = session;
       return key;
     },
     endCall: (key) => void calls.delete(key),
     call: (key) => calls.get(key),
-    mostRecent: () => (latest && sessions.has(latest.id) ? latest : undefined),
+    byId: (id) => sessions.get(id),
     all: () => [...sessions.values()],
     mostVerboseLevel() {
       let most: LoggingLevel | undefined;

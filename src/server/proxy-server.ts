@@ -249,7 +249,7 @@ function callOptionsFor(
   const caller = clients?.sessions.beginCall(clients.session, extra);
   return {
     signal: extra.signal,
-    ...(caller ? { caller } : {}),
+    ...(caller && clients ? { caller, session: clients.session.id } : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>

@@ -7,50 +7,56 @@ import {
   ListRootsResultSchema,
   McpError,
   type Result,
-  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.ts";
+import type { ClientSide } from "../upstream/relay-routing.ts";
 import type { ClientBoundRequest } from "../upstream/upstream-connection.ts";
-import type { ClientSide } from "../upstream/upstream-pool.ts";
 import { type ClientSessions, passesLevel } from "./client-sessions.ts";
 import { federatedUri } from "./federated-names.ts";
 
 /**
- * Where an upstream's messages to "the client" go (the pool hands them over with the session of
- * the newest call in flight to that server, if any):
- *  - sampling, elicitation and roots requests made while serving a call go to the session that
- *    made the call, on the call's own stream; the answer goes back to the upstream. Outside any
- *    call, roots/list is answered with the server's configured `roots` when it has some, and
- *    everything else goes to the session that connected or called last. A client without the
- *    capability gets the upstream a clear error instead of a request it cannot answer;
- *  - log messages go to the calling session, or outside a call to every session that asked for
- *    them with logging/setLevel, named `<server>` or `<server>/<logger>`;
+ * Where an upstream's messages to "the client" go, once relay-routing.ts decided whom they belong to:
+ *  - sampling, elicitation and roots requests go to the session of the call they belong to, on
+ *    the call's own stream, and the answer goes back to the upstream; outside any call (allowed by
+ *    the server's `relayOutsideCalls`) to the latest still open session that called the server. A
+ *    client without the capability gets the upstream a clear error instead of a request it cannot
+ *    answer. A server that is held for approval (`isHeld`) gets every request refused;
+ *  - log messages go to the calling session, outside calls to every session that asked for them
+ *    with logging/setLevel, named `<server>` or `<server>/<logger>`; one that may belong to any of
+ *    several sessions' calls goes to none (the proxy's log has it at debug level);
  *  - resource updates go to the sessions subscribed to that resource, under its federated URI;
  *  - resource and prompt list changes go to every session.
  */
 export interface UpstreamMessageOptions {
   sessions: ClientSessions;
   logger: Logger;
-  /** The `roots` a server is configured with, if any. */
-  rootsOf(server: string): readonly Root[] | undefined;
   /** How long a relayed request may wait for the client (a person may be answering it). */
   relayTimeoutMs: number;
+  /** Why a server may not reach clients at all (it is held for approval), or undefined. */
+  isHeld?: ((server: string) => string | undefined) | undefined;
 }
 
 export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
   const { sessions } = options;
   return {
-    async request(server, request, caller, signal) {
-      const call = caller ? sessions.call(caller) : undefined;
-      if (!call && request.method === "roots/list") {
-        const roots = options.rootsOf(server);
-        if (roots) return { roots: [...roots] };
-      }
-      const session = call?.session ?? sessions.mostRecent();
+    async request(server, request, to, signal) {
+      const held = options.isHeld?.(server);
+      if (held) throw new McpError(ErrorCode.InvalidRequest, `${request.method} refused: ${held}`);
+      const call = "caller" in to ? sessions.call(to.caller) : undefined;
+      const session =
+        call?.session ??
+        ("sessions" in to
+          ? [...to.sessions]
+              .reverse()
+              .map((id) => sessions.byId(id))
+              .find(Boolean)
+          : undefined);
       if (!session) {
         throw new McpError(
           ErrorCode.InvalidRequest,
-          `no client is connected to mcpproxy to answer ${request.method} from ${server}`,
+          "caller" in to
+            ? `the call ${request.method} from ${server} belongs to has ended`
+            : `no session that called ${server} is still connected to answer ${request.method}`,
         );
       }
       const missing = missingCapability(session.server.getClientCapabilities(), request);
@@ -74,7 +80,8 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
       return result as Result;
     },
 
-    notification(server, notification, caller) {
+    notification(server, notification, to) {
+      if (options.isHeld?.(server)) return;
       const send = (promise: Promise<void>) =>
         void promise.catch((error) =>
           options.logger
@@ -88,11 +95,20 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
             method: notification.method,
             params: { ...params, logger: params.logger ? `${server}/${params.logger}` : server },
           };
-          const call = caller ? sessions.call(caller) : undefined;
+          if (to === "unknown-call") {
+            options.logger
+              .child(server)
+              .debug("a log message during calls of several sessions, relayed to none", {
+                level: params.level,
+              });
+            return;
+          }
+          const call = typeof to === "object" ? sessions.call(to.caller) : undefined;
           if (call) {
             if (passesLevel(params.level, call.session.level)) send(call.sendNotification(named));
             return;
           }
+          if (typeof to === "object") return; // its call ended meanwhile
           for (const session of sessions.all()) {
             if (session.level && passesLevel(params.level, session.level))
               send(session.server.notification(named));

@@ -6,6 +6,7 @@ import {
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isProxyError, ProxyError } from "../errors.ts";
+import { CALL_META_KEY } from "./call-tags.ts";
 import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
@@ -25,13 +26,18 @@ export interface ForwardedCall {
   limits: { callTimeoutMs: number; maxCallMs: number };
   signal?: AbortSignal | undefined;
   onprogress?: ((progress: Progress) => void) | undefined;
-  /** The client session the call came from: requests the server sends while it runs go there. */
+  /** The call's key in the client sessions: requests the server sends while it runs go there. */
   caller?: string | undefined;
+  /** The client session the call came from. */
+  session?: string | undefined;
 }
 
-/** A call in flight, as the server's requests to the client find it. */
+/** A call in flight, as the server's requests to the client find it (relay-routing.ts). */
 export interface ActiveCall {
   readonly caller: string | undefined;
+  readonly session: string | undefined;
+  /** Sent with the call (call-tags.ts), so the server's requests can be told back to it. */
+  readonly tag: string;
   /** Runs `work` (a relayed request) with the call's idle clock stopped. */
   waitOnClient<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -46,6 +52,8 @@ export interface CallRoute {
   /** Marks the call in flight on its server until the returned function is called. */
   track(call: ActiveCall): () => void;
 }
+
+let tagCounter = 0;
 
 export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Promise<CallToolResult> {
   const { server, tool, limits } = call;
@@ -64,8 +72,12 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     clearTimeout(idle);
     if (waiting === 0 && !signal.aborted) idle = setTimeout(onIdle, limits.callTimeoutMs);
   };
+  const tag = `c${++tagCounter}`;
+  let sentOn: UpstreamConnection | undefined;
   const untrack = route.track({
     caller: call.caller,
+    session: call.session,
+    tag,
     async waitOnClient(work) {
       waiting++;
       clearTimeout(idle);
@@ -82,9 +94,17 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   else call.signal?.addEventListener("abort", onCancel, { once: true });
   // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
   // upstream sent it, without the client-side output-schema checks of the SDK.
-  const send = async (connection: UpstreamConnection) =>
-    (await connection.client.request(
-      { method: "tools/call", params: { name: tool, ...(call.args ? { arguments: call.args } : {}) } },
+  const send = async (connection: UpstreamConnection) => {
+    sentOn = connection;
+    return (await connection.client.request(
+      {
+        method: "tools/call",
+        params: {
+          name: tool,
+          ...(call.args ? { arguments: call.args } : {}),
+          _meta: { [CALL_META_KEY]: tag },
+        },
+      },
       CallToolResultSchema,
       {
         // The SDK's clock bounds the whole call; the idle clock above is ours.
@@ -97,6 +117,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
         },
       },
     )) as CallToolResult;
+  };
   try {
     // Connected already, as nearly always: no await on the way.
     const connection = route.current() ?? (await route.connection());
@@ -140,6 +161,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   } finally {
     clearTimeout(idle);
     untrack();
+    sentOn?.tags.forget(tag);
     call.signal?.removeEventListener("abort", onCancel);
   }
 }

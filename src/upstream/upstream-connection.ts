@@ -6,7 +6,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
@@ -32,6 +32,7 @@ import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { type CallTags, createCallTags } from "./call-tags.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
@@ -51,6 +52,8 @@ export interface UpstreamConnection {
   readonly tools: readonly Tool[];
   /** Malformed entries of the last tools/list, left out. */
   readonly skipped: readonly string[];
+  /** Which call the server's requests to the client belong to (call-tags.ts). */
+  readonly tags: CallTags;
   close(): Promise<void>;
 }
 
@@ -70,8 +73,11 @@ export interface ConnectOptions {
   authProvider?: OAuthClientProvider | undefined;
   /** An HTTP transport made by the caller (`auth login` finishes the authorization on it). */
   transport?: Transport | undefined;
-  /** A request the server sends to the client (sampling, elicitation, roots): relayed by the proxy. */
-  onRequest?: (request: ClientBoundRequest, signal: AbortSignal) => Promise<Result>;
+  /**
+   * A request the server sends to the client (sampling, elicitation, roots): relayed by the proxy;
+   * `tag` names the call it belongs to when the wire tells (call-tags.ts).
+   */
+  onRequest?: (request: ClientBoundRequest, signal: AbortSignal, tag: string | undefined) => Promise<Result>;
   /** A log message, a resource update or a resource or prompt list change from the server. */
   onNotification?: (notification: RelayedNotification) => void;
 }
@@ -113,7 +119,12 @@ function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<
   return out;
 }
 
-function createTransport(server: ServerConfig, options: ConnectOptions, tail: OutputTail): Transport {
+function createTransport(
+  server: ServerConfig,
+  options: ConnectOptions,
+  tail: OutputTail,
+  tags: CallTags,
+): Transport {
   const env = options.env ?? process.env;
   switch (server.transport) {
     case "stdio":
@@ -132,7 +143,7 @@ function createTransport(server: ServerConfig, options: ConnectOptions, tail: Ou
       });
     case "streamable-http":
     case "sse":
-      return options.transport ?? httpTransport(server, options.authProvider, options.ancestry);
+      return options.transport ?? httpTransport(server, options.authProvider, options.ancestry, tags.fetch);
   }
 }
 
@@ -141,12 +152,13 @@ export function httpTransport(
   server: HttpServerConfig,
   authProvider?: OAuthClientProvider,
   ancestry?: string,
+  fetch?: FetchLike,
 ): StreamableHTTPClientTransport | SSEClientTransport {
   const headers = { ...server.headers, ...(ancestry ? { [ANCESTRY_HEADER]: ancestry } : {}) };
-  const auth = authProvider ? { authProvider } : {};
+  const extra = { ...(authProvider ? { authProvider } : {}), ...(fetch ? { fetch } : {}) };
   return server.transport === "sse"
-    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers }, ...auth })
-    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers }, ...auth });
+    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers }, ...extra })
+    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers }, ...extra });
 }
 
 /**
@@ -226,12 +238,14 @@ export async function connectUpstream(
   const refusal = launchRefusal(server);
   if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
   const tail = createOutputTail();
-  const transport = createTransport(server, options, tail);
+  const tags = createCallTags();
+  const transport = createTransport(server, options, tail, tags);
+  tags.tagCalls(transport);
   const client = new Client(
     { name: PRODUCT, version: VERSION },
     { capabilities: CLIENT_CAPABILITIES, jsonSchemaValidator: sharedSchemaValidator },
   );
-  relayBetween(client, options);
+  relayBetween(client, options, tags);
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
@@ -291,6 +305,7 @@ export async function connectUpstream(
       get skipped() {
         return current.skipped;
       },
+      tags,
       async close() {
         isClosing = true;
         await client.close().catch(() => undefined);
@@ -312,7 +327,7 @@ export async function connectUpstream(
   }
 }
 
-function relayBetween(client: Client, options: ConnectOptions): void {
+function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
   for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
     client.setRequestHandler(schema, (request, extra) => {
       if (!options.onRequest) {
@@ -321,7 +336,8 @@ function relayBetween(client: Client, options: ConnectOptions): void {
           `${request.method} is relayed to the agent's client by \`mcpproxy serve\` only`,
         );
       }
-      return options.onRequest(request as ClientBoundRequest, extra.signal) as never;
+      const tag = tags.callOf(request, extra.requestId);
+      return options.onRequest(request as ClientBoundRequest, extra.signal, tag) as never;
     });
   }
   for (const schema of [

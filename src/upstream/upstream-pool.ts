@@ -3,7 +3,6 @@ import {
   type CallToolResult,
   McpError,
   type Progress,
-  type Result,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
@@ -15,6 +14,7 @@ import { launchRefusal } from "../security/launch-spec.ts";
 import { type ActiveCall, forwardToolCall } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
+import { type ClientSide, relayTo, withCaller } from "./relay-routing.ts";
 import {
   backoffDelay,
   CIRCUIT_THRESHOLD,
@@ -23,12 +23,7 @@ import {
   isCircuitOpen,
   type RetryPolicy,
 } from "./restart-policy.ts";
-import {
-  type ClientBoundRequest,
-  connectUpstream,
-  type RelayedNotification,
-  type UpstreamConnection,
-} from "./upstream-connection.ts";
+import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
@@ -76,22 +71,10 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Progress the upstream reports (the timeout restarts with each). */
   onprogress?: ((progress: Progress) => void) | undefined;
-  /** The client session the call came from (see `ClientSide`). */
+  /** The call's key in the client sessions (see relay-routing.ts). */
   caller?: string | undefined;
-}
-
-/**
- * Where a server's messages to the client go: the proxy's client sessions. `caller` is the
- * session of the newest call in flight to that server, undefined when none is.
- */
-export interface ClientSide {
-  request(
-    server: string,
-    request: ClientBoundRequest,
-    caller: string | undefined,
-    signal: AbortSignal,
-  ): Promise<Result>;
-  notification(server: string, notification: RelayedNotification, caller: string | undefined): void;
+  /** The client session the call came from. */
+  session?: string | undefined;
 }
 
 export interface UpstreamPool {
@@ -154,7 +137,7 @@ export interface UpstreamPoolOptions {
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
   maxResultBytes?: number;
-  /** Where servers' requests and notifications to the client go; unset, requests are refused. */
+  /** Where servers' requests and notifications to the client go (relay-routing.ts); unset, requests are refused. */
   clientSide?: ClientSide | undefined;
   /**
    * OAuth for HTTP servers (src/auth/upstream-auth.ts). A server that needs a login is
@@ -180,6 +163,8 @@ interface Slot {
   retryAt?: number | undefined;
   /** Calls in flight, oldest first. */
   active: ActiveCall[];
+  /** The client sessions that called the server, latest last (relay-routing.ts). */
+  callers: string[];
   /** Stops watching for a login (while `needs-login`). */
   stopWatching?: (() => void) | undefined;
   /** Taken out of the pool (removed or changed in the config): whatever it still starts is stopped. */
@@ -201,6 +186,7 @@ function slotOf(config: ServerConfig): Slot {
     attempts: 0,
     failures: 0,
     active: [],
+    callers: [],
   };
 }
 
@@ -443,6 +429,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           isClosed: () => isClosed,
           track: (call) => {
             slot.active.push(call);
+            if (call.session) slot.callers = withCaller(slot.callers, call.session);
             return () => {
               const at = slot.active.indexOf(call);
               if (at >= 0) slot.active.splice(at, 1);
@@ -552,22 +539,5 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
       await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
     },
-  };
-}
-
-/**
- * The server's requests to the client go to the session of its newest call in flight, with that
- * call's idle clock stopped while the client answers; its notifications name that session too.
- */
-function relayTo(clientSide: ClientSide, slot: Slot) {
-  const server = slot.config.name;
-  return {
-    onRequest: (request: ClientBoundRequest, signal: AbortSignal) => {
-      const call = slot.active.at(-1);
-      const relay = () => clientSide.request(server, request, call?.caller, signal);
-      return call ? call.waitOnClient(relay) : relay();
-    },
-    onNotification: (notification: RelayedNotification) =>
-      clientSide.notification(server, notification, slot.active.at(-1)?.caller),
   };
 }
