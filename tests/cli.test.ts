@@ -249,7 +249,7 @@ describe("index and search from the persisted index", () => {
       description: "Repeat a phrase verbatim like a parrot",
     });
     expect((await runCli(["approve", ...flags(sandbox)], sandbox.env())).stdout).toBe(
-      "Nothing waits for approval: no server an agent wrote, no quarantined tool.\n",
+      "Nothing waits for approval: no server an agent wrote, no quarantined tool, prompt or template.\n",
     );
   });
 

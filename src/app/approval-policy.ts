@@ -1,7 +1,15 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { ApprovalPolicy } from "../index/tool-approvals.ts";
-import { describeFindings, scanTool, serverMentions } from "../security/poisoning-scan.ts";
+import type { PromptDefinition, ResourceDefinition, ToolDefinition } from "../security/definition-texts.ts";
+import {
+  describeFindings,
+  type ServerMentions,
+  scanPrompt,
+  scanResource,
+  scanTool,
+  serverMentions,
+} from "../security/poisoning-scan.ts";
 
 /**
  * The approval policy the config asks for: each server's trust, new servers (all of them with
@@ -13,16 +21,29 @@ export function approvalPolicyOf(
   servers: () => readonly ServerConfig[] = () => config.servers,
 ): ApprovalPolicy {
   const entry = (name: string) => servers().find((server) => server.name === name);
+  // One matcher per set of server names, not one per scanned definition (10k tools at a first index).
+  let mentioned: { names: string; mentions: ServerMentions } | undefined;
+  const mentionsOf = (names: string[]) => {
+    const joined = names.join("\u0000");
+    if (mentioned?.names !== joined) mentioned = { names: joined, mentions: serverMentions(names) };
+    return mentioned.mentions;
+  };
   return {
     trustOf: (server) => entry(server)?.trust ?? "pin",
     quarantinesNew: (server) => {
       const found = entry(server);
       return config.quarantineNewServers || found?.quarantined === true || found?.writtenByAgent === true;
     },
-    findingsOf: (server, definition) =>
-      scanTool(definition, server, serverMentions(servers().map((s) => s.name))).map((f) =>
-        describeFindings([f]),
-      ),
+    findingsOf: (server, definition, kind = "tool") => {
+      const mentions = mentionsOf(servers().map((s) => s.name));
+      const findings =
+        kind === "prompt"
+          ? scanPrompt(definition as PromptDefinition, server, mentions)
+          : kind === "template"
+            ? scanResource(definition as ResourceDefinition, server, mentions)
+            : scanTool(definition as ToolDefinition, server, mentions);
+      return findings.map((f) => describeFindings([f]));
+    },
     blockFindings: config.poisoning === "block",
   };
 }

@@ -56,6 +56,7 @@ export async function refreshCatalog(
     let report: ServerReport;
     if (outcome.tools) {
       try {
+        reviewListed(catalog, outcome);
         const counts = await catalog.syncServer(outcome.server, outcome.tools as readonly UpstreamTool[]);
         add(counts);
         report = { name: outcome.server, counts, toolCount: outcome.tools.length, skipped: outcome.skipped };
@@ -82,6 +83,13 @@ export async function refreshCatalog(
     toolCount: catalog.size(),
     elapsedMs: performance.now() - started,
   };
+}
+
+/** Pins the prompts and templates a server listed as it connected (the first sight of them). */
+export function reviewListed(catalog: ToolCatalog, outcome: ConnectOutcome): void {
+  const { listed } = outcome;
+  if (listed?.prompts) catalog.capabilities?.review(outcome.server, "prompt", listed.prompts);
+  if (listed?.templates) catalog.capabilities?.review(outcome.server, "template", listed.templates);
 }
 
 /**

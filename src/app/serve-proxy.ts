@@ -115,11 +115,19 @@ async function run(
       sessions: clients,
       logger: logger.child("relay"),
       relayTimeoutMs: config.maxCallMs,
+      isHeld: (server) => catalog.capabilities?.serverHold(server),
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
   sync = createCatalogSync({ config, catalog, pool, logger, plugins, sessions });
-  manager = createServerManager({ config, load: reloadConfig, pool, sync, logger: logger.child("config") });
+  manager = createServerManager({
+    config,
+    load: reloadConfig,
+    pool,
+    sync,
+    catalog,
+    logger: logger.child("config"),
+  });
   pool.startRetrying();
   const indexing = sync.indexAll();
   cleanup.defer("stop watching the config", manager.watch());

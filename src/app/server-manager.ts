@@ -6,10 +6,11 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
-import { pinnedServers, runnableServers } from "./refresh-catalog.ts";
+import { pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
 
 /**
  * The servers of a running proxy, changed without a restart: by an agent (`upstream_servers`), by
@@ -43,6 +44,7 @@ export interface ServerManagerOptions {
   load(): ResolvedConfig;
   pool: UpstreamPool;
   sync: CatalogSync;
+  catalog: ToolCatalog;
   logger: Logger;
 }
 
@@ -52,7 +54,7 @@ const SETTLE_MS = 150;
 const digest = (text: string) => createHash("sha256").update(text).digest("hex");
 
 export function createServerManager(options: ServerManagerOptions): ServerManager {
-  const { pool, sync, logger } = options;
+  const { pool, sync, catalog, logger } = options;
   const path = options.config.configPath;
   let current = options.config;
   let written: string | undefined = existsSync(path) ? digest(readFileSync(path, "utf8")) : undefined;
@@ -76,8 +78,10 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
     await Promise.all(
       starting.map(async (name) => {
         const outcome = await pool.connectServer(name);
-        if (outcome.tools) await sync.resync(name, outcome.tools);
-        else if (outcome.awaitingApproval) logger.child(name).warn(outcome.error ?? "awaits approval");
+        if (outcome.tools) {
+          reviewListed(catalog, outcome);
+          await sync.resync(name, outcome.tools);
+        } else if (outcome.awaitingApproval) logger.child(name).warn(outcome.error ?? "awaits approval");
         else logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
       }),
     );

@@ -4,8 +4,9 @@ import { editConfigServers, readConfigServers } from "../config/config-writer.ts
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
+import type { QuarantinedCapability } from "../index/capability-approvals.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
-import type { CatalogTool } from "../index/tool-catalog.ts";
+import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { type PendingLaunch, pendingLaunches } from "../security/launch-spec.ts";
@@ -16,11 +17,11 @@ export const approveCommand: Command = {
   name: "approve",
   summary:
     "Review and approve what waits for you: servers an agent added, changed or enabled (nothing of them runs " +
-    "until approved), and quarantined tools (new on a known server or changed since approved: left out of " +
-    "search and refused when called). With no argument, lists them with what they would run and what " +
-    "changed; with SERVER or SERVER/TOOL (or --all), shows them and approves them. A running proxy picks " +
-    "the approval up within a second.",
-  usage: "mcpproxy approve [SERVER[/TOOL] ...] [--all] [--json] [--config FILE] [--data-dir DIR]",
+    "until approved), servers held whole as new, and quarantined tools, prompts and resource templates (new " +
+    "on a known server or changed since approved: hidden and refused). With no argument, lists them with " +
+    "what they would run and what changed; with SERVER or SERVER/NAME (or --all), shows them and approves " +
+    "them. A running proxy picks the approval up within a second.",
+  usage: "mcpproxy approve [SERVER[/NAME] ...] [--all] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     all: { type: "boolean", help: "--all              approve everything that waits" },
@@ -32,41 +33,42 @@ export const approveCommand: Command = {
   },
   async run(values, positionals) {
     const config = loadCommandConfig(values);
-    const { section, servers: entries } = readConfigServers(config.configPath);
-    const launches = pendingLaunches(entries);
     // Read-only but for approvals: a proxy may be running and writing the index meanwhile.
     const catalog = await openCatalog(config, commandLogger(config), {
       readOnly: true,
       approvalsWritable: true,
     });
     try {
-      const quarantined = catalog.quarantined();
-      const approving = Boolean(values.all) || positionals.length > 0;
-      const chosenLaunches = values.all
-        ? launches
-        : launches.filter((launch) => positionals.includes(launch.server));
-      const chosenTools = values.all ? quarantined : quarantined.filter((tool) => matches(tool, positionals));
-      if (positionals.length > 0 && chosenLaunches.length === 0 && chosenTools.length === 0) {
-        const waiting = [...launches.map((launch) => launch.server), ...quarantined.map(label)];
+      const waiting = whatWaits(config, catalog);
+      const all = Boolean(values.all);
+      const chosen: Waiting = {
+        launches: waiting.launches.filter((launch) => all || positionals.includes(launch.server)),
+        servers: waiting.servers.filter((server) => all || positionals.includes(server)),
+        tools: waiting.tools.filter(
+          (tool) => all || matches(tool.server, tool.tool, positionals) || positionals.includes(tool.name),
+        ),
+        capabilities: waiting.capabilities.filter(
+          (item) => all || matches(item.server, item.name, positionals),
+        ),
+      };
+      const approving = all || positionals.length > 0;
+      if (positionals.length > 0 && count(chosen) === 0) {
+        const names = namesOf(waiting);
         throw new ProxyError(
           "USAGE",
-          `Nothing that waits for approval matches ${positionals.join(", ")}.${waiting.length > 0 ? ` Waiting: ${waiting.join(", ")}.` : " Nothing waits."}`,
+          `Nothing that waits for approval matches ${positionals.join(", ")}.${names.length > 0 ? ` Waiting: ${names.join(", ")}.` : " Nothing waits."}`,
         );
       }
-      const approve = async () => {
-        await approveLaunches(config, section, entries, chosenLaunches);
-        return catalog.approve(chosenTools);
-      };
       if (values.json) {
-        if (approving) await approve();
+        if (approving) await approve(config, catalog, chosen, positionals);
         process.stdout.write(
           `${JSON.stringify(
             {
-              awaitingApproval: launches.map(launchSummary),
-              quarantined: quarantined.map(summary),
-              approved: approving
-                ? [...chosenLaunches.map((launch) => launch.server), ...chosenTools.map(label)]
-                : [],
+              awaitingApproval: waiting.launches.map(launchSummary),
+              heldServers: waiting.servers,
+              quarantined: waiting.tools.map(summary),
+              heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
+              approved: approving ? namesOf(chosen) : [],
             },
             null,
             2,
@@ -74,31 +76,30 @@ export const approveCommand: Command = {
         );
         return 0;
       }
-      if (launches.length === 0 && quarantined.length === 0) {
-        process.stdout.write("Nothing waits for approval: no server an agent wrote, no quarantined tool.\n");
+      if (count(waiting) === 0) {
+        process.stdout.write(
+          "Nothing waits for approval: no server an agent wrote, no quarantined tool, prompt or template.\n",
+        );
         return 0;
       }
-      const lines: string[] = [];
-      for (const launch of approving ? chosenLaunches : launches) lines.push(...describeLaunch(launch));
-      for (const tool of approving ? chosenTools : quarantined) {
-        lines.push(
-          `${label(tool)}: ${tool.reason === "new" ? "new on its server" : "changed since it was approved"}`,
-        );
-        for (const finding of tool.findings) lines.push(`  may be poisoned: ${finding}`);
-        for (const line of definitionDiff(tool.approved, tool.definition)) lines.push(`  ${line}`);
-      }
+      const shown = approving ? chosen : waiting;
+      const lines = describe(shown);
       if (approving) {
-        const count = await approve();
-        if (chosenLaunches.length > 0) {
-          const names = chosenLaunches.map((launch) => launch.server).join(", ");
+        await approve(config, catalog, chosen, positionals);
+        if (chosen.launches.length > 0) {
           lines.push(
-            `Approved what ${names} runs; a running mcpproxy starts ${chosenLaunches.length === 1 ? "it" : "them"} now. ` +
-              "Its tools wait for your review once it has listed them: run `mcpproxy approve` again then.",
+            `Approved what ${chosen.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
+              "starts it now. What it offers waits for your review once it has listed it: run `mcpproxy approve` again then.",
           );
         }
-        if (chosenTools.length > 0) lines.push(`Approved ${count} tool${count === 1 ? "" : "s"}.`);
+        if (chosen.servers.length > 0) lines.push(`Approved ${chosen.servers.join(", ")}.`);
+        const tools = chosen.tools.length;
+        if (tools > 0) lines.push(`Approved ${tools} tool${tools === 1 ? "" : "s"}.`);
+        const others = chosen.capabilities.length;
+        if (others > 0)
+          lines.push(`Approved ${others} prompt${others === 1 ? "" : "s"} or resource template(s).`);
       } else {
-        lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/TOOL, or --all).");
+        lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/NAME, or --all).");
       }
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
@@ -108,17 +109,85 @@ export const approveCommand: Command = {
   },
 };
 
+/** Everything that waits for a person. */
+interface Waiting {
+  launches: PendingLaunch[];
+  /** Servers held whole as new (not those whose launch spec waits: they do not run yet). */
+  servers: string[];
+  tools: QuarantinedTool<CatalogTool>[];
+  capabilities: QuarantinedCapability[];
+}
+
+function whatWaits(config: ResolvedConfig, catalog: ToolCatalog): Waiting {
+  return {
+    launches: pendingLaunches(readConfigServers(config.configPath).servers),
+    servers: config.servers
+      .filter((server) => !server.awaitingApproval && catalog.capabilities?.serverHold(server.name))
+      .map((server) => server.name),
+    tools: catalog.quarantined(),
+    capabilities: catalog.capabilities?.quarantined() ?? [],
+  };
+}
+
+const count = (w: Waiting) => w.launches.length + w.servers.length + w.tools.length + w.capabilities.length;
+
+const namesOf = (w: Waiting) => [
+  ...new Set([
+    ...w.launches.map((launch) => launch.server),
+    ...w.servers,
+    ...w.tools.map((tool) => `${tool.server}/${tool.tool}`),
+    ...w.capabilities.map((item) => `${item.server}/${item.name} (${item.kind})`),
+  ]),
+];
+
+function describe(w: Waiting): string[] {
+  const lines: string[] = [];
+  for (const launch of w.launches) lines.push(...describeLaunch(launch));
+  for (const server of w.servers) {
+    lines.push(
+      `${server}: new, held whole: it offers nothing (tools, prompts, resources, requests) until approved`,
+    );
+  }
+  const items = [
+    ...w.tools.map((tool) => ({ ...tool, label: `${tool.server}/${tool.tool}` })),
+    ...w.capabilities.map((item) => ({ ...item, label: `${item.server}/${item.name} (${item.kind})` })),
+  ];
+  for (const item of items) {
+    lines.push(
+      `${item.label}: ${item.reason === "new" ? "new on its server" : "changed since it was approved"}`,
+    );
+    for (const finding of item.findings) lines.push(`  may be poisoned: ${finding}`);
+    for (const line of definitionDiff(item.approved, item.definition)) lines.push(`  ${line}`);
+  }
+  return lines;
+}
+
+/** Approves what was chosen: launch specs in the config file, the rest in the catalog. */
+async function approve(
+  config: ResolvedConfig,
+  catalog: ToolCatalog,
+  chosen: Waiting,
+  targets: readonly string[],
+) {
+  await approveLaunches(config, chosen.launches);
+  // A server named whole is approved whole (one held as new then offers what it approves), but not
+  // one whose launch spec was just approved: what it offers has not been seen yet.
+  const whole = new Set([...chosen.servers, ...targets.filter((target) => !target.includes("/"))]);
+  for (const server of whole) {
+    const isConfigured = config.servers.some((s) => s.name === server && !s.awaitingApproval);
+    if (isConfigured) catalog.capabilities?.approveServer(server);
+  }
+  catalog.capabilities?.approve(chosen.capabilities);
+  catalog.approve(chosen.tools);
+}
+
 /**
  * Records the hash of each launch spec in its entry (`approved`); a running proxy sees the file
  * change and starts the server. The file is put back if the change would not load.
  */
-async function approveLaunches(
-  config: ResolvedConfig,
-  section: "mcpServers" | "servers",
-  entries: Record<string, Record<string, unknown>>,
-  chosen: readonly PendingLaunch[],
-): Promise<void> {
+async function approveLaunches(config: ResolvedConfig, chosen: readonly PendingLaunch[]): Promise<void> {
   if (chosen.length === 0) return;
+  const { section, servers: entries } = readConfigServers(config.configPath);
   const edits = chosen.map((launch) => ({
     name: launch.server,
     entry: personApproved(entries[launch.server]!, launch.hash),
@@ -134,10 +203,9 @@ async function approveLaunches(
   }
 }
 
-const label = (tool: { server: string; tool: string }) => `${tool.server}/${tool.tool}`;
-
-function matches(tool: CatalogTool, targets: readonly string[]): boolean {
-  return targets.some((target) => target === tool.server || target === label(tool) || target === tool.name);
+/** SERVER or SERVER/NAME. */
+function matches(server: string, name: string, targets: readonly string[]): boolean {
+  return targets.some((target) => target === server || target === `${server}/${name}`);
 }
 
 function launchSummary(launch: PendingLaunch) {

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, ProxyError } from "../errors.ts";
+import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
 /**
@@ -38,6 +39,8 @@ export interface StoredVector {
 
 export interface CatalogStore {
   readonly path: string;
+  /** Prompts and resource templates: what servers listed, and what was approved (capability-store.ts). */
+  readonly capabilities: CapabilityStore;
   /** Every tool without its definition: what the proxy keeps in memory. */
   listTools(): ToolRow[];
   /** Every tool with its definition (rebuilding the search index). */
@@ -91,6 +94,7 @@ function createSchema(db: Database): void {
     CREATE TABLE IF NOT EXISTS approvals (
       server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT,
       approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
+  createCapabilitySchema(db);
   // A catalog from before approvals existed: what it holds was trusted, so it starts approved.
   if (!db.query("SELECT 1 FROM meta WHERE key = 'approvals'").get()) {
     db.transaction(() => {
@@ -239,8 +243,10 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     return next;
   });
 
+  const capabilities = openCapabilityStore(db, { writable: !readOnly, approvalsWritable });
   return {
     path,
+    capabilities,
     listTools: () =>
       db.query<ToolRow, []>("SELECT server, tool, name, hash FROM tools ORDER BY server, tool").all(),
     listDefinitions() {
@@ -307,12 +313,13 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     },
     forgetApprovalsExcept(keep) {
       if (!putApproval) return 0;
+      const fromCapabilities = capabilities.forgetExcept(keep);
       const gone = db
         .query<{ server: string }, []>("SELECT DISTINCT server FROM approvals")
         .all()
         .map((row) => row.server)
         .filter((server) => !keep.has(server));
-      if (gone.length === 0) return 0;
+      if (gone.length === 0) return fromCapabilities;
       const remove = db.prepare("DELETE FROM approvals WHERE server = ?");
       db.transaction(() => {
         for (const server of gone) remove.run(server);

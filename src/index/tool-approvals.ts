@@ -16,8 +16,8 @@ export interface ApprovalPolicy {
   trustOf(server: string): "pin" | "auto";
   /** Quarantine every tool of this server when it is seen for the first time (no trust on first use). */
   quarantinesNew(server: string): boolean;
-  /** What the poisoning scan finds in a tool, described; empty when nothing. */
-  findingsOf(server: string, definition: UpstreamTool): string[];
+  /** What the poisoning scan finds in a tool (or a prompt or template), described; empty when nothing. */
+  findingsOf(server: string, definition: object, kind?: "tool" | "prompt" | "template"): string[];
   /** Never approve a tool with findings without asking. */
   blockFindings: boolean;
 }
@@ -63,6 +63,8 @@ export interface ToolApprovals {
   refresh(): void;
   /** Forgets the approvals of servers not in `keep`: a server added again under a gone one's name is new. */
   forgetServersExcept(keep: ReadonlySet<string>): void;
+  /** Whether any tool of the server is approved. */
+  hasApprovals(server: string): boolean;
 }
 
 /** How often a running proxy looks for approvals given by another process. */
@@ -154,6 +156,10 @@ export function openToolApprovals(
             ...(before ? { approved: before } : {}),
           };
         });
+    },
+    hasApprovals(server) {
+      approvals.refresh();
+      return approvedServers.has(server);
     },
     forgetServersExcept(keep) {
       if (store.forgetApprovalsExcept(keep) > 0) load();

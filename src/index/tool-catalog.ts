@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
+import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-approvals.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
 import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
@@ -65,6 +66,8 @@ export interface ToolCatalog {
   removeServersExcept(keep: ReadonlySet<string>): Promise<SyncCounts>;
   /** Drops the approvals of every server not in `keep`, so that a server added again is a new one. */
   forgetServersExcept(keep: ReadonlySet<string>): void;
+  /** Pinning of prompts and resource templates, and servers held whole (with an approval policy). */
+  readonly capabilities?: CapabilityApprovals | undefined;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
   search(query: string, limit: number, minScore?: number): Promise<RankedTool[]>;
   /** Writes the search snapshot if anything changed since the last write. */
@@ -148,6 +151,15 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   const approvals = options.approvalPolicy
     ? openToolApprovals(store, options.approvalPolicy, options.logger)
     : undefined;
+  const capabilities =
+    approvals && options.approvalPolicy
+      ? openCapabilityApprovals(
+          store.capabilities,
+          options.approvalPolicy,
+          (server) => approvals.hasApprovals(server),
+          options.logger,
+        )
+      : undefined;
   const byName = new Map<string, CatalogTool>();
 
   /** Recomputes every public name; returns the tools whose name changed. */
@@ -279,6 +291,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
 
   return {
     ...(recovered ? { recovered } : {}),
+    ...(capabilities ? { capabilities } : {}),
     size: () => tools.size,
     get(publicName) {
       ensureNames();

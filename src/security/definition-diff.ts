@@ -1,7 +1,8 @@
 /**
- * What changed between the definition a tool was approved with and the one it has now, as lines a
- * person can review before approving it again: descriptions line by line, schemas and annotations
- * by the path of each value that changed. For a new tool, what it says it does and takes.
+ * What changed between the definition a tool (or a prompt or resource template) was approved with
+ * and the one it has now, as lines a person can review before approving it again: descriptions
+ * line by line, schemas, arguments and annotations by the path of each value that changed. For a
+ * new one, what it says it does and takes.
  */
 interface Definition {
   name?: string;
@@ -18,11 +19,13 @@ const SHOWN = 160;
 export function definitionDiff(before: Definition | undefined, after: Definition | undefined): string[] {
   if (!after) return [];
   if (!before) {
-    const params = Object.keys(
-      ((after.inputSchema as { properties?: object } | undefined)?.properties ?? {}) as object,
-    );
+    // A tool's arguments are its schema's properties, a prompt's its `arguments`.
+    const params = Array.isArray(after.arguments)
+      ? after.arguments.map((argument) => String((argument as { name?: unknown }).name))
+      : Object.keys(((after.inputSchema as { properties?: object } | undefined)?.properties ?? {}) as object);
     return [
       `description: ${clip(after.description ?? "")}`,
+      ...(typeof after.uriTemplate === "string" ? [`uriTemplate: ${clip(after.uriTemplate)}`] : []),
       `arguments: ${params.length > 0 ? params.join(", ") : "none"}`,
     ];
   }
@@ -36,7 +39,15 @@ export function definitionDiff(before: Definition | undefined, after: Definition
     for (const line of removed) lines.push(`  - ${clip(line)}`);
     for (const line of added) lines.push(`  + ${clip(line)}`);
   }
-  for (const field of ["title", "inputSchema", "outputSchema", "annotations"] as const) {
+  for (const field of [
+    "title",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "arguments",
+    "uriTemplate",
+    "mimeType",
+  ] as const) {
     const changes = valueDiff(before[field], after[field]);
     if (changes.length === 0) continue;
     lines.push(`${field}:`);

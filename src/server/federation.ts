@@ -23,6 +23,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { describeError } from "../errors.ts";
+import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
@@ -47,6 +48,8 @@ export interface FederationDeps {
   logger: Logger;
   /** Every configured server name (to tell `server__name` apart). */
   serverNames(): readonly string[];
+  /** Pinning of prompts and templates, and servers held whole (index/capability-approvals.ts). */
+  capabilities?: CapabilityApprovals | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -67,7 +70,18 @@ function decodeCursor(text: string | undefined): Cursor | undefined {
 }
 
 export function serveFederation(server: Server, session: ClientSession, deps: FederationDeps): void {
-  const { pool } = deps;
+  const { pool, capabilities } = deps;
+  /** A server held whole offers nothing: its reads, prompts and completions are refused. */
+  const unheld = (owner: string) => {
+    const hold = capabilities?.serverHold(owner);
+    if (hold) throw new McpError(ErrorCode.InvalidRequest, hold);
+    return owner;
+  };
+  /** Only what was approved of a server's prompts and templates is listed (the rest is held). */
+  const pinned = (owner: string, key: string, items: Record<string, unknown>[]) => {
+    const kind = key === "prompts" ? "prompt" : key === "resourceTemplates" ? "template" : undefined;
+    return capabilities && kind ? capabilities.review(owner, kind, items as { name: string }[]) : items;
+  };
 
   /**
    * One page of a federated list: the next page of every server that has one (on the first page,
@@ -89,6 +103,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
           .live()
           .filter(({ connection }) => connection.client.getServerCapabilities()?.[feature])
           .map(({ server }) => server)
+          .filter((owner) => !capabilities?.serverHold(owner))
           .sort();
     const next: Cursor = {};
     const pages = await Promise.all(
@@ -100,10 +115,12 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
             { method, params: cursor ? { cursor } : {} },
             schema,
           )) as Record<string, unknown>;
+          if (capabilities?.serverHold(owner)) return [];
           if (typeof result.nextCursor === "string" && result.nextCursor) next[owner] = result.nextCursor;
-          return ((result[key] as Record<string, unknown>[] | undefined) ?? []).map((item) =>
-            rename(owner, item),
+          const items = ((result[key] as Record<string, unknown>[] | undefined) ?? []).filter(
+            (item) => item && typeof item === "object" && typeof item.name === "string",
           );
+          return pinned(owner, key, items).map((item) => rename(owner, item));
         } catch (error) {
           deps.logger.child(owner).warn(`${method} failed: ${describeError(error)}`);
           return [];
@@ -130,6 +147,18 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
     const owner = upstreamName(name, deps.serverNames());
     if (!owner) {
       throw new McpError(ErrorCode.InvalidParams, `unknown ${what} ${name}: its name starts with <server>__`);
+    }
+    return owner;
+  };
+  /** A prompt that is new or changed since approved is refused like one of a held server. */
+  const heldPrompt = (owner: { server: string; name: string }) => {
+    unheld(owner.server);
+    if (capabilities?.isHeld(owner.server, "prompt", owner.name)) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `the prompt ${owner.name} of ${owner.server} is new or changed since it was approved, and is held until ` +
+          `the user runs \`mcpproxy approve ${owner.server}\``,
+      );
     }
     return owner;
   };
@@ -170,6 +199,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   );
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const owner = byUri(request.params.uri);
+    unheld(owner.server);
     const result = await forward(
       owner.server,
       "resources/read",
@@ -186,6 +216,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   });
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     const owner = byUri(request.params.uri);
+    unheld(owner.server);
     const isFirst = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
     if (isFirst) await forward(owner.server, "resources/subscribe", { uri: owner.uri }, EmptyResultSchema);
     session.subscriptions.add(request.params.uri);
@@ -213,7 +244,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
     ),
   );
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    const owner = byName(request.params.name, "prompt");
+    const owner = heldPrompt(byName(request.params.name, "prompt"));
     const result = await forward(
       owner.server,
       "prompts/get",
@@ -232,7 +263,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   server.setRequestHandler(CompleteRequestSchema, async (request) => {
     const { ref } = request.params;
     if (ref.type === "ref/prompt") {
-      const owner = byName(ref.name, "prompt");
+      const owner = heldPrompt(byName(ref.name, "prompt"));
       return forward(
         owner.server,
         "completion/complete",
@@ -241,6 +272,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
       );
     }
     const owner = byUri(ref.uri);
+    unheld(owner.server);
     return forward(
       owner.server,
       "completion/complete",

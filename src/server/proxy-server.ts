@@ -150,6 +150,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       sessions: client.sessions,
       logger: deps.logger,
       serverNames: () => deps.pool.status().map((status) => status.name),
+      capabilities: deps.catalog.capabilities,
     });
   }
 

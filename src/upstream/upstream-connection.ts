@@ -54,6 +54,8 @@ export interface UpstreamConnection {
   readonly skipped: readonly string[];
   /** Which call the server's requests to the client belong to (call-tags.ts). */
   readonly tags: CallTags;
+  /** The prompts and resource templates it listed when it connected (when it declares them), for pinning. */
+  readonly listed: ListedCapabilities;
   close(): Promise<void>;
 }
 
@@ -185,6 +187,45 @@ export function isConnectionRefused(error: unknown): boolean {
   return false;
 }
 
+/** What a server listed besides tools when it connected; a kind it does not offer (or failed to list) is absent. */
+export interface ListedCapabilities {
+  prompts?: readonly { name: string }[] | undefined;
+  templates?: readonly { name: string }[] | undefined;
+}
+
+/**
+ * Every page of a server's prompts and resource templates, as far as it declares them. A server
+ * that fails to list them still connects: they are listed again when a client asks.
+ */
+async function listCapabilities(client: Client, timeoutMs: number): Promise<ListedCapabilities> {
+  const declared = client.getServerCapabilities();
+  const all = async (method: string, key: string) => {
+    const items: { name: string }[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = (await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, {
+        timeout: timeoutMs,
+      })) as Record<string, unknown>;
+      const listed = result[key];
+      if (!Array.isArray(listed)) break;
+      for (const item of listed) {
+        if (item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string")
+          items.push(item as { name: string });
+      }
+      cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    return items;
+  };
+  const [prompts, templates] = await Promise.all([
+    declared?.prompts ? all("prompts/list", "prompts").catch(() => undefined) : undefined,
+    declared?.resources
+      ? all("resources/templates/list", "resourceTemplates").catch(() => undefined)
+      : undefined,
+  ]);
+  return { ...(prompts ? { prompts } : {}), ...(templates ? { templates } : {}) };
+}
+
 export interface ToolListing {
   tools: Tool[];
   /** Entries that are not tools (no name, no object input schema), described for the log. */
@@ -287,10 +328,14 @@ export async function connectUpstream(
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    const listing = await Promise.race([
+    const [listing, listed] = await Promise.race([
       (async () => {
         await client.connect(transport, { timeout: server.timeoutMs });
-        return listAllTools(client, server.timeoutMs);
+        // Prompts and templates get less time: a server slow to list them still connects.
+        return Promise.all([
+          listAllTools(client, server.timeoutMs),
+          listCapabilities(client, Math.min(5_000, server.timeoutMs / 2)),
+        ]);
       })(),
       timeoutOrAbort,
     ]);
@@ -306,6 +351,7 @@ export async function connectUpstream(
         return current.skipped;
       },
       tags,
+      listed,
       async close() {
         isClosing = true;
         await client.close().catch(() => undefined);

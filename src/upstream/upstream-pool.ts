@@ -1,10 +1,5 @@
 import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
-import {
-  type CallToolResult,
-  McpError,
-  type Progress,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
@@ -23,7 +18,7 @@ import {
   isCircuitOpen,
   type RetryPolicy,
 } from "./restart-policy.ts";
-import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
+import { connectUpstream, type ListedCapabilities, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
@@ -61,6 +56,8 @@ export interface ConnectOutcome {
   tools?: readonly Tool[] | undefined;
   /** Malformed tools/list entries that were left out. */
   skipped?: readonly string[] | undefined;
+  /** Its prompts and resource templates, as it listed them when it connected. */
+  listed?: ListedCapabilities | undefined;
   error?: string | undefined;
   /** Not started: an agent wrote it and a person has not approved it (`mcpproxy approve`). */
   awaitingApproval?: boolean | undefined;
@@ -323,7 +320,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     if (refusal) return { server: slot.config.name, error: refusal, awaitingApproval: true };
     try {
       const connection = await connect(slot);
-      return { server: slot.config.name, tools: connection.tools, skipped: connection.skipped };
+      return {
+        server: slot.config.name,
+        tools: connection.tools,
+        skipped: connection.skipped,
+        listed: connection.listed,
+      };
     } catch (error) {
       return { server: slot.config.name, error: slot.isRefused ? slot.error : describeError(error) };
     }
