@@ -4,7 +4,6 @@ import type { ApprovalPolicy } from "../index/tool-approvals.ts";
 import type { PromptDefinition, ResourceDefinition, ToolDefinition } from "../security/definition-texts.ts";
 import {
   describeFindings,
-  type ServerMentions,
   scanPrompt,
   scanResource,
   scanTool,
@@ -21,13 +20,7 @@ export function approvalPolicyOf(
   servers: () => readonly ServerConfig[] = () => config.servers,
 ): ApprovalPolicy {
   const entry = (name: string) => servers().find((server) => server.name === name);
-  // One matcher per set of server names, not one per scanned definition (10k tools at a first index).
-  let mentioned: { names: string; mentions: ServerMentions } | undefined;
-  const mentionsOf = (names: string[]) => {
-    const joined = names.join("\u0000");
-    if (mentioned?.names !== joined) mentioned = { names: joined, mentions: serverMentions(names) };
-    return mentioned.mentions;
-  };
+
   return {
     trustOf: (server) => entry(server)?.trust ?? "pin",
     quarantinesNew: (server) => {
@@ -35,7 +28,7 @@ export function approvalPolicyOf(
       return config.quarantineNewServers || found?.quarantined === true || found?.writtenByAgent === true;
     },
     findingsOf: (server, definition, kind = "tool") => {
-      const mentions = mentionsOf(servers().map((s) => s.name));
+      const mentions = serverMentions(servers().map((s) => s.name));
       const findings =
         kind === "prompt"
           ? scanPrompt(definition as PromptDefinition, server, mentions)

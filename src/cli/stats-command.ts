@@ -1,5 +1,6 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { ProxyError } from "../errors.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import { openCallStats, statsReport, type ToolStats } from "../stats/call-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
@@ -72,7 +73,8 @@ export const statsCommand: Command = {
           "",
           "Failing:",
           ...report.failing.map(
-            (t) => `${row(t)}${t.lastError ? `\n      last error: ${t.lastError.split("\n")[0]}` : ""}`,
+            (t) =>
+              `${row(t)}${t.lastError ? `\n      last error: ${redactSecrets(t.lastError.split("\n")[0] ?? "")}` : ""}`,
           ),
         );
       }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
@@ -30,4 +30,13 @@ export function writeFileAtomicSync(path: string, content: string): void {
     rmSync(temp, { force: true });
     throw error;
   }
+}
+
+/**
+ * Creates an empty file 0600 (or makes an existing one 0600) before a database opens it: SQLite
+ * would create it with the umask's mode, and its -wal and -shm files take the database file's.
+ */
+export function createPrivateFile(path: string): void {
+  if (!existsSync(path)) writeFileSync(path, "", { mode: 0o600 });
+  chmodSync(path, 0o600);
 }

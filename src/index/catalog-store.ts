@@ -1,7 +1,8 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, ProxyError } from "../errors.ts";
+import { createPrivateFile } from "./atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
@@ -136,9 +137,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       db.exec("PRAGMA busy_timeout = 5000");
     } else {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      // Created here, 0600, rather than by SQLite with the umask's 0644: its -wal and -shm files
-      // take the database file's permissions.
-      if (!existsSync(path)) writeFileSync(path, "", { mode: 0o600 });
+      createPrivateFile(path);
       db = new Database(path, { create: true });
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA busy_timeout = 5000");

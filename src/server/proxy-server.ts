@@ -210,7 +210,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     if (name === TOOLS_STAT && deps.stats) {
       const parsed = v.safeParse(ToolsStatArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(TOOLS_STAT, parsed.issues));
-      const result = toolsStat(parsed.output, deps.stats, deps.catalog, deps.pool);
+      const result = toolsStat(parsed.output, deps.stats, deps.catalog, deps.pool, client?.session.id);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     }
     if (name === CALL_TOOL) {
@@ -326,6 +326,7 @@ async function forwardCall(
     outcome,
     error: report.error,
     afterSearch: searched.has(name),
+    session: context.session,
   });
   deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
   if (outcome === "ok" || context.signal?.aborted) return result;

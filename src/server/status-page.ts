@@ -1,4 +1,5 @@
 import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import { statsReport, type ToolStats } from "../stats/call-stats.ts";
 import type { ServerStatus } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
@@ -15,6 +16,9 @@ export interface StatusSources {
   stats?: (() => readonly ToolStats[]) | undefined;
   search(query: string): Promise<RetrieveToolsResult>;
 }
+
+/** An upstream's error as the page shows it: its first line, known secret shapes redacted (older stats hold them). */
+const shownError = (text: string) => redactSecrets(text.split("\n")[0] ?? "");
 
 const html = (text: unknown) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -33,7 +37,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
       (server) =>
         `<tr><td>${html(server.name)}</td><td class="state-${html(server.state)}">${html(server.state)}</td>` +
         `<td>${html(server.transport)}</td><td>${server.toolCount}</td>` +
-        `<td class="error">${server.error ? html(server.error.split("\n")[0]) : ""}</td></tr>`,
+        `<td class="error">${server.error ? html(shownError(server.error)) : ""}</td></tr>`,
     )
     .join("");
   const parts = [
@@ -67,7 +71,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
     });
     const line = (t: (typeof report.top)[number]) =>
       `<tr><td>${html(t.server)}__${html(t.tool)}</td><td>${t.calls}</td><td>${Math.round(t.successRate * 100)}%</td>` +
-      `<td>${t.meanMs} ms</td><td class="error">${t.lastError ? html(t.lastError.split("\n")[0]) : ""}</td></tr>`;
+      `<td>${t.meanMs} ms</td><td class="error">${t.lastError ? html(shownError(t.lastError)) : ""}</td></tr>`;
     const head = "<tr><th>tool</th><th>calls</th><th>ok</th><th>mean</th><th>last error</th></tr>";
     parts.push(
       `<h2>Most used tools</h2><p><small>${report.totals.calls} calls, ${report.totals.failures} failed</small></p>`,

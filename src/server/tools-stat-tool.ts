@@ -29,8 +29,8 @@ export const toolsStatDefinition: Tool = {
   name: TOOLS_STAT,
   title: "Tool statistics",
   description:
-    "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, last error, for the " +
-    "most used tools and the failing ones, with totals. Use it to prefer tools that work.",
+    "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, for the most used " +
+    "tools and the failing ones, with totals, and the last error your own calls met. Use it to prefer tools that work.",
   inputSchema: {
     type: "object",
     properties: {
@@ -41,13 +41,23 @@ export const toolsStatDefinition: Tool = {
   annotations: { readOnlyHint: true, openWorldHint: false },
 };
 
+/**
+ * The figures of every call, with the error texts of this session's own calls only: another
+ * session's last error may quote what it sent or got back.
+ */
 export function toolsStat(
   args: v.InferOutput<typeof ToolsStatArgs>,
   stats: CallStats,
   catalog: ToolCatalog,
   pool: UpstreamPool,
+  session: string | undefined,
 ) {
-  return statsReport(stats.all(), {
+  const own = session ? stats.errorsOf(session) : new Map<string, { error: string; at: string }>();
+  const figures = stats.all().map(({ lastError: _error, lastErrorAt: _at, ...tool }) => {
+    const mine = own.get(`${tool.server}/${tool.tool}`);
+    return mine ? { ...tool, lastError: mine.error, lastErrorAt: mine.at } : tool;
+  });
+  return statsReport(figures, {
     server: args.server,
     top: args.top,
     indexedTools: catalog.size(),

@@ -1,6 +1,8 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createPrivateFile } from "../index/atomic-file.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
@@ -20,6 +22,8 @@ export interface CallRecord {
   error?: string | undefined;
   /** The tool was in the calling session's last retrieve_tools answer. */
   afterSearch: boolean;
+  /** The client session that made the call: its own errors are told back to it (tools_stat). */
+  session?: string | undefined;
 }
 
 export interface ToolStats {
@@ -44,6 +48,11 @@ export interface CallStats {
   record(call: CallRecord): void;
   /** Every tool's figures, what is still in memory included. */
   all(): ToolStats[];
+  /**
+   * The last error of each tool as one session's own calls met it (this process's, in memory).
+   * Another session's errors may quote its data: an agent sees its own only.
+   */
+  errorsOf(session: string): Map<string, { error: string; at: string }>;
   /** Forgets a server's figures, or one tool's; resolves to how many tools were reset. */
   reset(filter: { server?: string | undefined; tool?: string | undefined }): number;
   flush(): void;
@@ -51,6 +60,8 @@ export interface CallStats {
 }
 
 export const STATS_FILE = "stats.db";
+/** How many sessions' own last errors are kept (the oldest go first). */
+const MAX_SESSIONS_KEPT = 1_000;
 const FLUSH_MS = 1_000;
 /** Latency buckets: bucket i holds calls up to 2^(i/2) ms (0.7 ms … about 46 min). */
 const BUCKETS = 44;
@@ -115,6 +126,8 @@ export function openCallStats(
   let db: Database | undefined;
   if (options.persist) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // 0600 whatever the umask: it holds what tools were called and how they failed.
+    createPrivateFile(path);
     db = new Database(path, { create: true });
     db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
     db.exec(`CREATE TABLE IF NOT EXISTS tool_stats (
@@ -124,6 +137,8 @@ export function openCallStats(
   }
   const pending = new Map<string, { server: string; tool: string; tally: Tally }>();
   const key = (server: string, tool: string) => `${server}\u0000${tool}`;
+  /** Each session's last error per tool, for the sessions that met one lately (bounded). */
+  const sessionErrors = new Map<string, Map<string, { error: string; at: string }>>();
 
   const stored = (): Map<string, { server: string; tool: string; tally: Tally }> => {
     const rows = (db?.query("SELECT server, tool, tally FROM tool_stats").all() ?? []) as {
@@ -172,9 +187,23 @@ export function openCallStats(
         if (call.outcome === "isError") t.isErrors++;
         else if (call.outcome === "timeout") t.timeouts++;
         else t.errors++;
-        t.lastError = call.error?.slice(0, 500);
+        // An upstream's error text may echo a token it was given; it is shown to people and agents.
+        t.lastError = call.error === undefined ? undefined : redactSecrets(call.error.slice(0, 500));
         t.lastErrorAt = now();
+        if (call.session && t.lastError) {
+          let own = sessionErrors.get(call.session);
+          if (!own) {
+            if (sessionErrors.size >= MAX_SESSIONS_KEPT) sessionErrors.delete(sessionErrors.keys().next().value!);
+            own = new Map();
+            sessionErrors.set(call.session, own);
+          }
+          own.set(k, { error: t.lastError, at: new Date(t.lastErrorAt).toISOString() });
+        }
       }
+    },
+    errorsOf(session) {
+      const own = sessionErrors.get(session) ?? new Map();
+      return new Map([...own].map(([k, value]) => [k.replace("\u0000", "/"), value]));
     },
     all() {
       const merged = stored();

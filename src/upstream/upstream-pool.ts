@@ -6,6 +6,7 @@ import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
+import { redactSecrets } from "../security/redact-secrets.ts";
 import { type ActiveCall, forwardToolCall } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -517,7 +518,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         state: slot.state,
         transport: slot.config.transport,
         toolCount: slot.toolCount,
-        ...(slot.error ? { error: slot.error } : {}),
+        // Shown on /health, the status page and to agents: known secret shapes never are.
+        ...(slot.error ? { error: redactSecrets(slot.error) } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
         ...(!slot.connection && isCircuitOpen(slot.failures) && slot.retryAt
           ? { retryAt: slot.retryAt }

@@ -1,0 +1,156 @@
+#!/usr/bin/env bun
+/**
+ * How well the poisoning scan finds poisoned definitions and leaves real ones alone. Recall on the
+ * labelled corpus (bench/poisoning-corpus.json: poisoned tools, prompts and resources, each with
+ * the finding kind it must raise, and hand-written benign ones that must raise nothing), and false
+ * positives on the 2,375 real tools of ../shared/eval, scanned as the proxy scans them
+ * (`scanTool({ name, description, inputSchema }, server, serverMentions(every server))`), with the
+ * time that takes. Figures, not pass/fail: src/security/poisoning-scan.test.ts holds the corpus to
+ * account.
+ *
+ *   bun bench/poisoning-bench.ts
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type Finding,
+  type ServerMentions,
+  scanPrompt,
+  scanResource,
+  scanTool,
+  serverMentions,
+} from "../src/security/poisoning-scan.ts";
+import { percentile } from "./metrics.ts";
+import { ROOT } from "./proxy-process.ts";
+
+export const CORPUS_FILE = join(ROOT, "bench", "poisoning-corpus.json");
+export const EVAL_FILE = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+
+export interface CorpusCase {
+  id: string;
+  kind: "tool" | "prompt" | "resource";
+  item: Record<string, unknown>;
+  server: string;
+  expect: Finding["kind"] | "none";
+  note: string;
+}
+
+interface RealTool {
+  server: string;
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export function scanCase(entry: CorpusCase, mentions: ServerMentions): Finding[] {
+  const item = entry.item as never;
+  if (entry.kind === "prompt") return scanPrompt(item, entry.server, mentions);
+  if (entry.kind === "resource") return scanResource(item, entry.server, mentions);
+  return scanTool(item, entry.server, mentions);
+}
+
+export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE, timingRuns = 5) {
+  const corpus = JSON.parse(readFileSync(corpusFile, "utf8")) as { servers: string[]; cases: CorpusCase[] };
+  const mentions = serverMentions(corpus.servers);
+  const byKind = new Map<string, { found: number; total: number }>();
+  const missed: { id: string; expect: string; got: Finding[] }[] = [];
+  const benignHits: { id: string; findings: Finding[] }[] = [];
+  let benignCases = 0;
+  for (const entry of corpus.cases) {
+    const findings = scanCase(entry, mentions);
+    if (entry.expect === "none") {
+      benignCases++;
+      if (findings.length > 0) benignHits.push({ id: entry.id, findings });
+      continue;
+    }
+    const tally = byKind.get(entry.expect) ?? { found: 0, total: 0 };
+    byKind.set(entry.expect, tally);
+    tally.total++;
+    if (findings.some((finding) => finding.kind === entry.expect)) tally.found++;
+    else missed.push({ id: entry.id, expect: entry.expect, got: findings });
+  }
+  return {
+    recall: [...byKind].map(([kind, tally]) => ({ kind, ...tally })),
+    missed,
+    benignCases,
+    benignHits,
+    real: existsSync(evalFile) ? scanRealTools(evalFile, timingRuns) : undefined,
+    evalFile,
+  };
+}
+
+function scanRealTools(evalFile: string, timingRuns: number) {
+  const tools = (JSON.parse(readFileSync(evalFile, "utf8")) as { tools: RealTool[] }).tools;
+  const servers = [...new Set(tools.map((tool) => tool.server))];
+  const scanAll = () => {
+    const mentions = serverMentions(servers);
+    return tools.map((tool) => ({
+      tool,
+      findings: scanTool(
+        { name: tool.name, description: tool.description, inputSchema: tool.inputSchema },
+        tool.server,
+        mentions,
+      ),
+    }));
+  };
+  const times: number[] = [];
+  let results: ReturnType<typeof scanAll> = [];
+  for (let run = 0; run < timingRuns; run++) {
+    const started = performance.now();
+    results = scanAll();
+    times.push(performance.now() - started);
+  }
+  return {
+    tools: tools.length,
+    servers: servers.length,
+    falsePositives: results
+      .filter(({ findings }) => findings.length > 0)
+      .map(({ tool, findings }) => ({ server: tool.server, name: tool.name, findings })),
+    firstRunMs: times[0]!,
+    medianMs: percentile(times, 50),
+    runs: timingRuns,
+  };
+}
+
+const percent = (part: number, whole: number) => `${((100 * part) / Math.max(whole, 1)).toFixed(1)}%`;
+const describe = (findings: readonly Finding[]) => findings.map((f) => `${f.kind}: ${f.detail}`).join("; ");
+
+export function formatPoisoningReport(report: ReturnType<typeof runPoisoningBench>): string {
+  const found = report.recall.reduce((sum, row) => sum + row.found, 0);
+  const total = report.recall.reduce((sum, row) => sum + row.total, 0);
+  const lines = [
+    "poisoning scan",
+    "",
+    `recall on the poisoned corpus: ${found}/${total} (${percent(found, total)})`,
+    "",
+    "| expected finding | found | recall |",
+    "|---|---|---|",
+    ...report.recall.map(
+      (row) => `| ${row.kind} | ${row.found}/${row.total} | ${percent(row.found, row.total)} |`,
+    ),
+    "",
+    report.missed.length === 0
+      ? "missed: none"
+      : `missed:\n${report.missed.map((m) => `  ${m.id} (expected ${m.expect}; got ${describe(m.got) || "nothing"})`).join("\n")}`,
+    "",
+    `hand-written benign cases with a finding: ${report.benignHits.length}/${report.benignCases}`,
+    ...report.benignHits.map((hit) => `  ${hit.id}: ${describe(hit.findings)}`),
+    "",
+  ];
+  const real = report.real;
+  if (!real) {
+    lines.push(`(real tools skipped: ${report.evalFile} is not here)`);
+    return lines.join("\n");
+  }
+  lines.push(
+    `false positives on ${real.tools} real tools (${real.servers} servers): ${real.falsePositives.length} (${percent(real.falsePositives.length, real.tools)})`,
+    ...real.falsePositives.map((fp) => `  ${fp.server} / ${fp.name}: ${describe(fp.findings)}`),
+    "",
+    `time to scan the ${real.tools} real tools: ${real.firstRunMs.toFixed(1)} ms first run, ${real.medianMs.toFixed(1)} ms median of ${real.runs}`,
+  );
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  process.stdout.write(`${formatPoisoningReport(runPoisoningBench())}\n`);
+}

@@ -1,0 +1,92 @@
+import { foldConfusables } from "./confusables.ts";
+import { withoutInvisible } from "./hidden-characters.ts";
+
+/**
+ * A text the way a reader (or a model) takes it in, for matching only: invisible characters
+ * removed, compatibility forms (fullwidth, mathematical, circled letters) and accents undone
+ * (NFKD, then combining marks dropped), look-alike letters folded to ASCII, letters spelled out
+ * with spaces, dots or dashes joined ("i g n o r e" → "ignore"), and every run of white space one
+ * space.
+ */
+export function normalizeForScan(text: string): string {
+  let out = text;
+  if (!PLAIN_ASCII.test(out)) {
+    out = foldConfusables(withoutInvisible(out).normalize("NFKD").replace(MARKS, ""));
+  }
+  return out.replace(SPACED_LETTERS, joinLetters).replace(WHITE_SPACE, " ").trim();
+}
+
+const PLAIN_ASCII = /^[\t\n\r\x20-\x7E]*$/;
+const MARKS = /\p{M}/gu;
+const WHITE_SPACE = /\s+/g;
+
+/**
+ * Three or more single letters with the same separator between each: one space, or one of
+ * . - _ * | + ~ with a space either side or none. Two spaces or more end a word, so
+ * "i g n o r e   a l l" keeps its words apart.
+ */
+const SPACED_LETTERS = /(?<![A-Za-z0-9])[A-Za-z]( | ?[.\-_*|+~] ?)[A-Za-z](?:\1[A-Za-z])+(?![A-Za-z0-9])/g;
+
+/**
+ * Words the scan's patterns are made of, to put the spaces back into letters spaced out evenly,
+ * where nothing marks where one word ends ("ignorepreviousinstructions"). Longest first, so a word
+ * is not cut at a shorter one it starts with.
+ */
+const PATTERN_WORDS = new RegExp(
+  [
+    "instructions",
+    "everything",
+    "disregard",
+    "previous",
+    "override",
+    "invoking",
+    "earlier",
+    "calling",
+    "forward",
+    "include",
+    "always",
+    "bypass",
+    "before",
+    "delete",
+    "create",
+    "ignore",
+    "forget",
+    "system",
+    "prompt",
+    "secret",
+    "upload",
+    "above",
+    "prior",
+    "rules",
+    "using",
+    "never",
+    "first",
+    "token",
+    "were",
+    "told",
+    "read",
+    "send",
+    "post",
+    "pass",
+    "tool",
+    "this",
+    "user",
+    "must",
+    "tell",
+    "file",
+    "the",
+    "all",
+    "any",
+    "you",
+    "and",
+    "not",
+    "to",
+  ].join("|"),
+  "gi",
+);
+
+function joinLetters(run: string): string {
+  const word = run.replace(/[^A-Za-z]/g, "");
+  const spaced = run.includes(" ") && !/[^A-Za-z ]/.test(run);
+  return ` ${spaced && word.length > 7 ? word.replace(PATTERN_WORDS, " $& ") : word} `;
+}
