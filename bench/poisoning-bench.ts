@@ -51,7 +51,8 @@ export function scanCase(entry: CorpusCase, mentions: ServerMentions): Finding[]
 
 export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE, timingRuns = 5) {
   const corpus = JSON.parse(readFileSync(corpusFile, "utf8")) as { servers: string[]; cases: CorpusCase[] };
-  const mentions = serverMentions(corpus.servers);
+  // Every server the corpus names is configured, its cases' own servers too (as the e2e test has them).
+  const mentions = serverMentions([...new Set([...corpus.servers, ...corpus.cases.map((c) => c.server)])]);
   const byKind = new Map<string, { found: number; total: number }>();
   const missed: { id: string; expect: string; got: Finding[] }[] = [];
   const benignHits: { id: string; findings: Finding[] }[] = [];

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   LISTEN_FAILED: { exit: 1, summary: "the HTTP listener could not start" },
   AUTH_FAILED: { exit: 1, summary: "an OAuth login did not complete" },
   PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },
+  PLUGIN_UNAVAILABLE: { exit: 2, summary: "a plugin named in the config could not be loaded" },
   INTERNAL: { exit: 1, summary: "an internal error" },
 } as const;
 

@@ -122,33 +122,36 @@ describe("plugins that go wrong", () => {
     return ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
   }
 
-  test("a file that does not load, or is not a plugin, is named with the reason and the rest still runs", async () => {
-    const flags = configWith(
-      ["./plugins/broken.ts", "./plugins/number.ts", "./plugins/missing.ts", "./plugins/typo.ts"],
-      {
-        "broken.ts": "export default { name: 'broken', rankResults( };",
-        "number.ts": "export default 42;",
-        "typo.ts": "export default { name: 'typo', beforeToolcall() {} };",
-      },
-    );
-    const result = await runCli(["search", "anything", ...flags], sandbox.env());
+  test("a plugin that does not load stops the proxy (exit 2) with every reason; an optional one is left out with a warning", async () => {
+    const flags = configWith(["./plugins/broken.ts", "./plugins/number.ts", "./plugins/missing.ts"], {
+      "broken.ts": "export default { name: 'broken', rankResults( };",
+      "number.ts": "export default 42;",
+    });
+    for (const command of [["search", "anything"], ["serve"], ["index"]]) {
+      const result = await runCli([...command, ...flags], sandbox.env());
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("3 plugins named in the config could not be loaded");
+      expect(result.stderr).toContain(`${join(sandbox.dir, "plugins", "broken.ts")}: it failed to load`);
+      expect(result.stderr).toContain("number.ts: it has no default export that is a plugin object");
+      expect(result.stderr).toContain("missing.ts: the file does not exist");
+    }
+
+    const lenient = configWith([{ path: "./plugins/missing.ts", optional: true }, "./plugins/typo.ts"], {
+      "typo.ts": "export default { name: 'typo', beforeToolcall() {} };",
+    });
+    const result = await runCli(["search", "anything", ...lenient], sandbox.env());
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain(
-      `plugin not loaded: ${join(sandbox.dir, "plugins", "broken.ts")}: it failed to load`,
-    );
-    expect(result.stderr).toContain("number.ts: it has no default export that is a plugin object");
+    expect(result.stderr).toContain("optional plugin not loaded:");
     expect(result.stderr).toContain("missing.ts: the file does not exist");
     expect(result.stderr).toContain(
       "beforeToolcall is not a hook and will never run (did you mean beforeToolCall?)",
     );
-
     const strict = await runCli(
-      ["search", "anything", ...flags],
+      ["search", "anything", ...lenient],
       sandbox.env({ MCPPROXY_STRICT_PLUGINS: "1" }),
     );
-    expect(strict.code).toBe(1);
-    expect(strict.stderr).toContain("A plugin could not be loaded (--strict-plugins).");
-    expect(strict.stderr).toContain("broken.ts: it failed to load");
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain("beforeToolcall is not a hook");
   });
 
   test("options that fail the plugin's valibot schema are a config error, exit 2", async () => {

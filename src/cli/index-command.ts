@@ -4,6 +4,7 @@ import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refr
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { ProxyError } from "../errors.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
+import { loadPlugins } from "../plugins/load-plugins.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
@@ -23,6 +24,8 @@ export const indexCommand: Command = {
     const ancestry = resolveAncestry(config.configPath, process.env);
     // The summary below reports every server; the log adds only errors unless asked for debug.
     const logger = commandLogger({ ...config, logLevel: config.logLevel === "debug" ? "debug" : "error" });
+    // Not run here, but checked: a config whose plugins cannot load is refused as serve refuses it.
+    await loadPlugins(config.plugins, { strict: config.strictPlugins, logger });
     const enabled = config.servers.filter((server) => server.enabled);
     if (enabled.length === 0) {
       throw new ProxyError(

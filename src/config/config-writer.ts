@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 import { applyEdits, modify, parse } from "jsonc-parser";
 import { writeFileAtomic } from "../index/atomic-file.ts";
 import { readConfigFile } from "./config-file.ts";
@@ -59,6 +59,7 @@ export async function editConfigServers(
         ? `${path}.bak`
         : `${path}.bak-${now.toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;
     copyFileSync(path, backup);
+    chmodSync(backup, 0o600); // it may sit in the data dir, whose files are the user's alone
   }
   if (!text.endsWith("\n")) text = `${text}\n`;
   await writeFileAtomic(path, text);

@@ -12,7 +12,7 @@ import { ConfigFileSchema, PluginsSchema, SETTINGS, type SettingName, type Setti
 export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
   /** User plugins, in config order, with absolute paths. */
-  plugins: readonly { path: string; options?: unknown }[];
+  plugins: readonly { path: string; options?: unknown; optional?: boolean }[];
   /** Every configured server, enabled or not, sorted by name. */
   servers: readonly ServerConfig[];
 }
@@ -184,7 +184,7 @@ function parsePlugins(
   configDir: string,
   env: Readonly<Record<string, string | undefined>>,
   problems: ExpansionProblem[],
-): { path: string; options?: unknown }[] {
+): { path: string; options?: unknown; optional?: boolean }[] {
   if (raw === undefined) return [];
   const parsed = v.safeParse(PluginsSchema, expandDeep(raw, env, "mcpproxy.plugins", problems));
   if (!parsed.success) {
@@ -197,6 +197,7 @@ function parsePlugins(
       : {
           path: expandPath(entry.path, env, configDir),
           ...(entry.options !== undefined ? { options: entry.options } : {}),
+          ...(entry.optional ? { optional: true } : {}),
         },
   );
 }

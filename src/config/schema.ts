@@ -253,11 +253,13 @@ export const PluginsSchema = v.array(
         v.strictObject({
           path: v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty")),
           options: v.optional(v.unknown()),
+          /** Run without it when it cannot be loaded (a warning), instead of refusing to start. */
+          optional: v.optional(v.boolean("must be true or false")),
         }),
-        'must be a path, or {"path": …, "options": {…}}',
+        'must be a path, or {"path": …, "options": {…}, "optional": true}',
       ),
     ],
-    'each plugin must be a path, or {"path": …, "options": {…}}',
+    'each plugin must be a path, or {"path": …, "options": {…}, "optional": true}',
   ),
   "must be an array of plugins",
 );

@@ -8,13 +8,16 @@ import type { Plugin } from "../plugin-api.ts";
  * Loads user plugins named in the config, in the compiled binary, at run time: each file is
  * imported (Bun runs TypeScript as it is), its default export checked, and its options checked
  * against the schema it declares. A file that does not load, or exports something that is not a
- * plugin, is named with the reason: logged and left out, or an error with `strict`. Options that
- * fail their schema are always a config error (exit 2).
+ * plugin, is named with the reason, and the proxy does not start without it (exit 2): a plugin
+ * that redacts or guards must never be silently absent. One marked `optional` is left out with a
+ * warning instead. Options that fail their schema are always a config error (exit 2).
  */
 export interface PluginSpec {
   /** Absolute path of the plugin file. */
   path: string;
   options?: unknown;
+  /** Leave it out with a warning when it cannot be loaded. */
+  optional?: boolean;
 }
 
 export interface LoadedPlugin {
@@ -52,6 +55,7 @@ export async function loadPlugins(
   if (specs.length > 0) provideModulesToPlugins();
   const loaded: LoadedPlugin[] = [];
   const problems: string[] = [];
+  const skipped: string[] = [];
   for (const spec of specs) {
     try {
       const plugin = await importPlugin(spec.path);
@@ -67,15 +71,18 @@ export async function loadPlugins(
       loaded.push({ plugin, options: await validOptions(plugin, spec), source: spec.path });
     } catch (error) {
       if (error instanceof ProxyError && error.code === "CONFIG_INVALID") throw error;
-      problems.push(`${spec.path}: ${describeError(error)}`);
+      (spec.optional ? skipped : problems).push(`${spec.path}: ${describeError(error)}`);
     }
   }
-  if (problems.length > 0 && options.strict) {
-    throw new ProxyError("PLUGIN_FAILED", "A plugin could not be loaded (--strict-plugins).", {
-      details: problems,
-    });
+  if (problems.length > 0) {
+    throw new ProxyError(
+      "PLUGIN_UNAVAILABLE",
+      `${problems.length === 1 ? "A plugin" : `${problems.length} plugins`} named in the config could not be loaded, ` +
+        'and mcpproxy does not run without them: fix or remove them, or mark one {"path": …, "optional": true} to run without it.',
+      { details: problems },
+    );
   }
-  for (const problem of problems) options.logger.error(`plugin not loaded: ${problem}`);
+  for (const problem of skipped) options.logger.warn(`optional plugin not loaded: ${problem}`);
   return loaded;
 }
 

@@ -210,7 +210,8 @@ const corpus = JSON.parse(
 };
 
 describe("the labelled corpus (bench/poisoning-corpus.json)", () => {
-  const mentions = serverMentions(corpus.servers);
+  // Every server the corpus names is configured, its cases' own servers too (as the e2e test has them).
+  const mentions = serverMentions([...new Set([...corpus.servers, ...corpus.cases.map((c) => c.server)])]);
   const scan = (entry: CorpusCase) =>
     entry.kind === "prompt"
       ? scanPrompt(entry.item, entry.server, mentions)

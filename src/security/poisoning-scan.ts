@@ -134,7 +134,8 @@ function buildServerMentions(servers: readonly string[]): ServerMentions {
   }
   if (names.length === 0) return () => [];
   names.sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(`(?<![a-z0-9])(${names.join("|")})(?![a-z0-9])(?:${AFTER_NAME})`, "gi");
+  // Not inside a path: "~/.ssh/id_rsa" names a file, not the tools of a server called ssh.
+  const pattern = new RegExp(`(?<![a-z0-9./~\\\\])(${names.join("|")})(?![a-z0-9])(?:${AFTER_NAME})`, "gi");
   return (text) => {
     const found = new Set<string>();
     pattern.lastIndex = 0;

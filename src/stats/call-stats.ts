@@ -193,7 +193,8 @@ export function openCallStats(
         if (call.session && t.lastError) {
           let own = sessionErrors.get(call.session);
           if (!own) {
-            if (sessionErrors.size >= MAX_SESSIONS_KEPT) sessionErrors.delete(sessionErrors.keys().next().value!);
+            if (sessionErrors.size >= MAX_SESSIONS_KEPT)
+              sessionErrors.delete(sessionErrors.keys().next().value!);
             own = new Map();
             sessionErrors.set(call.session, own);
           }

@@ -40,7 +40,7 @@ function fileFetch(cacheDir: string): typeof fetch {
     const bytes = await response.arrayBuffer();
     const target = join(cacheDir, match[1]!, decodeURIComponent(match[2]!));
     mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-    writeFileSync(target, new Uint8Array(bytes));
+    writeFileSync(target, new Uint8Array(bytes), { mode: 0o600 });
     return new Response(bytes, { status: 200, headers: response.headers });
   }) as typeof fetch;
 }
