@@ -22,6 +22,7 @@ import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
+import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 
@@ -109,7 +110,10 @@ async function run(
     maxResultBytes: config.maxResultBytes,
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,
-    onToolsChanged: (server, tools) => void sync?.resync(server, tools),
+    onToolsChanged: (server, tools, listed) => {
+      if (listed) reviewListed(catalog, { server, listed });
+      void sync?.resync(server, tools);
+    },
     auth: upstreamAuth(config.dataDir),
     clientSide: upstreamMessages({
       sessions: clients,

@@ -123,9 +123,10 @@ export interface UpstreamPoolOptions {
   logger: Logger;
   /**
    * A server's tools may have changed: it sent `notifications/tools/list_changed`, or it connected
-   * again after a failure (its list is then fresh). Not called for a server's first connection.
+   * again after a failure (its list is then fresh), or a lazy server connected for a call (what it
+   * listed then, prompts and templates included). Not called for other first connections.
    */
-  onToolsChanged?: (server: string, tools: readonly Tool[]) => void;
+  onToolsChanged?: (server: string, tools: readonly Tool[], listed?: ListedCapabilities) => void;
   env?: Readonly<Record<string, string | undefined>>;
   /** How long a call may go without an answer or progress, for servers without their own callTimeoutMs. */
   callTimeoutMs?: number;
@@ -289,7 +290,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         if (connection.skipped.length > 0) {
           log.warn(`left out ${connection.skipped.length} malformed tools: ${connection.skipped.join(", ")}`);
         }
-        if (isReconnect) options.onToolsChanged?.(slot.config.name, connection.tools);
+        // A lazy server's first connection comes from a call, not from an indexing pass: what it
+        // lists is reviewed (pinned) as a reconnect's is, not taken on trust.
+        if (isReconnect || slot.config.lazy) {
+          options.onToolsChanged?.(slot.config.name, connection.tools, connection.listed);
+        }
         return connection;
       },
       (error: unknown) => {
