@@ -9,6 +9,7 @@ import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
 import { formatConfigReloadReport, measureConfigReload } from "./config-reload-bench.ts";
 import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
 import { formatLoadReport, runLoadBench } from "./load-bench.ts";
+import { formatPoisoningReport, runPoisoningBench } from "./poisoning-bench.ts";
 import { ROOT } from "./proxy-process.ts";
 import { formatRelayReport, measureRelay } from "./relay-bench.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
@@ -26,6 +27,7 @@ if (existsSync(evalFile)) {
     `(retrieval eval skipped: ${evalFile} is not here; pass a catalog to \`npm run eval -- FILE\`)\n\n`,
   );
 }
+process.stdout.write(`${formatPoisoningReport(runPoisoningBench())}\n\n`);
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
 process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
 process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);
