@@ -92,8 +92,8 @@ export function parseServer(
   const isEnabled = record.enabled !== false && record.disabled !== true;
   // What an agent wrote is not expanded from the proxy's environment before a person approves it.
   const isAwaiting = isAwaitingApproval(entry as Record<string, unknown>);
-  const isAgents = Object.hasOwn(record, "agent");
-  if (isAgents && !agentMarkOf(record)) {
+  const isAgentWritten = Object.hasOwn(record, "agent");
+  if (isAgentWritten && !agentMarkOf(record)) {
     problems.push({ path: `${path}.agent`, message: "is written by upstream_servers and must be an object" });
   }
   // The mark records what the entry was before; it is shown by `approve`, never expanded or run.
@@ -133,7 +133,7 @@ export function parseServer(
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
     ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
     ...(parsed.output.quarantined ? { quarantined: true } : {}),
-    ...(isAgents ? { writtenByAgent: true } : {}),
+    ...(isAgentWritten ? { writtenByAgent: true } : {}),
     ...(isAwaiting
       ? {
           awaitingApproval:

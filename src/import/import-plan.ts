@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { SERVER_KEYS } from "../config/parse-server.ts";
+import { usableServerName } from "../security/server-names.ts";
 import type { ClientFile, RawServer } from "./client-configs.ts";
 
 /**
@@ -149,11 +150,13 @@ export function planImport(
       actions.push({ kind: "skip", server, sameAs: same });
       continue;
     }
-    let name = server.name;
+    // A name the config would refuse (a `/`, `constructor`) is made usable, and said so.
+    const base = usableServerName(server.name);
+    let name = base;
     if (names.has(name)) {
       const suffix = server.file.client === "file" ? "imported" : server.file.client;
-      name = `${server.name}-${suffix}`;
-      for (let n = 2; names.has(name); n++) name = `${server.name}-${suffix}-${n}`;
+      name = `${base}-${suffix}`;
+      for (let n = 2; names.has(name); n++) name = `${base}-${suffix}-${n}`;
     }
     names.add(name);
     identities.set(identityOf(server.entry), name);

@@ -4,6 +4,7 @@ import {
   APPROVED_KEY,
   agentMarkOf,
   isAwaitingApproval,
+  LAUNCH_KEYS,
   type LaunchSpec,
   launchSpecOf,
   originOf,
@@ -18,16 +19,7 @@ import {
  * server it enables, are marked as its own and wait for `mcpproxy approve` (launch-spec.ts).
  */
 export const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "serverUrl",
-  "headers",
-  "type",
-  "transport",
-  "oauth",
+  ...LAUNCH_KEYS,
   "timeoutMs",
   "callTimeoutMs",
 ]);

@@ -16,15 +16,22 @@ export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 const MAX_NAME_LENGTH = 100;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** Why a server name cannot be used, or undefined when it can. */
 export function serverNameProblem(name: string): string | undefined {
   if (name.trim() === "") return "a server name must not be empty";
   if (name.length > MAX_NAME_LENGTH) return `a server name must be at most ${MAX_NAME_LENGTH} characters`;
   if (name.includes("/")) return "a server name must not contain /";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name))
-    return "a server name must not contain control characters or line breaks";
+  if (CONTROL.test(name)) return "a server name must not contain control characters or line breaks";
   if (RESERVED_SERVER_NAMES.has(name)) return `"${name}" is reserved and cannot name a server`;
   return undefined;
+}
+
+/** A name that can be used, made from one that cannot (an import from another client's file). */
+export function usableServerName(name: string): string {
+  const replaced = [...name].map((char) => (char === "/" || CONTROL.test(char) ? "-" : char)).join("");
+  const usable = replaced.replace(/-{2,}/g, "-").trim().slice(0, MAX_NAME_LENGTH) || "server";
+  return RESERVED_SERVER_NAMES.has(usable) ? `${usable}-server` : usable;
 }

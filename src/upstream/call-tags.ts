@@ -104,9 +104,12 @@ function untagged(
   return { ...message, params: { ...params, _meta: meta } } as JSONRPCMessage;
 }
 
-/** The id of the single JSON-RPC request a POST carries, if it carries one. */
+/** A POST that carries a call names its method; anything else is passed without parsing. */
+const TOOLS_CALL_HINT = '"tools/call"';
+
+/** The id of the single JSON-RPC request a POST carries, if it is a tools/call. */
 function postedRequestId(body: unknown): string | undefined {
-  if (typeof body !== "string" || !body.includes(CALL_META_KEY_FREE_HINT)) return undefined;
+  if (typeof body !== "string" || !body.includes(TOOLS_CALL_HINT)) return undefined;
   try {
     const message = JSON.parse(body) as { id?: unknown; method?: unknown };
     return message.method === "tools/call" &&
@@ -117,9 +120,6 @@ function postedRequestId(body: unknown): string | undefined {
     return undefined;
   }
 }
-/** A POST that carries a call names its method; anything else is passed without parsing. */
-const CALL_META_KEY_FREE_HINT = '"tools/call"';
-
 /**
  * Passes an SSE stream through unchanged and calls `found` with the id of every server→client
  * request in it, before the bytes reach the SDK (so the id is known when its handler runs). Only

@@ -1,0 +1,27 @@
+import { describe, expect, test } from "bun:test";
+import { RESERVED_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { RESERVED_SERVER_NAMES, serverNameProblem, usableServerName } from "./server-names.ts";
+
+describe("server names", () => {
+  test("the built-in tools' names are reserved server names", () => {
+    for (const name of RESERVED_TOOL_NAMES) expect(RESERVED_SERVER_NAMES.has(name)).toBe(true);
+  });
+
+  test("names objects already have, paths, control characters and line breaks are refused", () => {
+    for (const name of ["__proto__", "constructor", "valueOf", "toString", "a/b", "x\ny", "tab\there", ""]) {
+      expect(serverNameProblem(name)).toBeDefined();
+    }
+    for (const name of ["github", "My Server", "github-cursor", "ünïcödé", "a.b_c-d"]) {
+      expect(serverNameProblem(name)).toBeUndefined();
+    }
+  });
+
+  test("an imported name that cannot be used is made one that can", () => {
+    expect(usableServerName("acme/notes")).toBe("acme-notes");
+    expect(usableServerName("constructor")).toBe("constructor-server");
+    expect(usableServerName("two\nlines")).toBe("two-lines");
+    for (const name of ["acme/notes", "constructor", "two\nlines", "__proto__", "/"]) {
+      expect(serverNameProblem(usableServerName(name))).toBeUndefined();
+    }
+  });
+});
