@@ -59,10 +59,15 @@ export async function runRetrievalEval(file: string, options: EvalOptions = {}):
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-eval-"));
   const launched = await launchCatalog(resolve(file), catalog, work);
   try {
-    return await evaluate(file, launched.configPath, catalog.queries, work, options, {
-      tools: catalog.tools.length,
-      servers: launched.servers,
-    });
+    return await evaluate(
+      file,
+      launched.configPath,
+      catalog.queries,
+      work,
+      options,
+      { tools: catalog.tools.length, servers: launched.servers },
+      launched.catalogServer,
+    );
   } finally {
     await launched.stop();
     rmSync(work, { recursive: true, force: true });
@@ -87,6 +92,8 @@ async function evaluate(
   work: string,
   options: EvalOptions,
   counts?: { tools: number; servers: number },
+  /** The catalog's name of a server in the config (see catalog-launcher.ts). */
+  catalogServer: (configName: string) => string = (name) => name,
 ): Promise<EvalReport> {
   const topK = options.topK ?? 10;
   const queries = options.limit ? allQueries.slice(0, options.limit) : allQueries;
@@ -114,7 +121,7 @@ async function evaluate(
       latencies.push(performance.now() - started);
       const found = (result.structuredContent as { tools: { server: string; tool: string }[] }).tools;
       const score = scoreQuery(
-        found.map((hit) => toolId(hit.server, hit.tool)),
+        found.map((hit) => toolId(catalogServer(hit.server), hit.tool)),
         query.expected_groups,
       );
       // The halves of the split by server only mean something for a catalog of many servers.

@@ -437,7 +437,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           isClosed: () => isClosed,
           track: (call) => {
             slot.active.push(call);
-            if (call.session) slot.callers = withCaller(slot.callers, call.session);
+            if (call.session && slot.callers.at(-1) !== call.session) {
+              slot.callers = withCaller(slot.callers, call.session);
+            }
             return () => {
               const at = slot.active.indexOf(call);
               if (at >= 0) slot.active.splice(at, 1);
