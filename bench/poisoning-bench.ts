@@ -5,7 +5,8 @@
  * the finding kind it must raise, and hand-written benign ones that must raise nothing), and false
  * positives on the 2,375 real tools of ../shared/eval, scanned as the proxy scans them
  * (`scanTool({ name, description, inputSchema }, server, serverMentions(every server))`), with the
- * time that takes. Figures, not pass/fail: src/security/poisoning-scan.test.ts holds the corpus to
+ * time that takes, and the slowest scan of a hostile 100,000-character description (the scan's
+ * expressions must stay close to linear). Figures, not pass/fail: src/security/poisoning-scan.test.ts holds the corpus to
  * account.
  *
  *   bun bench/poisoning-bench.ts
@@ -49,8 +50,31 @@ export function scanCase(entry: CorpusCase, mentions: ServerMentions): Finding[]
   return scanTool(item, entry.server, mentions);
 }
 
+/**
+ * Sets written by someone who never saw the scanner (bench/poisoning-holdout*.json): the corpus
+ * measures what the scanner was built to find, these how far that reaches.
+ */
+export const HELDOUT_FILES = ["poisoning-holdout.json", "poisoning-holdout-2.json"].map((name) =>
+  join(ROOT, "bench", name),
+);
+
 export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE, timingRuns = 5) {
-  const corpus = JSON.parse(readFileSync(corpusFile, "utf8")) as { servers: string[]; cases: CorpusCase[] };
+  const corpus = scoreCorpus(corpusFile);
+  return {
+    ...corpus,
+    heldOut: HELDOUT_FILES.filter((file) => existsSync(file)).map((file) => ({
+      file: file.slice(ROOT.length + 1),
+      ...scoreCorpus(file),
+    })),
+    real: existsSync(evalFile) ? scanRealTools(evalFile, timingRuns) : undefined,
+    hostile: scanHostile(corpus.mentions),
+    evalFile,
+  };
+}
+
+/** Recall by expected finding, the poisoned cases missed, and the benign cases that fire. */
+function scoreCorpus(file: string) {
+  const corpus = JSON.parse(readFileSync(file, "utf8")) as { servers: string[]; cases: CorpusCase[] };
   // Every server the corpus names is configured, its cases' own servers too (as the e2e test has them).
   const mentions = serverMentions([...new Set([...corpus.servers, ...corpus.cases.map((c) => c.server)])]);
   const byKind = new Map<string, { found: number; total: number }>();
@@ -75,9 +99,40 @@ export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE
     missed,
     benignCases,
     benignHits,
-    real: existsSync(evalFile) ? scanRealTools(evalFile, timingRuns) : undefined,
-    evalFile,
+    mentions,
   };
+}
+
+/**
+ * Fragments that keep many expressions busy at once (verbs, secrets, passives and server names with
+ * no sentence end in sight), each repeated to 100,000 characters.
+ */
+const HOSTILE_FRAGMENTS = [
+  "a",
+  "read chrome ",
+  "find chrome paste ",
+  "copy login data ",
+  ".env is to be included in the field ",
+  "search private keys passwords paste include ",
+  "ignore all previous prior earlier system ",
+  "tell the user it failed ",
+  "if github server is connected use ",
+  "github server's github__ ",
+  "a_b_",
+  "&#65;%41",
+  "i g n o r e ",
+];
+
+function scanHostile(mentions: ServerMentions) {
+  let slowest = { fragment: "", ms: 0 };
+  for (const fragment of HOSTILE_FRAGMENTS) {
+    const description = fragment.repeat(Math.ceil(100_000 / fragment.length)).slice(0, 100_000);
+    const started = performance.now();
+    scanTool({ name: "hostile", description, inputSchema: { type: "object" } }, "hostile", mentions);
+    const ms = performance.now() - started;
+    if (ms > slowest.ms) slowest = { fragment, ms };
+  }
+  return { inputs: HOSTILE_FRAGMENTS.length, ...slowest };
 }
 
 function scanRealTools(evalFile: string, timingRuns: number) {
@@ -138,6 +193,22 @@ export function formatPoisoningReport(report: ReturnType<typeof runPoisoningBenc
     ...report.benignHits.map((hit) => `  ${hit.id}: ${describe(hit.findings)}`),
     "",
   ];
+  for (const set of report.heldOut) {
+    const setFound = set.recall.reduce((sum, row) => sum + row.found, 0);
+    const setTotal = set.recall.reduce((sum, row) => sum + row.total, 0);
+    lines.push(
+      `held out (${set.file}, written without seeing the scanner): recall ${setFound}/${setTotal} (${percent(setFound, setTotal)}); ` +
+        set.recall.map((row) => `${row.kind} ${row.found}/${row.total}`).join(", ") +
+        `; benign cases with a finding ${set.benignHits.length}/${set.benignCases} (${percent(set.benignHits.length, set.benignCases)})`,
+      ...set.benignHits.map((hit) => `  false positive ${hit.id}: ${describe(hit.findings)}`),
+      "",
+    );
+  }
+  const { hostile } = report;
+  lines.push(
+    `slowest of ${hostile.inputs} hostile 100,000-character descriptions: ${hostile.ms.toFixed(1)} ms ("${hostile.fragment}" repeated)`,
+    "",
+  );
   const real = report.real;
   if (!real) {
     lines.push(`(real tools skipped: ${report.evalFile} is not here)`);

@@ -3,8 +3,10 @@
  * hand the model the whole definition, schemas included, so a schema is walked everywhere
  * (properties, items, anyOf, $defs, additionalProperties, extension keywords…): every string value
  * (title, description, enum, default, examples, const…) and every name that is not a JSON Schema
- * keyword (property names, $defs names, x-… keys). The walk is bounded so a hostile definition
- * cannot make indexing slow; what lies beyond the bound is reported, not silently passed.
+ * keyword (property names, $defs names, x-… keys). Names are read twice, as written and as words
+ * (`ignore_previous_rules`, `ignorePreviousRules` → "ignore previous rules"), since a model reads
+ * them as words too. The walk is bounded so a hostile definition cannot make indexing slow; what
+ * lies beyond the bound is reported, not silently passed.
  */
 export interface PlacedText {
   /** Where the text sits: "description", "inputSchema.properties.city.enum[1]", … */
@@ -50,7 +52,7 @@ export interface ResourceDefinition {
 
 export function toolTexts(tool: ToolDefinition): DefinitionTexts {
   const texts = createCollector();
-  texts.add("name", tool.name);
+  texts.addName("name", tool.name);
   texts.add("title", tool.title);
   texts.add("description", tool.description);
   texts.walk(tool.annotations, "annotations");
@@ -61,7 +63,7 @@ export function toolTexts(tool: ToolDefinition): DefinitionTexts {
 
 export function promptTexts(prompt: PromptDefinition): DefinitionTexts {
   const texts = createCollector();
-  texts.add("name", prompt.name);
+  texts.addName("name", prompt.name);
   texts.add("title", prompt.title);
   texts.add("description", prompt.description);
   texts.walk(prompt.arguments, "arguments");
@@ -70,7 +72,8 @@ export function promptTexts(prompt: PromptDefinition): DefinitionTexts {
 
 export function resourceTexts(resource: ResourceDefinition): DefinitionTexts {
   const texts = createCollector();
-  for (const field of ["name", "title", "description", "uri", "uriTemplate", "mimeType"] as const) {
+  texts.addName("name", resource.name);
+  for (const field of ["title", "description", "uri", "uriTemplate", "mimeType"] as const) {
     texts.add(field, resource[field]);
   }
   texts.walk(resource.annotations, "annotations");
@@ -165,9 +168,18 @@ function createCollector() {
     if (text !== "") texts.push({ where, text });
   }
 
-  function walk(value: unknown, where: string, depth = 0): void {
+  function addName(where: string, value: unknown): void {
+    add(where, value);
+    if (typeof value !== "string") return;
+    const words = nameAsWords(value);
+    if (words !== value) add(`${where}, read as words`, words);
+  }
+
+  function walk(value: unknown, where: string, depth = 0, key?: string): void {
     if (typeof value === "string") {
-      add(where, value);
+      // The name of a prompt argument (or of anything else that has one) is a name too.
+      if (key === "name") addName(where, value);
+      else add(where, value);
       return;
     }
     if (value === null || typeof value !== "object" || !isComplete) return;
@@ -183,10 +195,22 @@ function createCollector() {
     for (const key in value) {
       if (!isComplete) return;
       const path = `${where}.${key.length > 40 ? `${key.slice(0, 40)}…` : key}`;
-      if (!STRUCTURAL_NAMES.has(key)) add(`${path} (a name)`, key);
-      walk((value as Record<string, unknown>)[key], path, depth + 1);
+      if (!STRUCTURAL_NAMES.has(key)) addName(`${path} (a name)`, key);
+      walk((value as Record<string, unknown>)[key], path, depth + 1, key);
     }
   }
 
-  return { add, walk, done: (): DefinitionTexts => ({ texts, isComplete }) };
+  return { add, addName, walk, done: (): DefinitionTexts => ({ texts, isComplete }) };
+}
+
+const NAME_JOINTS = /[_-]|[a-z0-9][A-Z]/;
+
+/** A name as the words it is made of: `snake_case`, `kebab-case` and `camelCase` split at spaces. */
+export function nameAsWords(name: string): string {
+  if (!NAME_JOINTS.test(name)) return name;
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .replace(/[_-]+/g, " ")
+    .trim();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { normalizeForScan } from "./normalize-text.ts";
+import { normalizeForScan, readingsForScan } from "./normalize-text.ts";
 
 describe("normalizeForScan", () => {
   test("folds Cyrillic, Greek, Armenian and Cherokee look-alikes to ASCII", () => {
@@ -59,5 +59,27 @@ describe("normalizeForScan", () => {
       "\u05de\u05d6\u05d2 \u05d0\u05d5\u05d5\u05d9\u05e8",
     );
     expect(normalizeForScan("\u5929\u6c17\u3092\u8fd4\u3059")).toBe("\u5929\u6c17\u3092\u8fd4\u3059");
+  });
+
+  test("decodes character references and percent-escapes before anything else", () => {
+    expect(normalizeForScan("&#73;&#x67;nore &lt;system&gt;")).toBe("Ignore <system>");
+    expect(normalizeForScan("%49gnore%20previous")).toBe("Ignore previous");
+    // A reference to a look-alike letter is folded like the letter itself
+    expect(normalizeForScan("&#x0456;gnore")).toBe("ignore");
+  });
+});
+
+describe("readingsForScan", () => {
+  test("keeps letters spelled out evenly whole in the reading for names", () => {
+    expect(readingsForScan("call p o s t g r e s delete")).toEqual({
+      words: "call post gres delete",
+      names: "call postgres delete",
+    });
+  });
+
+  test("gives the same string twice when nothing is spelled out", () => {
+    const { words, names } = readingsForScan("Returns  the forecast");
+    expect(words).toBe("Returns the forecast");
+    expect(names).toBe(words);
   });
 });

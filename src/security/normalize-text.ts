@@ -1,19 +1,37 @@
 import { foldConfusables } from "./confusables.ts";
+import { decodeEscapes } from "./encoded-text.ts";
 import { withoutInvisible } from "./hidden-characters.ts";
 
 /**
- * A text the way a reader (or a model) takes it in, for matching only: invisible characters
- * removed, compatibility forms (fullwidth, mathematical, circled letters) and accents undone
- * (NFKD, then combining marks dropped), look-alike letters folded to ASCII, letters spelled out
- * with spaces, dots or dashes joined ("i g n o r e" → "ignore"), and every run of white space one
- * space.
+ * A text the way a reader (or a model) takes it in, for matching only: HTML character references
+ * and percent-escapes decoded (`&#105;` and `%69` are "i"), invisible characters removed,
+ * compatibility forms (fullwidth, mathematical, circled letters) and accents undone (NFKD, then
+ * combining marks dropped), look-alike letters folded to ASCII, letters spelled out with spaces,
+ * dots or dashes joined ("i g n o r e" → "ignore"), and every run of white space one space.
  */
 export function normalizeForScan(text: string): string {
-  let out = text;
+  return readingsForScan(text).words;
+}
+
+/**
+ * The two readings the scan matches: `words`, where letters spaced evenly (nothing marks where one
+ * word ends) are cut again at the words the patterns are made of, and `names`, where such a run
+ * stays whole, for server names that are not English words ("p o s t g r e s" is "postgres", not
+ * "post gres"). The same string twice when nothing is spelled out.
+ */
+export function readingsForScan(text: string): { words: string; names: string } {
+  let out = decodeEscapes(text);
   if (!PLAIN_ASCII.test(out)) {
     out = foldConfusables(withoutInvisible(out).normalize("NFKD").replace(MARKS, ""));
   }
-  return out.replace(SPACED_LETTERS, joinLetters).replace(WHITE_SPACE, " ").trim();
+  SPACED_LETTERS.lastIndex = 0;
+  if (!SPACED_LETTERS.test(out)) {
+    const words = out.replace(WHITE_SPACE, " ").trim();
+    return { words, names: words };
+  }
+  const words = out.replace(SPACED_LETTERS, joinLetters).replace(WHITE_SPACE, " ").trim();
+  const names = out.replace(SPACED_LETTERS, joinWholeRun).replace(WHITE_SPACE, " ").trim();
+  return { words, names };
 }
 
 const PLAIN_ASCII = /^[\t\n\r\x20-\x7E]*$/;
@@ -84,6 +102,10 @@ const PATTERN_WORDS = new RegExp(
   ].join("|"),
   "gi",
 );
+
+function joinWholeRun(run: string): string {
+  return ` ${run.replace(/[^A-Za-z]/g, "")} `;
+}
 
 function joinLetters(run: string): string {
   const word = run.replace(/[^A-Za-z]/g, "");
