@@ -107,7 +107,7 @@ function scoreCorpus(file: string) {
  * Fragments that keep many expressions busy at once (verbs, secrets, passives and server names with
  * no sentence end in sight), each repeated to 100,000 characters.
  */
-const HOSTILE_FRAGMENTS = [
+export const HOSTILE_FRAGMENTS = [
   "a",
   "read chrome ",
   "find chrome paste ",
@@ -120,13 +120,18 @@ const HOSTILE_FRAGMENTS = [
   "github server's github__ ",
   "a_b_",
   "&#65;%41",
+  "QUJD",
   "i g n o r e ",
 ];
+
+/** A fragment repeated to 100,000 characters. */
+export const hostileText = (fragment: string) =>
+  fragment.repeat(Math.ceil(100_000 / fragment.length)).slice(0, 100_000);
 
 function scanHostile(mentions: ServerMentions) {
   let slowest = { fragment: "", ms: 0 };
   for (const fragment of HOSTILE_FRAGMENTS) {
-    const description = fragment.repeat(Math.ceil(100_000 / fragment.length)).slice(0, 100_000);
+    const description = hostileText(fragment);
     const started = performance.now();
     scanTool({ name: "hostile", description, inputSchema: { type: "object" } }, "hostile", mentions);
     const ms = performance.now() - started;

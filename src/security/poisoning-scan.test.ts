@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { HOSTILE_FRAGMENTS, hostileText } from "../../bench/poisoning-bench.ts";
 import {
   describeFindings,
   type Finding,
@@ -228,23 +229,8 @@ describe("scanTool", () => {
   // test runs them so that a pattern that backtracks without end hangs it.
   test("scans hostile input of 100,000 characters to the end", () => {
     const mentions = serverMentions(["github", "slack", "postgres", "docs-search"]);
-    const hostile = (fragment: string) =>
-      fragment.repeat(Math.ceil(100_000 / fragment.length)).slice(0, 100_000);
-    for (const fragment of [
-      "a",
-      "read chrome ",
-      "find chrome paste ",
-      "copy login data ",
-      ".env is to be included in the field ",
-      "search private keys passwords paste include ",
-      "if github server is connected use ",
-      "github server's github__ ",
-      "a_b_",
-      "&#65;%41",
-      "QUJD",
-      "i g n o r e ",
-    ]) {
-      const findings = scanTool(tool(hostile(fragment)), "calc", mentions);
+    for (const fragment of HOSTILE_FRAGMENTS) {
+      const findings = scanTool(tool(hostileText(fragment)), "calc", mentions);
       expect(Array.isArray(findings)).toBe(true);
     }
   });
