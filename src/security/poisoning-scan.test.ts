@@ -227,11 +227,11 @@ describe("scanTool", () => {
 
   // How long these take is a figure of bench/poisoning-bench.ts (no wall-clock limit here): this
   // test runs them so that a pattern that backtracks without end hangs it.
-  test("scans hostile input of 100,000 characters to the end", () => {
+  test("reads hostile input of 100,000 characters up to its bound and says the rest went unscanned", () => {
     const mentions = serverMentions(["github", "slack", "postgres", "docs-search"]);
     for (const fragment of HOSTILE_FRAGMENTS) {
       const findings = scanTool(tool(hostileText(fragment)), "calc", mentions);
-      expect(Array.isArray(findings)).toBe(true);
+      expect(findings.map((finding) => finding.kind)).toContain("unscanned");
     }
   });
 
