@@ -419,4 +419,30 @@ describe("the bearer token", () => {
       }
     }
   });
+
+  test("takes the scheme in any case, as RFC 9110 says, and still refuses a wrong token", async () => {
+    const sandbox = createSandbox();
+    sandbox.writeConfig({ mcpServers: {} });
+    const proxy = await startHttpProxy(sandbox, [], { MCPPROXY_REQUIRE_TOKEN: "1" });
+    try {
+      const token = readFileSync(join(sandbox.dataDir, "http-token"), "utf8").trim();
+      // /health answers 503 while no server is connected: what matters here is 401 or not.
+      const refused = async (authorization: string) => {
+        const response = await fetch(new URL("/health", proxy.url), { headers: { authorization } });
+        await response.body?.cancel();
+        return response.status === 401;
+      };
+      const wrong = token.replace(/.$/, (c) => (c === "0" ? "1" : "0"));
+      for (const scheme of ["bearer", "BEARER", "bEaReR"]) {
+        expect(await refused(`${scheme} ${token}`)).toBe(false);
+        expect(await refused(`${scheme} ${wrong}`)).toBe(true);
+      }
+      expect(await refused(`Bearer  ${token}`)).toBe(false);
+      expect(await refused(`Basic ${token}`)).toBe(true);
+      expect(await refused(`Bearer${token}`)).toBe(true);
+    } finally {
+      await proxy.stop();
+      sandbox.cleanup();
+    }
+  });
 });

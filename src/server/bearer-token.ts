@@ -31,12 +31,21 @@ export async function loadOrCreateToken(dataDir: string): Promise<{ token: strin
   return { token, path };
 }
 
+/**
+ * The token an Authorization header carries, or undefined. The scheme is case-insensitive and may be
+ * followed by more than one space (RFC 9110 §11.1, §11.4): `bearer`, `BEARER` and `Bearer` alike.
+ */
+function bearerOf(header: string | undefined): string | undefined {
+  const match = /^bearer +(\S+) *$/i.exec(header ?? "");
+  return match?.[1];
+}
+
 /** Refuses every request without the token with 401 (a CORS preflight carries none and passes). */
 export function bearerToken(token: string): MiddlewareHandler {
-  const expected = Buffer.from(`Bearer ${token}`);
+  const expected = Buffer.from(token);
   return async (c, next) => {
     if (c.req.method === "OPTIONS") return next();
-    const given = Buffer.from(c.req.header("authorization") ?? "");
+    const given = Buffer.from(bearerOf(c.req.header("authorization")) ?? "");
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       c.header("WWW-Authenticate", 'Bearer realm="mcpproxy"');
       return c.json(
