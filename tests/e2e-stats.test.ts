@@ -190,3 +190,99 @@ describe("/metrics", () => {
     }
   }, 60_000);
 });
+
+describe("stats on the command line", () => {
+  test("--server and --reset name an unknown server or tool and exit 2 instead of succeeding in silence", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    expect((await runCli(["index", ...args], sandbox.env())).code).toBe(0);
+    for (const command of [
+      ["stats", "--server", "nosuch"],
+      ["stats", "--reset", "nosuch"],
+      ["stats", "--reset", "nosuch/echo"],
+    ]) {
+      const result = await runCli([...command, ...args], sandbox.env());
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("No server named nosuch");
+      expect(result.stderr).toContain("Known servers: fx");
+      expect(result.stdout).toBe("");
+    }
+    const tool = await runCli(["stats", "--reset", "fx/no_such_tool", ...args], sandbox.env());
+    expect(tool.code).toBe(2);
+    expect(tool.stderr).toContain("fx has no tool named no_such_tool");
+    // Known names still work, with nothing recorded yet.
+    expect((await runCli(["stats", "--server", "fx", ...args], sandbox.env())).code).toBe(0);
+    const reset = await runCli(["stats", "--reset", "fx/echo", ...args], sandbox.env());
+    expect(reset.code).toBe(0);
+    expect(reset.stdout).toContain("Cleared the figures of 0 tool(s) (fx/echo)");
+  }, 60_000);
+
+  test("the p95 of one slow call is that call's time, never above the slowest call", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox);
+    try {
+      await proxy.client.callTool({
+        name: "call_tool",
+        arguments: { name: "fx__sleep_then_answer", arguments: { ms: 1300 } },
+      });
+    } finally {
+      await proxy.close();
+    }
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const report = JSON.parse((await runCli(["stats", "--json", ...args], sandbox.env())).stdout) as {
+      top: { tool: string; calls: number; meanMs: number; p95Ms: number }[];
+    };
+    const [slow] = report.top;
+    expect(slow).toMatchObject({ tool: "sleep_then_answer", calls: 1 });
+    // One call: its mean is its time. The old power-of-two buckets showed 1,448 ms for it.
+    expect(slow!.meanMs).toBeGreaterThanOrEqual(1300);
+    expect(slow!.p95Ms).toBeLessThanOrEqual(slow!.meanMs);
+    expect(slow!.p95Ms).toBeGreaterThanOrEqual(slow!.meanMs * 0.97);
+  }, 60_000);
+});
+
+describe("fallback suggestions", () => {
+  test("leave out tools of servers that are down", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    const servers = {
+      fx: fixtureEntry(),
+      backup: fixtureEntry({ args: ["--name", "backup"] }),
+      gone: fixtureEntry({ args: ["--name", "gone"] }),
+    };
+    sandbox.writeConfig({ mcpServers: servers });
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    expect((await runCli(["index", ...args], sandbox.env())).code).toBe(0);
+    // `gone` now fails at start; its indexed tools stay searchable, but calling them fails.
+    sandbox.writeConfig({
+      mcpServers: { ...servers, gone: fixtureEntry({ args: ["--name", "gone", "--mode", "exit-on-init"] }) },
+    });
+    const proxy = await connectStdio(sandbox);
+    try {
+      const stateOf = async (name: string) => {
+        const listed = (await proxy.client.callTool({
+          name: "upstream_servers",
+          arguments: { operation: "list" },
+        })) as unknown as { structuredContent: { servers: { name: string; state: string }[] } };
+        return listed.structuredContent.servers.find((server) => server.name === name)?.state;
+      };
+      const deadline = Date.now() + 20_000;
+      while ((await stateOf("gone")) !== "failed" || (await stateOf("backup")) !== "connected") {
+        if (Date.now() > deadline) throw new Error("gone never failed, or backup never connected");
+        await Bun.sleep(50);
+      }
+      const failed = await call(proxy, "fx__always_fails");
+      const alternatives = (failed._meta as Record<string, { name: string; server: string }[]>)[
+        "mcpproxy/alternatives"
+      ]!;
+      expect(alternatives.map((a) => a.name)).toContain("backup__always_fails");
+      expect(alternatives.map((a) => a.server)).not.toContain("gone");
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+});

@@ -1,5 +1,7 @@
 import { openCatalog } from "../app/open-catalog.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { openCallStats, statsReport, type ToolStats } from "../stats/call-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
@@ -42,6 +44,7 @@ export const statsCommand: Command = {
         : {};
       const stats = openCallStats(config.dataDir, { persist: true });
       try {
+        if (filter.server) await mustBeKnown(config, stats.all(), filter.server, filter.tool);
         const count = stats.reset(filter);
         process.stdout.write(`Cleared the figures of ${count} tool(s)${target ? ` (${target})` : ""}.\n`);
       } finally {
@@ -52,6 +55,8 @@ export const statsCommand: Command = {
     const stats = openCallStats(config.dataDir, { persist: false });
     const catalog = await openCatalog(config, commandLogger(config), { readOnly: true });
     try {
+      if (typeof values.server === "string")
+        await mustBeKnown(config, stats.all(), values.server, undefined, catalog);
       const report = statsReport(stats.all(), {
         server: typeof values.server === "string" ? values.server : undefined,
         top,
@@ -87,6 +92,49 @@ export const statsCommand: Command = {
     }
   },
 };
+
+/**
+ * A server (or one of its tools) named on the command line must be configured, indexed or have
+ * figures: a typo otherwise read as "nothing recorded" or "cleared 0", and exited 0.
+ */
+async function mustBeKnown(
+  config: ResolvedConfig,
+  recorded: readonly ToolStats[],
+  server: string,
+  tool?: string,
+  open?: ToolCatalog,
+): Promise<void> {
+  const catalog = open ?? (await openCatalog(config, commandLogger(config), { readOnly: true }));
+  try {
+    const servers = new Set([
+      ...config.servers.map((s) => s.name),
+      ...recorded.map((t) => t.server),
+      ...catalog.names().map((name) => catalog.get(name)?.server ?? ""),
+    ]);
+    servers.delete("");
+    if (!servers.has(server)) {
+      const known = [...servers].sort();
+      throw new ProxyError(
+        "USAGE",
+        `No server named ${server}: it is not in ${config.configPath} and has no recorded figures. ` +
+          (known.length > 0 ? `Known servers: ${known.join(", ")}.` : "No server is known yet."),
+      );
+    }
+    if (tool === undefined) return;
+    const isKnownTool =
+      recorded.some((t) => t.server === server && t.tool === tool) ||
+      catalog.names(server).some((name) => catalog.get(name)?.tool === tool);
+    if (!isKnownTool) {
+      throw new ProxyError(
+        "USAGE",
+        `Server ${server} has no tool named ${tool} with recorded figures or in the index. ` +
+          `See its tools with \`mcpproxy stats --server ${server}\` or \`mcpproxy tools ${server}\`.`,
+      );
+    }
+  } finally {
+    if (!open) await catalog.close();
+  }
+}
 
 function row(t: ToolStats & { successRate: number }): string {
   return `  ${t.server}/${t.tool}: ${t.calls} calls, ${Math.round(t.successRate * 100)}% ok, mean ${t.meanMs} ms, p95 ${t.p95Ms} ms`;

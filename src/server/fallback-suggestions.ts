@@ -1,13 +1,15 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { CallStats } from "../stats/call-stats.ts";
-import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**
  * When a call fails (not when the client cancelled it), up to three other tools that may do the same, so the agent can recover
  * without another search: found by searching with the failed tool's own name and description,
  * weighted by how often each has succeeded (stats.db), and, when the failed tool's server is down,
- * tools of other servers first. Each says why it was suggested.
+ * tools of other servers first. Tools of servers that are down (failed, waiting for a login or an
+ * approval, disabled; the failed tool's own included) are left out: calling them would fail too.
+ * Each says why it was suggested.
  */
 export const MAX_ALTERNATIVES = 3;
 /**
@@ -15,6 +17,14 @@ export const MAX_ALTERNATIVES = 3;
  * "alternatives" share a word or two with it and would send the agent the wrong way.
  */
 export const ALTERNATIVE_MIN_SCORE = 0.3;
+
+/** States in which a call to the server cannot succeed now (a lazy or restarting one starts on the call). */
+const DOWN_STATES: ReadonlySet<ServerState> = new Set([
+  "failed",
+  "needs-login",
+  "awaiting-approval",
+  "disabled",
+]);
 
 export interface Alternative {
   name: string;
@@ -32,11 +42,15 @@ export async function alternativesFor(deps: Deps, failed: CatalogTool): Promise<
   const definition = deps.catalog.definitionOf(failed);
   const query = `${failed.tool.replace(/[_-]+/g, " ")} ${definition?.description ?? ""}`.slice(0, 500);
   const hits = await deps.catalog.search(query, 12, ALTERNATIVE_MIN_SCORE);
-  const serverDown =
-    deps.pool.status().find((status) => status.name === failed.server)?.state !== "connected";
+  const states = new Map(deps.pool.status().map((status) => [status.name, status.state]));
+  const serverDown = states.get(failed.server) !== "connected";
+  const isDown = (server: string) => {
+    const state = states.get(server);
+    return state === undefined || DOWN_STATES.has(state);
+  };
   const record = new Map((deps.stats?.all() ?? []).map((t) => [`${t.server}\u0000${t.tool}`, t]));
   return hits
-    .filter((hit) => hit.tool.name !== failed.name)
+    .filter((hit) => hit.tool.name !== failed.name && !isDown(hit.tool.server))
     .map((hit) => {
       const stats = record.get(`${hit.tool.server}\u0000${hit.tool.tool}`);
       const rate = stats?.calls ? stats.successes / stats.calls : undefined;

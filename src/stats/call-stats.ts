@@ -3,11 +3,19 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createPrivateFile } from "../index/atomic-file.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
+import {
+  emptyHistogram,
+  fromStored,
+  type LatencyHistogram,
+  merge,
+  observe,
+  percentile,
+} from "./latency-histogram.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
  * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
- * a log-scale histogram for the p95), the last error and when, and how many calls followed a search
+ * a fine log-scale histogram for the p95, latency-histogram.ts), the last error and when, and how many calls followed a search
  * that showed the tool. Calls are counted in memory and written in one transaction a second (and at
  * close): a call costs a few map updates, never a disk write. A proxy that does not hold the data
  * dir's writer lock keeps its counts in memory.
@@ -63,11 +71,6 @@ export const STATS_FILE = "stats.db";
 /** How many sessions' own last errors are kept (the oldest go first). */
 const MAX_SESSIONS_KEPT = 1_000;
 const FLUSH_MS = 1_000;
-/** Latency buckets: bucket i holds calls up to 2^(i/2) ms (0.7 ms … about 46 min). */
-const BUCKETS = 44;
-const bucketOf = (ms: number) =>
-  Math.min(BUCKETS - 1, Math.max(0, Math.ceil(2 * Math.log2(Math.max(ms, 0.5)))));
-const bucketTop = (i: number) => 2 ** (i / 2);
 
 interface Tally {
   calls: number;
@@ -77,7 +80,7 @@ interface Tally {
   timeouts: number;
   totalMs: number;
   afterSearch: number;
-  histogram: number[];
+  latency: LatencyHistogram;
   lastError?: string | undefined;
   lastErrorAt?: number | undefined;
   lastCalledAt: number;
@@ -91,9 +94,15 @@ const emptyTally = (): Tally => ({
   timeouts: 0,
   totalMs: 0,
   afterSearch: 0,
-  histogram: new Array(BUCKETS).fill(0),
+  latency: emptyHistogram(),
   lastCalledAt: 0,
 });
+
+/** A tally as stored; the first format kept its latencies in `histogram` (latency-histogram.ts). */
+function parseTally(text: string): Tally {
+  const { histogram, latency, ...rest } = JSON.parse(text) as Tally & { histogram?: unknown };
+  return { ...rest, latency: fromStored(latency ?? histogram) };
+}
 
 function add(into: Tally, from: Tally): Tally {
   for (const key of [
@@ -106,9 +115,7 @@ function add(into: Tally, from: Tally): Tally {
     "afterSearch",
   ] as const)
     into[key] += from[key];
-  from.histogram.forEach((n, i) => {
-    into.histogram[i]! += n;
-  });
+  merge(into.latency, from.latency);
   if ((from.lastErrorAt ?? 0) > (into.lastErrorAt ?? 0)) {
     into.lastError = from.lastError;
     into.lastErrorAt = from.lastErrorAt;
@@ -146,9 +153,7 @@ export function openCallStats(
       tool: string;
       tally: string;
     }[];
-    return new Map(
-      rows.map((row) => [key(row.server, row.tool), { ...row, tally: JSON.parse(row.tally) as Tally }]),
-    );
+    return new Map(rows.map((row) => [key(row.server, row.tool), { ...row, tally: parseTally(row.tally) }]));
   };
 
   const flush = () => {
@@ -160,7 +165,7 @@ export function openCallStats(
     db.transaction(() => {
       for (const { server, tool, tally } of batch) {
         const row = read.get(server, tool) as { tally: string } | null;
-        const merged = row ? add(JSON.parse(row.tally) as Tally, tally) : tally;
+        const merged = row ? add(parseTally(row.tally), tally) : tally;
         write.run(server, tool, JSON.stringify(merged));
       }
     })();
@@ -179,7 +184,7 @@ export function openCallStats(
       const t = entry.tally;
       t.calls++;
       t.totalMs += call.ms;
-      t.histogram[bucketOf(call.ms)]!++;
+      observe(t.latency, call.ms);
       t.lastCalledAt = now();
       if (call.afterSearch) t.afterSearch++;
       if (call.outcome === "ok") t.successes++;
@@ -243,15 +248,7 @@ export function openCallStats(
 }
 
 function figures(server: string, tool: string, t: Tally): ToolStats {
-  let seen = 0;
-  let p95 = 0;
-  for (let i = 0; i < BUCKETS; i++) {
-    seen += t.histogram[i]!;
-    if (seen >= 0.95 * t.calls) {
-      p95 = bucketTop(i);
-      break;
-    }
-  }
+  const p95 = percentile(t.latency, 0.95);
   return {
     server,
     tool,
