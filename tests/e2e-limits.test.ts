@@ -347,18 +347,30 @@ describe("bounded HTTP", () => {
   });
 });
 
-describe("a search request of megabytes", () => {
-  test("is refused with a message that names the limit", async () => {
+describe("a search request longer than 4,096 characters", () => {
+  test("is searched on its first 4,096 characters, and the answer says so", async () => {
     const sandbox = createSandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox);
     try {
-      const long = await proxy.client.callTool({
+      // A task prompt with pasted text: the request first, then a megabyte of something else.
+      const query = `add two numbers and return the sum. ${"lorem ipsum dolor sit amet ".repeat(40_000)}`;
+      const long = await proxy.client.callTool({ name: "retrieve_tools", arguments: { query } });
+      expect(long.isError).toBeFalsy();
+      const result = long.structuredContent as { query: string; tools: { name: string }[]; notes?: string[] };
+      expect(result.tools[0]?.name).toBe("fixture__add_numbers");
+      expect(result.query.length).toBeLessThanOrEqual(4096);
+      expect(result.query).toStartWith("add two numbers and return the sum.");
+      expect(result.notes).toEqual([
+        `The query is ${query.trim().length} characters long; only its first 4096 were searched. ` +
+          "Put what you want to do first, in a sentence or two.",
+      ]);
+      // A request that comes after the cut is not searched; the note tells the agent why.
+      const late = await proxy.client.callTool({
         name: "retrieve_tools",
-        arguments: { query: "find ".repeat(1000) },
+        arguments: { query: `${"lorem ipsum ".repeat(400)} add two numbers` },
       });
-      expect(long.isError).toBe(true);
-      expect(JSON.stringify(long.content)).toContain("characters long, over the limit of 4096");
+      expect((late.structuredContent as { notes?: string[] }).notes?.[0]).toContain("only its first 4096");
     } finally {
       await proxy.close();
       sandbox.cleanup();

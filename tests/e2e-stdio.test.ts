@@ -96,21 +96,29 @@ describe("mcpproxy serve over stdio", () => {
 
   test("retrieve_tools respects top_k and returns an empty list with a hint when nothing matches", async () => {
     expect((await retrieve(proxy.client, "echo", 1)).tools).toHaveLength(1);
-    // MCPPROXY_TOP_K (default 5) bounds what an agent can ask for; the schema says the same bound.
+    // MCPPROXY_TOP_K (default 5) bounds what an agent gets; the schema says so, without a
+    // `maximum` that a client checking its arguments would refuse 10 with.
     const { tools } = await proxy.client.listTools();
     const topK = (
       tools.find((tool) => tool.name === "retrieve_tools")!.inputSchema.properties as Record<
         string,
-        { maximum?: number }
+        { maximum?: number; description?: string }
       >
     ).top_k;
-    expect(topK?.maximum).toBe(5);
+    expect(topK?.maximum).toBeUndefined();
+    expect(topK?.description).toContain("at most 5");
+    // More than the bound is clamped to it, and the answer says so.
     const tooMany = await proxy.client.callTool({
       name: "retrieve_tools",
-      arguments: { query: "echo", top_k: 6 },
+      arguments: { query: "a tool that returns something", top_k: 10 },
     });
-    expect(tooMany.isError).toBe(true);
-    expect(JSON.stringify(tooMany.content)).toContain("top_k must be a whole number from 1 to 5");
+    expect(tooMany.isError).toBeFalsy();
+    const clamped = tooMany.structuredContent as { tools: unknown[]; notes?: string[] };
+    expect(clamped.tools).toHaveLength(5);
+    expect(clamped.notes).toEqual([
+      "top_k 10 is over this proxy's limit of 5 (MCPPROXY_TOP_K): up to 5 returned.",
+    ]);
+    expect((await retrieve(proxy.client, "echo", 5)) as { notes?: unknown }).not.toHaveProperty("notes");
     expect(
       (await retrieve(proxy.client, "a tool that returns something", 5)).tools.length,
     ).toBeLessThanOrEqual(5);
@@ -201,7 +209,7 @@ describe("mcpproxy serve over stdio", () => {
       arguments: { query: "echo", top_k: 0 },
     });
     expect(badTopK.isError).toBe(true);
-    expect(text(badTopK)).toContain("top_k must be a whole number from 1 to 5");
+    expect(text(badTopK)).toContain("top_k must be a whole number of at least 1");
 
     const notBuiltin = await proxy.client.callTool({ name: "fixture__echo", arguments: { message: "x" } });
     expect(notBuiltin.isError).toBe(true);

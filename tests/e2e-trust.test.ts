@@ -44,3 +44,65 @@ describe("a tool that changes after it was used", () => {
     expect(back.content).toEqual([{ type: "text", text: "fixture echo: hi" }]);
   });
 });
+
+describe("a search whose matching tools wait for approval", () => {
+  test("says how many, of which servers, and the command that approves them, never what they say", async () => {
+    const sandbox = scope.sandbox();
+    // The held server's descriptions are untrusted until approved: this marker must not reach the agent.
+    const marker = "UNTRUSTED-DESCRIPTION-7f3a";
+    sandbox.writeConfig({
+      mcpServers: {
+        held: {
+          ...fixtureEntry({
+            args: ["--name", "held"],
+            env: { FIXTURE_ECHO_DESCRIPTION: `Echo back the message ${marker}` },
+          }),
+          quarantined: true,
+        },
+      },
+    });
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    expect((await runCli(["index", ...flags], sandbox.env())).code).toBe(0);
+
+    const printed = await runCli(["search", "echo back the message", ...flags], sandbox.env());
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain("No approved tool matched, but 1 matching tool(s) of held wait");
+    expect(printed.stdout).toContain("`mcpproxy approve held`");
+    expect(printed.stdout).not.toContain(marker);
+    expect(printed.stdout).not.toContain("No tool matched well enough");
+
+    const proxy = await connectStdio(sandbox);
+    scope.defer(() => proxy.close());
+    const found = await proxy.client.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "echo back the message" },
+    });
+    const result = found.structuredContent as {
+      tools: unknown[];
+      hint?: string;
+      awaitingApproval?: unknown;
+    };
+    expect(result.tools).toEqual([]);
+    expect(result.awaitingApproval).toEqual({
+      tools: 1,
+      servers: ["held"],
+      command: "mcpproxy approve held",
+    });
+    expect(result.hint).toContain("Ask the user to review them with `mcpproxy approve`");
+    expect(JSON.stringify(found)).not.toContain(marker);
+    expect(JSON.stringify(found)).not.toContain("held__echo");
+    // A request nothing held matches says nothing about approvals.
+    const other = await retrieve(proxy.client, "zzyzx qwfp");
+    expect(other).not.toHaveProperty("awaitingApproval");
+    expect(other.hint).toContain("No tool matched well enough");
+
+    expect((await runCli(["approve", "held", ...flags], sandbox.env())).code).toBe(0);
+    const approved = await eventually(
+      () => retrieve(proxy.client, "echo back the message"),
+      (answer) => answer.tools.length > 0,
+      10_000,
+    );
+    expect(approved.tools[0]?.name).toBe("held__echo");
+    expect(approved).not.toHaveProperty("awaitingApproval");
+  });
+});

@@ -45,8 +45,9 @@ export const searchCommand: Command = {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         return 0;
       }
+      const notes = (result.notes ?? []).map((note) => `note: ${note}`);
       if (result.tools.length === 0) {
-        process.stdout.write(`${result.hint}\n`);
+        process.stdout.write(`${[...notes, result.hint].join("\n")}\n`);
         return 0;
       }
       const lines = result.tools.map((tool, i) => {
@@ -54,7 +55,14 @@ export const searchCommand: Command = {
         const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
         return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
       });
-      process.stdout.write(`${lines.join("\n")}\n`);
+      const held = result.awaitingApproval;
+      if (held) {
+        lines.push(
+          `(${held.tools} more matching tool(s) of ${held.servers.join(", ")} wait for approval: ` +
+            `review them with \`mcpproxy approve\`, approve them with \`${held.command}\`)`,
+        );
+      }
+      process.stdout.write(`${[...notes, ...lines].join("\n")}\n`);
       return 0;
     } finally {
       await plugins.dispose();

@@ -13,6 +13,10 @@ export interface RetrieveToolsResult {
   tools: RetrievedTool[];
   /** Present only when nothing matched: what to try instead. */
   hint?: string;
+  /** What was changed in the request to answer it (top_k clamped, a long query cut). */
+  notes?: string[];
+  /** Matching tools left out because they wait for a person's approval. */
+  awaitingApproval?: AwaitingApproval;
   [key: string]: unknown;
 }
 
@@ -23,6 +27,17 @@ export const EMPTY_CATALOG_HINT =
   "No tools are indexed yet: no upstream server has been reached. Check the server list in the config " +
   "and the proxy's log, or run `mcpproxy index`.";
 
+/**
+ * Quarantined tools that matched: how many, their servers and the command that approves them. Only
+ * that: their names and descriptions are the upstream's untrusted text until a person approves them.
+ */
+export interface AwaitingApproval {
+  tools: number;
+  servers: string[];
+  /** For the user, not the agent: the agent cannot approve. */
+  command: string;
+}
+
 /** Searches the catalog and shapes the answer the agent sees; best match first. */
 export async function retrieveTools(
   catalog: ToolCatalog,
@@ -30,18 +45,45 @@ export async function retrieveTools(
   topK: number,
   minScore = 0,
 ): Promise<RetrieveToolsResult> {
-  const ranked = await catalog.search(query, topK, minScore);
-  const tools = ranked.map(({ tool, definition, score }) => ({
+  const { hits, held } = await catalog.searchWithHeld(query, topK, minScore);
+  const tools = hits.map(({ tool, definition, score }) => ({
     ...publicDefinition(tool, definition),
     score: roundScore(score),
   }));
-  return resultOf(catalog, query, tools);
+  return resultOf(catalog, query, tools, awaitingApprovalOf(held));
+}
+
+function awaitingApprovalOf(held: readonly CatalogTool[]): AwaitingApproval | undefined {
+  if (held.length === 0) return undefined;
+  const servers = [...new Set(held.map((tool) => tool.server))].sort();
+  return { tools: held.length, servers, command: `mcpproxy approve ${servers.join(" ")}` };
+}
+
+/** Said when every tool that matched waits for approval. */
+export function awaitingApprovalHint(awaiting: AwaitingApproval): string {
+  return (
+    `No approved tool matched, but ${awaiting.tools} matching tool(s) of ${awaiting.servers.join(", ")} ` +
+    "wait for a person's approval (new, or changed since they were approved), so they are not shown or run. " +
+    `Ask the user to review them with \`mcpproxy approve\` and approve them with \`${awaiting.command}\`.`
+  );
 }
 
 /** The retrieve_tools result for these tools: with a hint that says what to try when there are none. */
-export function resultOf(catalog: ToolCatalog, query: string, tools: RetrievedTool[]): RetrieveToolsResult {
-  if (tools.length > 0) return { query, tools };
-  return { query, tools, hint: catalog.size() === 0 ? EMPTY_CATALOG_HINT : NO_MATCH_HINT };
+export function resultOf(
+  catalog: ToolCatalog,
+  query: string,
+  tools: RetrievedTool[],
+  awaiting?: AwaitingApproval,
+): RetrieveToolsResult {
+  const result: RetrieveToolsResult = { query, tools };
+  if (awaiting) result.awaitingApproval = awaiting;
+  if (tools.length > 0) return result;
+  result.hint = awaiting
+    ? awaitingApprovalHint(awaiting)
+    : catalog.size() === 0
+      ? EMPTY_CATALOG_HINT
+      : NO_MATCH_HINT;
+  return result;
 }
 
 export function roundScore(score: number): number {

@@ -70,6 +70,15 @@ export interface ToolCatalog {
   readonly capabilities?: CapabilityApprovals | undefined;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
   search(query: string, limit: number, minScore?: number): Promise<RankedTool[]>;
+  /**
+   * `search`, and the quarantined tools it left out that would have been among the first `limit`
+   * had they been approved (so an agent can be told that matching tools wait for a person).
+   */
+  searchWithHeld(
+    query: string,
+    limit: number,
+    minScore?: number,
+  ): Promise<{ hits: RankedTool[]; held: CatalogTool[] }>;
   /** Writes the search snapshot if anything changed since the last write. */
   persist(): Promise<void>;
   close(): Promise<void>;
@@ -289,6 +298,39 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     return counts;
   };
 
+  const searchWithHeld: ToolCatalog["searchWithHeld"] = async (query, limit, minScore = 0) => {
+    const withoutArguments = withoutLiterals(query);
+    const text = withoutArguments.trim() ? withoutArguments : query;
+    // A few more than asked, so quarantined tools left out do not leave the answer short.
+    const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
+    const relevant = (hits: SearchHit[]) => hits.filter((hit) => hit.score >= minScore);
+    const whole = relevant(await rankText(text, wanted));
+    const steps = limit > 1 ? requestSteps(text) : [];
+    const hits =
+      steps.length > 0
+        ? interleaveSteps(
+            whole,
+            await Promise.all(steps.map(async (step) => relevant(await rankText(step, wanted)))),
+            wanted,
+          )
+        : whole;
+    ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
+    const ranked: RankedTool[] = [];
+    const held: CatalogTool[] = [];
+    for (const hit of hits) {
+      if (ranked.length >= limit) break;
+      const tool = tools.get(hit.id);
+      if (!tool) continue;
+      if (approvals?.isQuarantined(tool)) {
+        if (ranked.length + held.length < limit) held.push(tool);
+        continue;
+      }
+      const definition = store.definitionOf(tool.server, tool.tool);
+      if (definition) ranked.push({ tool, definition, score: hit.score });
+    }
+    return { hits: ranked, held };
+  };
+
   return {
     ...(recovered ? { recovered } : {}),
     ...(capabilities ? { capabilities } : {}),
@@ -310,32 +352,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     forgetServersExcept: (keep) => approvals?.forgetServersExcept(keep),
-    async search(query, limit, minScore = 0) {
-      const withoutArguments = withoutLiterals(query);
-      const text = withoutArguments.trim() ? withoutArguments : query;
-      // A few more than asked, so quarantined tools left out do not leave the answer short.
-      const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
-      const relevant = (hits: SearchHit[]) => hits.filter((hit) => hit.score >= minScore);
-      const whole = relevant(await rankText(text, wanted));
-      const steps = limit > 1 ? requestSteps(text) : [];
-      const hits =
-        steps.length > 0
-          ? interleaveSteps(
-              whole,
-              await Promise.all(steps.map(async (step) => relevant(await rankText(step, wanted)))),
-              wanted,
-            )
-          : whole;
-      ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
-      return hits
-        .flatMap((hit) => {
-          const tool = tools.get(hit.id);
-          if (!tool || approvals?.isQuarantined(tool)) return [];
-          const definition = store.definitionOf(tool.server, tool.tool);
-          return definition ? [{ tool, definition, score: hit.score }] : [];
-        })
-        .slice(0, limit);
-    },
+    search: async (query, limit, minScore) => (await searchWithHeld(query, limit, minScore)).hits,
+    searchWithHeld,
     persist: () =>
       serialized(async () => {
         ensureNames();

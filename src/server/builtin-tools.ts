@@ -14,28 +14,46 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
 
 /**
  * A search request is a sentence or two. A query of megabytes took the search engine seconds and held
- * up every other request meanwhile; it is refused with a message instead.
+ * up every other request meanwhile, so only its first MAX_QUERY_CHARS characters are searched (real
+ * task prompts with pasted text are longer, and the request at their start is what matters); the
+ * answer says so.
  */
 export const MAX_QUERY_CHARS = 4096;
 
-/** `top_k` may ask for fewer tools than MCPPROXY_TOP_K, never more: the schema and the error say the same bound. */
+/** The query as searched, cut at MAX_QUERY_CHARS (never inside a surrogate pair), and a note when cut. */
+export function boundQuery(query: string): { query: string; note?: string } {
+  if (query.length <= MAX_QUERY_CHARS) return { query };
+  const end = /[\uD800-\uDBFF]/.test(query[MAX_QUERY_CHARS - 1]!) ? MAX_QUERY_CHARS - 1 : MAX_QUERY_CHARS;
+  return {
+    query: query.slice(0, end).trim(),
+    note:
+      `The query is ${query.length} characters long; only its first ${MAX_QUERY_CHARS} were searched. ` +
+      "Put what you want to do first, in a sentence or two.",
+  };
+}
+
+/**
+ * `top_k` may ask for fewer tools than MCPPROXY_TOP_K, never more: more is clamped to it and the
+ * answer says so (an error made agents that asked for 10 get nothing).
+ */
 export function retrieveToolsArgs(maxTopK: number) {
-  const bound = `top_k must be a whole number from 1 to ${maxTopK}`;
-  return v.object({
-    query: v.pipe(
-      v.string("query must be a string"),
-      v.trim(),
-      v.nonEmpty("query must not be empty"),
-      v.maxLength(
-        MAX_QUERY_CHARS,
-        (issue) =>
-          `query is ${issue.received} characters long, over the limit of ${MAX_QUERY_CHARS}: describe what you want to do in a sentence or two`,
-      ),
-    ),
-    top_k: v.optional(
-      v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound), v.maxValue(maxTopK, bound)),
-    ),
-  });
+  const bound = "top_k must be a whole number of at least 1";
+  return v.pipe(
+    v.object({
+      query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+      top_k: v.optional(v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound))),
+    }),
+    v.transform(({ query, top_k }) => ({
+      query,
+      topK: Math.min(top_k ?? maxTopK, maxTopK),
+      notes:
+        top_k !== undefined && top_k > maxTopK
+          ? [
+              `top_k ${top_k} is over this proxy's limit of ${maxTopK} (MCPPROXY_TOP_K): up to ${maxTopK} returned.`,
+            ]
+          : [],
+    })),
+  );
 }
 
 const ARGUMENTS_MESSAGE = "arguments must be an object (or a JSON string of one)";
@@ -75,8 +93,9 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
           top_k: {
             type: "integer",
             minimum: 1,
-            maximum: maxTopK,
-            description: `How many tools to return, at most ${maxTopK} (the default).`,
+            // No `maximum`: clients that check arguments against it refused larger values before
+            // the proxy could clamp them.
+            description: `How many tools to return: at most ${maxTopK} (the default); more is clamped to ${maxTopK}.`,
           },
         },
         required: ["query"],
@@ -111,6 +130,22 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
             },
           },
           hint: { type: "string" },
+          notes: {
+            type: "array",
+            items: { type: "string" },
+            description: "What was changed in the request to answer it: top_k clamped, a long query cut",
+          },
+          awaitingApproval: {
+            type: "object",
+            description:
+              "Matching tools left out because they wait for a person's approval: how many, their servers, and " +
+              "the command the user (not you) runs to review and approve them",
+            properties: {
+              tools: { type: "integer" },
+              servers: { type: "array", items: { type: "string" } },
+              command: { type: "string" },
+            },
+          },
           registered: {
             type: "array",
             items: { type: "string" },

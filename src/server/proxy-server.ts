@@ -172,10 +172,11 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
           deps.catalog,
           deps.plugins,
           parsed.output.query,
-          parsed.output.top_k ?? deps.topK,
+          parsed.output.topK,
           deps.minScore,
           deps.prior,
         );
+        if (parsed.output.notes.length > 0) result.notes = [...parsed.output.notes, ...(result.notes ?? [])];
         searched = new Set(result.tools.map((hit) => hit.name));
         if (session) {
           const registered = await session.register(

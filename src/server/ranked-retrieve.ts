@@ -8,6 +8,7 @@ import {
 } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
+import { boundQuery } from "./builtin-tools.ts";
 
 /**
  * retrieve_tools with the plugins' rankers over its hits: the one place `rankResults` runs, for
@@ -21,10 +22,24 @@ export const RANKER_CANDIDATES = 20;
 export async function retrieveRanked(
   catalog: ToolCatalog,
   plugins: PluginRunner | undefined,
-  query: string,
+  asked: string,
   topK: number,
   minScore: number,
   /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
+  prior?: (server: string, tool: string) => number,
+): Promise<RetrieveToolsResult> {
+  const { query, note } = boundQuery(asked);
+  const result = await rankedFor(catalog, plugins, query, topK, minScore, prior);
+  if (note) result.notes = [note];
+  return result;
+}
+
+async function rankedFor(
+  catalog: ToolCatalog,
+  plugins: PluginRunner | undefined,
+  query: string,
+  topK: number,
+  minScore: number,
   prior?: (server: string, tool: string) => number,
 ): Promise<RetrieveToolsResult> {
   if (!plugins?.has("rankResults") && !prior) return retrieveTools(catalog, query, topK, minScore);
@@ -38,9 +53,10 @@ export async function retrieveRanked(
       }))
       .sort((a, b) => b.score - a.score);
   }
-  if (!plugins?.has("rankResults")) return resultOf(catalog, wide.query, wide.tools.slice(0, topK));
+  if (!plugins?.has("rankResults"))
+    return resultOf(catalog, wide.query, wide.tools.slice(0, topK), wide.awaitingApproval);
   const ranked = await plugins.rankResults({ query: wide.query, hits: wide.tools });
-  if (!ranked) return resultOf(catalog, wide.query, wide.tools.slice(0, topK));
+  if (!ranked) return resultOf(catalog, wide.query, wide.tools.slice(0, topK), wide.awaitingApproval);
   const found = new Map(wide.tools.map((tool) => [tool.name, tool]));
   const tools: RetrievedTool[] = [];
   for (const hit of ranked) {
@@ -49,7 +65,7 @@ export async function retrieveRanked(
     const known = found.get(hit.name) ?? fromCatalog(catalog, hit.name);
     if (known) tools.push({ ...known, score: roundScore(hit.score) });
   }
-  return resultOf(catalog, wide.query, tools);
+  return resultOf(catalog, wide.query, tools, wide.awaitingApproval);
 }
 
 function fromCatalog(catalog: ToolCatalog, name: string): RetrievedTool | undefined {
