@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   connectHttp,
@@ -187,6 +189,81 @@ describe("/metrics", () => {
       expect((await fetch(new URL("/metrics", plain.url))).status).toBe(404);
     } finally {
       await plain.stop();
+    }
+  }, 60_000);
+});
+
+describe("/metrics with many tools", () => {
+  test("keeps per-tool series bounded: the first 100 tools called get their own, the rest count as (other)", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    const count = 2_000;
+    const toolsFile = join(sandbox.dir, "tools.json");
+    writeFileSync(
+      toolsFile,
+      JSON.stringify(
+        Array.from({ length: count }, (_, i) => ({
+          name: `tool_${i}`,
+          description: `Tool number ${i}`,
+          inputSchema: { type: "object" },
+        })),
+      ),
+    );
+    sandbox.writeConfig({
+      mcpServers: { many: fixtureEntry({ args: ["--tools-file", toolsFile] }) },
+      mcpproxy: { metrics: true },
+    });
+    const proxy = await startHttpProxy(sandbox);
+    const client = await connectHttp(proxy.url);
+    try {
+      for (let start = 0; start < count; start += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - start) }, (_, i) =>
+            client.callTool({ name: "call_tool", arguments: { name: `many__tool_${start + i}` } }),
+          ),
+        );
+      }
+      const text = await (await fetch(new URL("/metrics", proxy.url))).text();
+      const calls = [...text.matchAll(/^mcpproxy_tool_calls_total\{server="many",tool="([^"]+)"\} (\d+)$/gm)];
+      const labels = calls.map((match) => match[1]!);
+      expect(labels).toHaveLength(101);
+      expect(labels).toContain("(other)");
+      expect(labels.filter((label) => label.startsWith("tool_"))).toHaveLength(100);
+      // Every call is counted: sum by (server) is the server's exact total.
+      expect(calls.reduce((sum, match) => sum + Number(match[2]), 0)).toBe(count);
+      expect(text).toContain(`mcpproxy_tool_calls_total{server="many",tool="(other)"} ${count - 100}`);
+      expect(text).toContain(
+        `mcpproxy_tool_call_duration_seconds_count{server="many",tool="(other)"} ${count - 100}`,
+      );
+      const series = text.split("\n").filter((line) => line && !line.startsWith("#")).length;
+      // About 20 series per tool with its own; 2,000 tools called once made 40,000 before.
+      expect(series).toBeLessThan(101 * 20 + 50);
+    } finally {
+      await client.close();
+      await proxy.stop();
+    }
+  }, 120_000);
+
+  test("metricsToolLimit 0 keeps per-server series only", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() }, mcpproxy: { metrics: true } });
+    const proxy = await startHttpProxy(sandbox, [], { MCPPROXY_METRICS_TOOL_LIMIT: "0" });
+    const client = await connectHttp(proxy.url);
+    try {
+      for (const name of ["fx__echo", "fx__tiny_picture", "fx__always_fails"]) {
+        await client.callTool({
+          name: "call_tool",
+          arguments: { name, arguments: name.endsWith("echo") ? { message: "hi" } : {} },
+        });
+      }
+      const text = await (await fetch(new URL("/metrics", proxy.url))).text();
+      expect(text).toContain('mcpproxy_tool_calls_total{server="fx",tool="(other)"} 3');
+      expect(text).toContain('mcpproxy_tool_call_errors_total{server="fx",tool="(other)",kind="isError"} 1');
+      expect(text).not.toMatch(/tool="(echo|tiny_picture|always_fails)"/);
+    } finally {
+      await client.close();
+      await proxy.stop();
     }
   }, 60_000);
 });

@@ -97,7 +97,11 @@ async function run(
   const stats = config.stats ? openCallStats(config.dataDir, { persist: lock.isHeld }) : undefined;
   cleanup.defer("save the call statistics", () => stats?.close());
   const metrics = config.metrics
-    ? createMetrics({ indexedTools: () => catalog.size(), serverStates: () => pool.status() })
+    ? createMetrics({
+        indexedTools: () => catalog.size(),
+        serverStates: () => pool.status(),
+        toolLimit: config.metricsToolLimit,
+      })
     : undefined;
   const sessions = createSessionRegistry();
   const clients = createClientSessions();

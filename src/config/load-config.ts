@@ -57,6 +57,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     readOnly: false,
     stats: true,
     metrics: false,
+    metricsToolLimit: 100,
     learnedPrior: false,
     poisoning: "warn",
     callTimeoutMs: 120_000,

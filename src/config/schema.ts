@@ -185,6 +185,8 @@ export const SETTINGS = {
   learnedPrior: { env: "MCPPROXY_LEARNED_PRIOR", schema: booleanLike },
   /** Serve /metrics (Prometheus text format) on the HTTP transport. */
   metrics: { env: "MCPPROXY_METRICS", schema: booleanLike },
+  /** How many tools get series of their own in /metrics; calls to the rest count under tool="(other)". */
+  metricsToolLimit: { env: "MCPPROXY_METRICS_TOOL_LIMIT", schema: intInRange(0, 100_000) },
   /** Agents may list servers with `upstream_servers` but not change them. */
   readOnly: { env: "MCPPROXY_READ_ONLY", schema: booleanLike },
   /** What the tool-poisoning scan's findings do: logged and shown (`warn`), or the tool quarantined (`block`). */
