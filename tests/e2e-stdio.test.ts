@@ -358,6 +358,42 @@ describe("the debug log", () => {
   });
 });
 
+describe("serve --log-level", () => {
+  test("debug logs every call, as the README says; an unknown level is refused naming the flag", async () => {
+    const sandbox = createSandbox();
+    try {
+      sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+      const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+      const transport = new StdioClientTransport({
+        command: requireBinary(),
+        args: ["serve", "--log-level", "debug", ...flags],
+        env: sandbox.env(),
+        stderr: "pipe",
+      });
+      let stderr = "";
+      transport.stderr?.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const client = new Client({ name: "e2e-test", version: "1.0.0" });
+      await client.connect(transport);
+      try {
+        await client.callTool({
+          name: "call_tool",
+          arguments: { name: "fixture__echo", arguments: { message: "hi" } },
+        });
+        expect(stderr).toContain("DEBUG call ");
+      } finally {
+        await client.close();
+      }
+      const bad = await runCli(["serve", "--log-level", "verbose", ...flags], sandbox.env());
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--log-level: must be one of error, warn, info, debug");
+    } finally {
+      sandbox.cleanup();
+    }
+  });
+});
+
 describe("a server with validateArguments: false", () => {
   test("gets the arguments as they are, and its own rejection comes back as an isError result", async () => {
     const sandbox = createSandbox();

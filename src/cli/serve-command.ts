@@ -11,7 +11,7 @@ export const serveCommand: Command = {
     "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto] [--strict-plugins] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -36,6 +36,10 @@ export const serveCommand: Command = {
       type: "boolean",
       help: "--strict-plugins   make every plugin failure an error (for plugin tests); or MCPPROXY_STRICT_PLUGINS",
     },
+    "log-level": {
+      type: "string",
+      help: "--log-level L      error, warn, info (default) or debug (every call, with its arguments' shape); or MCPPROXY_LOG_LEVEL",
+    },
     ...COMMON_OPTIONS,
   },
   async run(values) {
@@ -46,6 +50,8 @@ export const serveCommand: Command = {
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     if (typeof values.routing === "string") overrides.routing = { value: values.routing, flag: "--routing" };
     if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
+    if (typeof values["log-level"] === "string")
+      overrides.logLevel = { value: values["log-level"], flag: "--log-level" };
     const config = loadCommandConfig(values, overrides);
     const ancestry = resolveAncestry(config.configPath, process.env);
     return serveProxy(config, ancestry, commandLogger(config), () => loadCommandConfig(values, overrides));
