@@ -6,11 +6,13 @@ import {
   createSandbox,
   FIXTURE_TOOLS,
   fixtureEntry,
+  ROOT,
   requireBinary,
   retrieve,
   runCli,
   type Sandbox,
   startHttpFixture,
+  watchOutput,
 } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -508,5 +510,42 @@ describe("on a terminal", () => {
     const piped = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(piped.stderr).toBe("");
     expect(piped.stdout).not.toContain("[1/1]");
+  });
+});
+
+describe("npm start", () => {
+  test("serves the example from a data dir of its own in the clone, git-ignored, never the user's ~/.mcpproxy", async () => {
+    const sandbox = newSandbox();
+    const script = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+    ).scripts.start;
+    const command = script.split("&&").pop()!.trim().split(/\s+/);
+    expect(command[0]).toBe("./dist/mcpproxy");
+    // A copy of the clone's examples, so the run cannot touch the real one; no npx on PATH, so
+    // the example servers fail at once instead of downloading; any free port.
+    const clone = join(sandbox.dir, "clone");
+    mkdirSync(join(clone, "examples"), { recursive: true });
+    writeFileSync(
+      join(clone, "examples", "mcp_config.json"),
+      readFileSync(join(ROOT, "examples", "mcp_config.json")),
+    );
+    const child = Bun.spawn([requireBinary(), ...command.slice(1), "--port", "0"], {
+      cwd: clone,
+      env: { HOME: sandbox.home, PATH: join(sandbox.dir, "no-such-bin") },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const stderr = watchOutput(child.stderr);
+    try {
+      await stderr.waitFor(/serving MCP at http/, 15_000);
+    } finally {
+      child.kill("SIGTERM");
+      await child.exited;
+    }
+    expect(existsSync(join(sandbox.home, ".mcpproxy"))).toBe(false);
+    const dataDirs = readdirSync(clone).filter((name) => existsSync(join(clone, name, "catalog.db")));
+    expect(dataDirs).toHaveLength(1);
+    const ignored = Bun.spawnSync(["git", "check-ignore", "-q", `${dataDirs[0]}/`], { cwd: ROOT });
+    expect(ignored.exitCode).toBe(0);
   });
 });
