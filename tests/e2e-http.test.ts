@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -12,6 +12,7 @@ import {
   eventually,
   everythingEntry,
   FIXTURE_TOOLS,
+  fixtureEntry,
   initializeRequest,
   retrieve,
   runCli,
@@ -442,6 +443,45 @@ describe("the bearer token", () => {
       expect(await refused(`Bearer${token}`)).toBe(true);
     } finally {
       await proxy.stop();
+      sandbox.cleanup();
+    }
+  });
+});
+
+describe("an HTTP listener that cannot start", () => {
+  test("a busy port or a wrong --host is said first, with its own remedy, before any server starts", async () => {
+    const sandbox = createSandbox();
+    const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+    try {
+      const starts = join(sandbox.dir, "starts.log");
+      sandbox.writeConfig({
+        mcpServers: {
+          a: fixtureEntry({ env: { FIXTURE_START_LOG: starts } }),
+          b: fixtureEntry({ args: ["--name", "b"], env: { FIXTURE_START_LOG: starts } }),
+        },
+      });
+      const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir, "--transport", "http"];
+      const busy = await runCli(["serve", ...flags, "--port", String(blocker.port)], sandbox.env());
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toStartWith(
+        `mcpproxy: Cannot listen on 127.0.0.1:${blocker.port}: port ${blocker.port} is in use`,
+      );
+      expect(busy.stderr).toContain("pick another --port (0 picks a free one)");
+      // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
+      const host = await runCli(["serve", ...flags, "--host", "192.0.2.1", "--port", "0"], sandbox.env());
+      expect(host.code).toBe(1);
+      expect(host.stderr).toStartWith(
+        "mcpproxy: Cannot listen on 192.0.2.1:0: 192.0.2.1 is not an address of this machine",
+      );
+      expect(host.stderr).not.toContain("--port");
+      for (const result of [busy, host]) {
+        expect(result.stderr).not.toContain("could not connect");
+        expect(result.stderr).not.toContain("shutting down");
+        expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      }
+      expect(existsSync(starts)).toBe(false);
+    } finally {
+      await blocker.stop(true);
       sandbox.cleanup();
     }
   });

@@ -6,9 +6,11 @@ import {
   cleanupAfterEach,
   FIXTURE_TOOLS,
   fixtureEntry,
+  freePort,
   requireBinary,
   runCli,
   type Sandbox,
+  watchOutput,
 } from "./helpers.ts";
 
 /**
@@ -283,6 +285,73 @@ describe("mcpproxy doctor", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("FAIL  config");
     expect(result.stdout).toContain("did you mean `mcpServers`");
+  });
+});
+
+describe("mcpproxy doctor as servers answer", () => {
+  test("prints a fast server's line while a slow one is still starting, then a summary in config order", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        // First in config order, last to finish: it never answers and gives up after timeoutMs.
+        aslow: { ...fixtureEntry({ args: ["--name", "aslow", "--mode", "hang"] }), timeoutMs: 4_000 },
+        fast: fixtureEntry(),
+        zbroken: fixtureEntry({ args: ["--mode", "exit-on-init"] }),
+      },
+    });
+    const child = Bun.spawn(
+      [requireBinary(), "doctor", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      { env: sandbox.env(), cwd: sandbox.dir, stdout: "pipe", stderr: "pipe" },
+    );
+    scope.defer(() => child.kill("SIGKILL"));
+    const stdout = watchOutput(child.stdout);
+    watchOutput(child.stderr);
+    await stdout.waitFor(/ok {4}server fast/, 20_000);
+    // The slow server is still starting: its line and the summary come later.
+    expect(child.exitCode).toBeNull();
+    expect(stdout.text()).not.toContain("server aslow");
+    expect(stdout.text()).not.toContain("problem(s) to fix");
+    expect(await child.exited).toBe(1);
+    await stdout.done;
+    const text = stdout.text();
+    expect(text.indexOf("server fast")).toBeLessThan(text.indexOf("server aslow"));
+    expect(text).toContain("FAIL  server aslow");
+    expect(text).toContain("it did not answer in time: run its command by hand to see what it waits for");
+    expect(text.trimEnd().split("\n").pop()).toBe("2 problem(s) to fix: server aslow, server zbroken.");
+  });
+
+  test("hints fit the server: a URL with nothing behind it, a full command path with a typo", async () => {
+    const sandbox = scope.sandbox();
+    const port = await freePort();
+    const program = join(sandbox.dir, "bin", "my-mcp-server");
+    write(program, "#!/bin/sh\n");
+    const typo = join(sandbox.dir, "bin", "my-mcp-sever");
+    sandbox.writeConfig({
+      mcpServers: {
+        web: { url: `http://127.0.0.1:${port}/mcp?api_key=secret-value` },
+        typo: { command: typo, args: [] },
+        nodir: { command: "/no-such-dir/bin/server", args: [] },
+      },
+    });
+    const result = await runCli(
+      ["doctor", "--json", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      sandbox.env(),
+    );
+    expect(result.code).toBe(1);
+    const findings = (
+      JSON.parse(result.stdout) as { findings: { subject: string; detail: string; fix?: string }[] }
+    ).findings;
+    const of = (subject: string) => findings.find((finding) => finding.subject === subject)!;
+    expect(of("web").fix).toBe(
+      `nothing listens at http://127.0.0.1:${port}/mcp?api_key=***: start that server, or fix the host and port in its url`,
+    );
+    expect(of("typo").detail).toBe(`its command ${typo} does not exist`);
+    expect(of("typo").fix).toBe(`fix the path in the config: did you mean ${program}?`);
+    expect(of("nodir").detail).toBe(
+      "its command /no-such-dir/bin/server does not exist: there is no directory /no-such-dir/bin",
+    );
+    for (const finding of findings) expect(finding.fix ?? "").not.toContain("run its command by hand");
+    expect(result.stdout).not.toContain("secret-value");
   });
 });
 

@@ -8,7 +8,7 @@ import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
 import { createHttpApp } from "../server/http-app.ts";
-import { startHttpServer } from "../server/http-server.ts";
+import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { retrieveRanked } from "../server/ranked-retrieve.ts";
@@ -67,6 +67,8 @@ async function run(
   cleanup: CleanupStack,
   reloadConfig: () => ResolvedConfig,
 ): Promise<string> {
+  // A busy port or a wrong --host is said first, before any server is started.
+  if (config.transport !== "stdio") await checkListenAddress(config.host, config.port);
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
     const failures = await plugins.dispose();

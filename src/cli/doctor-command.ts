@@ -1,4 +1,4 @@
-import { runDoctor } from "../doctor/doctor-checks.ts";
+import { type Finding, runDoctor } from "../doctor/doctor-checks.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 
 const MARK = { ok: "ok  ", warn: "warn", fail: "FAIL", info: "--  " } as const;
@@ -15,33 +15,45 @@ export const doctorCommand: Command = {
     ...COMMON_OPTIONS,
   },
   async run(values) {
+    const json = Boolean(values.json);
+    // Each line as soon as its check is done: a server that takes its whole timeoutMs to fail
+    // held back every other line (30-120 s of silence).
     const findings = await runDoctor({
       configFlag: values.config as string | undefined,
       dataDirFlag: values["data-dir"] as string | undefined,
       env: process.env,
       cwd: process.cwd(),
+      ...(json ? {} : { onFinding: (finding) => process.stdout.write(`${line(finding)}\n`) }),
     });
-    const failures = findings.filter((finding) => finding.status === "fail").length;
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify({ ok: failures === 0, findings }, null, 2)}\n`);
-      return failures === 0 ? 0 : 1;
+    const failures = findings.filter((finding) => finding.status === "fail");
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ ok: failures.length === 0, findings }, null, 2)}\n`);
+      return failures.length === 0 ? 0 : 1;
     }
-    const width = Math.min(24, Math.max(...findings.map((f) => `${f.area} ${f.subject}`.length)));
-    const lines = findings.map((finding) => {
-      const what = `${finding.area} ${finding.subject}`;
-      const fix = finding.fix && finding.status !== "ok" ? `\n${" ".repeat(width + 9)}-> ${finding.fix}` : "";
-      return `  ${MARK[finding.status]}  ${what.padEnd(width)}  ${finding.detail}${fix}`;
-    });
-    const warnings = findings.filter((finding) => finding.status === "warn").length;
-    lines.push(
-      "",
-      failures > 0
-        ? `${failures} problem(s) to fix${warnings > 0 ? `, ${warnings} warning(s)` : ""}.`
-        : warnings > 0
-          ? `Nothing broken; ${warnings} warning(s).`
-          : "Everything checked is fine.",
+    // The summary names what to fix in a stable order (config order for servers), whatever
+    // order the lines above came in.
+    const warnings = findings.filter((finding) => finding.status === "warn");
+    const named = (list: Finding[]) => list.map((finding) => `${finding.area} ${finding.subject}`).join(", ");
+    process.stdout.write(
+      `\n${
+        failures.length > 0
+          ? `${failures.length} problem(s) to fix: ${named(failures)}` +
+            (warnings.length > 0 ? `; ${warnings.length} warning(s): ${named(warnings)}.` : ".")
+          : warnings.length > 0
+            ? `Nothing broken; ${warnings.length} warning(s): ${named(warnings)}.`
+            : "Everything checked is fine."
+      }\n`,
     );
-    process.stdout.write(`${lines.join("\n")}\n`);
-    return failures === 0 ? 0 : 1;
+    return failures.length === 0 ? 0 : 1;
   },
 };
+
+/** The width of the "area subject" column; longer subjects push their detail right. */
+const SUBJECT_WIDTH = 24;
+
+function line(finding: Finding): string {
+  const what = `${finding.area} ${finding.subject}`;
+  const fix =
+    finding.fix && finding.status !== "ok" ? `\n${" ".repeat(SUBJECT_WIDTH + 9)}-> ${finding.fix}` : "";
+  return `  ${MARK[finding.status]}  ${what.padEnd(SUBJECT_WIDTH)}  ${finding.detail}${fix}`;
+}

@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { openCatalog } from "../app/open-catalog.ts";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import { type UpstreamAuth, upstreamAuth } from "../auth/upstream-auth.ts";
@@ -16,6 +16,7 @@ import { createLogger } from "../log.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
 import { connectUpstream } from "../upstream/upstream-connection.ts";
+import { failureFix, missingCommand } from "./server-hints.ts";
 
 /**
  * What `mcpproxy doctor` checks, each finding one line a user can act on: the config (which file
@@ -36,27 +37,47 @@ export interface DoctorOptions {
   dataDirFlag?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /**
+   * Told of each finding as soon as it is known: servers in the order they answer or give up, so
+   * a slow one does not hold back the lines of the others (it may take its whole timeoutMs).
+   */
+  onFinding?: (finding: Finding) => void;
 }
 
+/** Where the checks put what they find. */
+interface Findings {
+  push(...found: Finding[]): void;
+}
+
+/** Every finding, servers in config order whatever order they answered in. */
 export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
-  const findings: Finding[] = [];
+  const all: Finding[] = [];
+  const tell = (finding: Finding) => options.onFinding?.(finding);
+  const findings: Findings = {
+    push(...found) {
+      all.push(...found);
+      found.forEach(tell);
+    },
+  };
   const config = checkConfig(options, findings);
   if (config) {
     await checkDataDir(config, findings);
     const auth = upstreamAuth(config.dataDir);
-    findings.push(
-      ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, (server) =>
-        checkServer(server, options.env, auth),
-      )),
+    all.push(
+      ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, async (server) => {
+        const finding = await checkServer(server, options.env, auth);
+        tell(finding);
+        return finding;
+      })),
     );
     await checkEmbedder(config, findings);
     await checkPlugins(config, findings);
   }
   checkClients(options, findings);
-  return findings;
+  return all;
 }
 
-function checkConfig(options: DoctorOptions, findings: Finding[]): ResolvedConfig | undefined {
+function checkConfig(options: DoctorOptions, findings: Findings): ResolvedConfig | undefined {
   const { env, cwd, configFlag } = options;
   const location = locateConfig(configFlag, env, cwd);
   const why = configFlag
@@ -111,7 +132,7 @@ function checkConfig(options: DoctorOptions, findings: Finding[]): ResolvedConfi
   }
 }
 
-async function checkDataDir(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+async function checkDataDir(config: ResolvedConfig, findings: Findings): Promise<void> {
   const dir = config.dataDir;
   if (!existsSync(dir)) {
     findings.push({
@@ -201,20 +222,8 @@ async function checkServer(
       fix: `review what it would run with \`mcpproxy approve\`, then \`mcpproxy approve ${server.name}\``,
     };
   }
-  if (server.transport === "stdio") {
-    const found = isAbsolute(server.command)
-      ? existsSync(server.command)
-      : Bun.which(server.command, { PATH: env.PATH ?? "" });
-    if (!found) {
-      return {
-        area: "server",
-        subject,
-        status: "fail",
-        detail: `its command "${server.command}" is not ${isAbsolute(server.command) ? "there" : "on PATH"}`,
-        fix: "install it, or give its full path in the config",
-      };
-    }
-  }
+  const missing = server.transport === "stdio" ? missingCommand(server, env) : undefined;
+  if (missing) return { area: "server", subject, status: "fail", ...missing };
   const started = performance.now();
   try {
     const connection = await connectUpstream(server, { env, authProvider: auth.providerFor(server) });
@@ -247,16 +256,12 @@ async function checkServer(
         fix: `run \`mcpproxy auth login ${server.name}\`; a running serve picks the login up without a restart`,
       };
     }
-    const isNpx =
-      server.transport === "stdio" && /^npx(\.cmd)?$/.test(server.command.split(/[\\/]/).pop() ?? "");
     return {
       area: "server",
       subject,
       status: "fail",
       detail: describeError(error),
-      fix: isNpx
-        ? "npx downloads the package on first start: check the network (or run the npx command once by hand), or raise timeoutMs"
-        : "run its command by hand to see why it fails, or raise timeoutMs if it is slow to start",
+      fix: failureFix(server, error),
     };
   }
 }
@@ -268,7 +273,7 @@ function problemText(error: unknown): string {
     : describeError(error);
 }
 
-async function checkEmbedder(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+async function checkEmbedder(config: ResolvedConfig, findings: Findings): Promise<void> {
   try {
     const embedder = await createEmbedder(config);
     await embedder?.close?.();
@@ -289,7 +294,7 @@ async function checkEmbedder(config: ResolvedConfig, findings: Finding[]): Promi
   }
 }
 
-async function checkPlugins(config: ResolvedConfig, findings: Finding[]): Promise<void> {
+async function checkPlugins(config: ResolvedConfig, findings: Findings): Promise<void> {
   if (config.plugins.length === 0) {
     findings.push({ area: "plugins", subject: "plugins", status: "info", detail: "none configured" });
     return;
@@ -316,7 +321,7 @@ async function checkPlugins(config: ResolvedConfig, findings: Finding[]): Promis
   }
 }
 
-function checkClients(options: DoctorOptions, findings: Finding[]): void {
+function checkClients(options: DoctorOptions, findings: Findings): void {
   const environment = { env: options.env, cwd: options.cwd, platform: process.platform };
   let imported = new Set<string>();
   try {

@@ -30,11 +30,7 @@ export function startHttpServer(
       maxRequestBodySize: maxRequestBytes * 2,
     });
   } catch (error) {
-    throw new ProxyError(
-      "LISTEN_FAILED",
-      `Cannot listen on ${host}:${port}: ${(error as Error).message}. Pick another --port or stop what uses it.`,
-      { cause: error },
-    );
+    throw listenFailure(host, port, error);
   }
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
@@ -45,4 +41,39 @@ export function startHttpServer(
       await server.stop(true);
     },
   };
+}
+
+/**
+ * Binds host:port and lets go at once, so that `serve` names a busy port or a wrong --host before
+ * it starts any server: starting them first buried the real cause under a warning per server
+ * ("the proxy is shutting down"). The real bind follows; were the port taken in between, it
+ * fails with the same message.
+ */
+export async function checkListenAddress(host: string, port: number): Promise<void> {
+  let probe: ReturnType<typeof Bun.serve>;
+  try {
+    probe = Bun.serve({ hostname: host, port, fetch: () => new Response(null, { status: 503 }) });
+  } catch (error) {
+    throw listenFailure(host, port, error);
+  }
+  await probe.stop(true);
+}
+
+/** Why the listener could not start, and what to do: each cause has its own remedy. */
+function listenFailure(host: string, port: number, error: unknown): ProxyError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const why =
+    code === "EADDRINUSE"
+      ? `port ${port} is in use, by another program or another mcpproxy (\`npm start\`, a second serve). ` +
+        "Stop it, or pick another --port (0 picks a free one)."
+      : code === "EADDRNOTAVAIL"
+        ? `${host} is not an address of this machine. Use 127.0.0.1 (this machine only), 0.0.0.0 (every ` +
+          "interface; clients then need the bearer token), or one of this machine's own addresses (--host)."
+        : code === "ENOTFOUND" || code === "EAI_AGAIN"
+          ? `the host name ${host} does not resolve. Give --host an address, such as 127.0.0.1.`
+          : code === "EACCES"
+            ? `ports below 1024 need privileges this user does not have. Pick a --port above 1023.`
+            : `${(error as Error).message}. Check --host and --port.`;
+  return new ProxyError("LISTEN_FAILED", `Cannot listen on ${where}: ${why}`, { cause: error });
 }
