@@ -37,7 +37,7 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
   const registry = new Registry();
   const calls = new Counter({
     name: "mcpproxy_tool_calls_total",
-    help: "Tool calls forwarded to upstream servers",
+    help: 'Tool calls forwarded to upstream servers (tools beyond metricsToolLimit count as tool="(other)")',
     labelNames: ["server", "tool"] as const,
     registers: [registry],
   });
