@@ -25,6 +25,7 @@ import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
+import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
 export const TERMINAL_HINT =
@@ -47,11 +48,15 @@ export async function serveProxy(
   reloadConfig: () => ResolvedConfig = () => config,
 ): Promise<number> {
   const cleanup = createCleanupStack();
+  // Aborted the moment serve stops: servers are ended at once, not on the polite schedule, because
+  // the client gives us no more time than that schedule takes (child-process-transport.ts).
+  const stopping = new AbortController();
   let failures: string[];
   try {
-    const reason = await run(config, ancestry, logger, cleanup, reloadConfig);
+    const reason = await run(config, ancestry, logger, cleanup, reloadConfig, stopping.signal);
     logger.info(`shutting down (${reason})`);
   } finally {
+    stopping.abort();
     // Also after a failed start (a busy port): children already spawned must not outlive us.
     failures = await cleanup.run();
     for (const failure of failures) logger.error(`shutdown: ${failure}`);
@@ -66,7 +71,11 @@ async function run(
   logger: Logger,
   cleanup: CleanupStack,
   reloadConfig: () => ResolvedConfig,
+  stopSignal: AbortSignal,
 ): Promise<string> {
+  let signals: StopSignals | undefined;
+  // Deferred first, so run last: a second Ctrl-C during the teardown does not cut it short.
+  cleanup.defer("stop listening for signals", () => signals?.dispose());
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
     const failures = await plugins.dispose();
@@ -103,6 +112,9 @@ async function run(
   const clients = createClientSessions();
 
   let sync: CatalogSync | undefined;
+  let indexing: Promise<void> = Promise.resolve();
+  // Run after the pool closed: the first pass, cut short, settles before the index is saved and closed.
+  cleanup.defer("end the first indexing pass", () => indexing);
   const pool = createUpstreamPool({
     servers: config.servers,
     logger: logger.child("upstream"),
@@ -115,6 +127,7 @@ async function run(
       void sync?.resync(server, tools);
     },
     auth: upstreamAuth(config.dataDir),
+    stopSignal,
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),
@@ -133,7 +146,7 @@ async function run(
     logger: logger.child("config"),
   });
   pool.startRetrying();
-  const indexing = sync.indexAll();
+  indexing = sync.indexAll();
   cleanup.defer("stop watching the config", manager.watch());
   const deps: ProxyServerDeps = {
     catalog,
@@ -206,9 +219,10 @@ async function run(
     );
   }
 
+  const stop = watchStopSignals();
+  signals = stop;
   const signalled = new Promise<string>((resolve) => {
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
-      process.once(signal, () => resolve(signal));
+    stop.signal.addEventListener("abort", () => resolve(stop.received ?? "a signal"), { once: true });
   });
   return Promise.race([clientGone.then(() => "the client disconnected"), signalled]);
 }

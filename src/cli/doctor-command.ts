@@ -1,4 +1,5 @@
-import { runDoctor } from "../doctor/doctor-checks.ts";
+import { watchStopSignals } from "../app/stop-signals.ts";
+import { type Finding, runDoctor } from "../doctor/doctor-checks.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 
 const MARK = { ok: "ok  ", warn: "warn", fail: "FAIL", info: "--  " } as const;
@@ -15,12 +16,26 @@ export const doctorCommand: Command = {
     ...COMMON_OPTIONS,
   },
   async run(values) {
-    const findings = await runDoctor({
-      configFlag: values.config as string | undefined,
-      dataDirFlag: values["data-dir"] as string | undefined,
-      env: process.env,
-      cwd: process.cwd(),
-    });
+    // Doctor starts every server: Ctrl-C or SIGTERM stops them (and their helpers) before we exit.
+    const stop = watchStopSignals();
+    let findings: Finding[];
+    try {
+      findings = await runDoctor({
+        configFlag: values.config as string | undefined,
+        dataDirFlag: values["data-dir"] as string | undefined,
+        env: process.env,
+        cwd: process.cwd(),
+        signal: stop.signal,
+      });
+    } finally {
+      stop.dispose();
+    }
+    if (stop.received) {
+      process.stderr.write(
+        `mcpproxy: doctor stopped by ${stop.received}; the servers it started are stopped.\n`,
+      );
+      return stop.exitCode();
+    }
     const failures = findings.filter((finding) => finding.status === "fail").length;
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ ok: failures === 0, findings }, null, 2)}\n`);

@@ -36,6 +36,8 @@ export interface DoctorOptions {
   dataDirFlag?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** Aborted by Ctrl-C or SIGTERM: servers being checked are ended at once and the checks stop. */
+  signal?: AbortSignal | undefined;
 }
 
 export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
@@ -46,9 +48,10 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
     const auth = upstreamAuth(config.dataDir);
     findings.push(
       ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, (server) =>
-        checkServer(server, options.env, auth),
+        checkServer(server, options.env, auth, options.signal),
       )),
     );
+    if (options.signal?.aborted) return findings;
     await checkEmbedder(config, findings);
     await checkPlugins(config, findings);
   }
@@ -189,6 +192,7 @@ async function checkServer(
   server: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
   auth: UpstreamAuth,
+  signal?: AbortSignal,
 ): Promise<Finding> {
   const subject = server.name;
   if (!server.enabled) return { area: "server", subject, status: "info", detail: "disabled" };
@@ -217,7 +221,11 @@ async function checkServer(
   }
   const started = performance.now();
   try {
-    const connection = await connectUpstream(server, { env, authProvider: auth.providerFor(server) });
+    const connection = await connectUpstream(server, {
+      env,
+      authProvider: auth.providerFor(server),
+      ...(signal ? { signal, stopSignal: signal } : {}),
+    });
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
     // Stdio and streamable HTTP transports keep the version initialize settled on.

@@ -46,6 +46,9 @@ import { upstreamErrorText } from "./upstream-errors.ts";
  */
 export const EXTRA_BASELINE_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"] as const;
 
+/** Why a connect ended without a result: the proxy stopped while it was under way. */
+export const SHUTTING_DOWN = "the proxy is shutting down";
+
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
@@ -67,6 +70,11 @@ export interface ConnectOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Ends a connect that is still under way (the proxy is shutting down); the child is stopped. */
   signal?: AbortSignal;
+  /**
+   * Aborted when the proxy stops (its client left, a signal): a stdio server is ended at once,
+   * connected or not (child-process-transport.ts), instead of on the polite schedule.
+   */
+  stopSignal?: AbortSignal | undefined;
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
@@ -142,6 +150,7 @@ function createTransport(
         cwd: server.cwd,
         maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
         onStderr: (chunk) => tail.push(chunk),
+        stopSignal: options.stopSignal,
       });
     case "streamable-http":
     case "sse":
@@ -278,6 +287,10 @@ export async function connectUpstream(
 ): Promise<UpstreamConnection> {
   const refusal = launchRefusal(server);
   if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
+  // Nothing is started once the proxy stops (a connect queued behind others would spawn and be killed).
+  if (options.signal?.aborted || options.stopSignal?.aborted) {
+    throw new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN);
+  }
   const tail = createOutputTail();
   const tags = createCallTags();
   const transport = createTransport(server, options, tail, tags);
@@ -323,7 +336,7 @@ export async function connectUpstream(
       () => reject(new Error(`did not finish initialize and tools/list within ${server.timeoutMs} ms`)),
       server.timeoutMs,
     );
-    onAbort = () => reject(new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down"));
+    onAbort = () => reject(new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN));
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });
