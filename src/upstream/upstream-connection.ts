@@ -1,7 +1,6 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
@@ -33,18 +32,17 @@ import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
+import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
-import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
- * One live MCP client session to one upstream server. A stdio child gets only its configured
- * environment on top of a small safe baseline (the SDK's HOME/LOGNAME/PATH/SHELL/TERM/USER plus
- * the locale, time zone and temp dir below), never the proxy's whole environment, which may hold
- * secrets meant for other servers.
+ * One live MCP client session to one upstream server. A stdio child gets the environment
+ * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
+ * proxy's whole environment, which may hold secrets meant for other servers.
  */
-export const EXTRA_BASELINE_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"] as const;
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
 export const SHUTTING_DOWN = "the proxy is shutting down";
@@ -120,15 +118,6 @@ export const CLIENT_CAPABILITIES: ClientCapabilities = {
   roots: { listChanged: true },
 };
 
-function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const key of EXTRA_BASELINE_ENV) {
-    const value = env[key];
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
-
 function createTransport(
   server: ServerConfig,
   options: ConnectOptions,
@@ -141,12 +130,7 @@ function createTransport(
       return new ChildProcessTransport({
         command: server.command,
         args: server.args,
-        env: {
-          ...getDefaultEnvironment(),
-          ...baselineEnv(env),
-          ...server.env,
-          ...(options.ancestry ? { [ANCESTRY_ENV]: options.ancestry } : {}),
-        },
+        env: childEnvironment(server, env, options.ancestry),
         cwd: server.cwd,
         maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
         onStderr: (chunk) => tail.push(chunk),
