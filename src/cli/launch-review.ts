@@ -28,7 +28,7 @@ export function describeLaunch(pending: PendingLaunch): string[] {
     lines.push(`  ${key}: ${JSON.stringify(value)}`);
   }
   const variables = [...new Set(pending.variables.map((variable) => variable.name))];
-  // A local server also gets the small baseline every one gets (upstream-connection.ts).
+  // A local server also gets the small baseline every one gets (child-env.ts).
   const baseline =
     typeof launch.command === "string"
       ? " beyond the baseline (HOME, PATH, USER, locale, proxy and CA settings…)"

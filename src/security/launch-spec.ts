@@ -7,9 +7,8 @@ import { canonicalJson } from "./canonical-json.ts";
  * an agent writes into a launch spec is inert until a person approves it: the entry is marked as
  * the agent's (`agent`) and runs only while the hash of its launch spec, as written (variables not
  * expanded), is the one `mcpproxy approve` recorded under `approved`. An entry without the mark is
- * the person's own and runs as it is.
+ * the person's own and runs as it is. These are the keys an agent may write (agent-edits.ts).
  */
-/** The keys of a launch spec an agent may write (agent-edits.ts). */
 export const LAUNCH_KEYS = [
   "command",
   "args",

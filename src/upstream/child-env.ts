@@ -3,13 +3,6 @@ import type { StdioServerConfig } from "../config/parse-server.ts";
 import { ANCESTRY_ENV } from "./proxy-ancestry.ts";
 
 /**
- * The environment of a stdio server. Never the proxy's whole environment, which may hold secrets
- * meant for other servers: the SDK's baseline (HOME, LOGNAME, PATH, SHELL, TERM, USER), then the
- * named variables below from the proxy's environment, then what the person's `inheritEnv` names
- * (per server, or `mcpproxy.inheritEnv` for their own entries), then the server's own `env`.
- */
-
-/**
  * What a server needs to reach the network behind a corporate proxy or TLS inspection (proxies,
  * CA bundles for Node, OpenSSL, Python and curl), and to read and write text (locale, time zone,
  * temp dir). Without them `npx` servers hung or failed with SELF_SIGNED_CERT_IN_CHAIN where the
@@ -42,6 +35,12 @@ const OWN_PREFIX = "MCPPROXY_";
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The environment of a stdio server. Never the proxy's whole environment, which may hold secrets
+ * meant for other servers: the SDK's baseline (HOME, LOGNAME, PATH, SHELL, TERM, USER), then
+ * PASSED_THROUGH_ENV from the proxy's environment, then what the person's `inheritEnv` names (per
+ * server, or `mcpproxy.inheritEnv` for their own entries), then the server's own `env`.
+ */
 export function childEnvironment(
   server: Pick<StdioServerConfig, "env" | "inheritEnv">,
   env: Environment,

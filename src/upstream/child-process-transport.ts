@@ -13,9 +13,10 @@ import {
  *  - starts the server in a process group of its own, and ends the whole group: a server's helper
  *    processes (a language server, a browser) do not outlive it or the proxy;
  *  - ends a server the polite way first (close stdin, then SIGTERM, then SIGKILL), also when it
- *    is still starting up; when the proxy itself stops (`stopSignal`), at once instead: its client
- *    gives it only 2 s after closing stdin, the same schedule, and the proxy's children would
- *    outlive it (stdin closed and SIGTERM together, SIGKILL after PROMPT_KILL_MS);
+ *    is still starting up. When the proxy itself stops (`stopSignal`), at once instead: stdin
+ *    closed and SIGTERM together, SIGKILL after PROMPT_KILL_MS. The proxy's own client gives it
+ *    about 2 s after closing its stdin (the SDK's schedule is the polite one too), so on the
+ *    polite schedule the proxy was killed first and its servers outlived it;
  *  - bounds every message the server sends: an over-long one is skipped and, when it answered a
  *    request, that request gets a JSON-RPC error naming the limit; the server stays up.
  */

@@ -38,15 +38,14 @@ import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
+/** Why a connect ended without a result: the proxy stopped while it was under way. */
+export const SHUTTING_DOWN = "the proxy is shutting down";
+
 /**
  * One live MCP client session to one upstream server. A stdio child gets the environment
  * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
  * proxy's whole environment, which may hold secrets meant for other servers.
  */
-
-/** Why a connect ended without a result: the proxy stopped while it was under way. */
-export const SHUTTING_DOWN = "the proxy is shutting down";
-
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
