@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { flushOutput } from "./src/cli/flush-output.ts";
 import { runCli } from "./src/cli/run-cli.ts";
 import { describeError, isProxyError } from "./src/errors.ts";
 
@@ -20,4 +21,6 @@ async function main(): Promise<number> {
   }
 }
 
-process.exit(await main());
+const code = await main();
+await flushOutput();
+process.exit(code);

@@ -73,6 +73,8 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       try {
         await announcing(undefined, async () => {
           const report = await refreshCatalog(config, catalog, pool, { logger });
+          // A session that ended while servers were still connecting: they were stopped on purpose.
+          if (report.stopped) return logger.debug("indexing stopped: the proxy is shutting down");
           if (enabled.length === 0) return;
           logger.info(summarizeRefresh(report));
           const reached = report.servers.filter((server) => !server.error).length;

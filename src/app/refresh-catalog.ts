@@ -28,6 +28,8 @@ export interface RefreshReport {
   totals: SyncCounts;
   toolCount: number;
   elapsedMs: number;
+  /** The proxy stopped during the pass: servers not reached by then are not failures, and not reported. */
+  stopped: boolean;
 }
 
 export interface RefreshOptions {
@@ -47,12 +49,17 @@ export async function refreshCatalog(
   const enabled = config.servers.filter((server) => server.enabled);
   const connecting = enabled.filter((server) => options.includeLazy || !server.lazy);
   const reports: ServerReport[] = [];
+  let stopped = false;
   const totals: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
   const add = (counts: SyncCounts) => {
     for (const key of Object.keys(totals) as (keyof SyncCounts)[]) totals[key] += counts[key];
   };
 
   await pool.connectAll(async (outcome: ConnectOutcome) => {
+    if (outcome.stopped) {
+      stopped = true;
+      return;
+    }
     let report: ServerReport;
     if (outcome.tools) {
       try {
@@ -73,8 +80,11 @@ export async function refreshCatalog(
     reports.push(report);
     options.onServerDone?.(report, reports.length, connecting.length);
   }, options.includeLazy);
-  add(await catalog.removeServersExcept(runnableServers(config.servers)));
-  catalog.forgetServersExcept(pinnedServers(config.servers));
+  // Stopped half-way, the servers indexed so far are saved; what the others had is kept.
+  if (!stopped) {
+    add(await catalog.removeServersExcept(runnableServers(config.servers)));
+    catalog.forgetServersExcept(pinnedServers(config.servers));
+  }
   await catalog.persist();
   reports.sort((a, b) => a.name.localeCompare(b.name));
   return {
@@ -82,6 +92,7 @@ export async function refreshCatalog(
     totals,
     toolCount: catalog.size(),
     elapsedMs: performance.now() - started,
+    stopped,
   };
 }
 

@@ -25,6 +25,7 @@ import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
+import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
 export const TERMINAL_HINT =
@@ -47,11 +48,15 @@ export async function serveProxy(
   reloadConfig: () => ResolvedConfig = () => config,
 ): Promise<number> {
   const cleanup = createCleanupStack();
+  // Aborted the moment serve stops: servers are ended at once, not on the polite schedule, because
+  // the client gives us no more time than that schedule takes (child-process-transport.ts).
+  const stopping = new AbortController();
   let failures: string[];
   try {
-    const reason = await run(config, ancestry, logger, cleanup, reloadConfig);
+    const reason = await run(config, ancestry, logger, cleanup, reloadConfig, stopping.signal);
     logger.info(`shutting down (${reason})`);
   } finally {
+    stopping.abort();
     // Also after a failed start (a busy port): children already spawned must not outlive us.
     failures = await cleanup.run();
     for (const failure of failures) logger.error(`shutdown: ${failure}`);
@@ -66,9 +71,13 @@ async function run(
   logger: Logger,
   cleanup: CleanupStack,
   reloadConfig: () => ResolvedConfig,
+  stopSignal: AbortSignal,
 ): Promise<string> {
   // A busy port or a wrong --host is said first, before any server is started.
   if (config.transport !== "stdio") await checkListenAddress(config.host, config.port);
+  let signals: StopSignals | undefined;
+  // Deferred first, so run last: a second Ctrl-C during the teardown does not cut it short.
+  cleanup.defer("stop listening for signals", () => signals?.dispose());
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
     const failures = await plugins.dispose();
@@ -109,6 +118,9 @@ async function run(
   const clients = createClientSessions();
 
   let sync: CatalogSync | undefined;
+  let indexing: Promise<void> = Promise.resolve();
+  // Run after the pool closed: the first pass, cut short, settles before the index is saved and closed.
+  cleanup.defer("end the first indexing pass", () => indexing);
   const pool = createUpstreamPool({
     servers: config.servers,
     logger: logger.child("upstream"),
@@ -121,6 +133,7 @@ async function run(
       void sync?.resync(server, tools);
     },
     auth: upstreamAuth(config.dataDir),
+    stopSignal,
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),
@@ -139,7 +152,7 @@ async function run(
     logger: logger.child("config"),
   });
   pool.startRetrying();
-  const indexing = sync.indexAll();
+  indexing = sync.indexAll();
   cleanup.defer("stop watching the config", manager.watch());
   const deps: ProxyServerDeps = {
     catalog,
@@ -212,9 +225,10 @@ async function run(
     );
   }
 
+  const stop = watchStopSignals();
+  signals = stop;
   const signalled = new Promise<string>((resolve) => {
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
-      process.once(signal, () => resolve(signal));
+    stop.signal.addEventListener("abort", () => resolve(stop.received ?? "a signal"), { once: true });
   });
   return Promise.race([clientGone.then(() => "the client disconnected"), signalled]);
 }

@@ -82,7 +82,8 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
           reviewListed(catalog, outcome);
           await sync.resync(name, outcome.tools);
         } else if (outcome.awaitingApproval) logger.child(name).warn(outcome.error ?? "awaits approval");
-        else logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
+        else if (!outcome.stopped)
+          logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
       }),
     );
     const changed = [...changes.added, ...changes.removed, ...changes.changed];

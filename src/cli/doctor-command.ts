@@ -1,3 +1,4 @@
+import { watchStopSignals } from "../app/stop-signals.ts";
 import { type Finding, runDoctor } from "../doctor/doctor-checks.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 
@@ -16,15 +17,29 @@ export const doctorCommand: Command = {
   },
   async run(values) {
     const json = Boolean(values.json);
-    // Each line as soon as its check is done: a server that takes its whole timeoutMs to fail
-    // held back every other line (30-120 s of silence).
-    const findings = await runDoctor({
-      configFlag: values.config as string | undefined,
-      dataDirFlag: values["data-dir"] as string | undefined,
-      env: process.env,
-      cwd: process.cwd(),
-      ...(json ? {} : { onFinding: (finding) => process.stdout.write(`${line(finding)}\n`) }),
-    });
+    // Doctor starts every server: Ctrl-C or SIGTERM stops them (and their helpers) before we exit.
+    const stop = watchStopSignals();
+    let findings: Finding[];
+    try {
+      // Each line as soon as its check is done: a server that takes its whole timeoutMs to fail
+      // held back every other line (30-120 s of silence).
+      findings = await runDoctor({
+        configFlag: values.config as string | undefined,
+        dataDirFlag: values["data-dir"] as string | undefined,
+        env: process.env,
+        cwd: process.cwd(),
+        signal: stop.signal,
+        ...(json ? {} : { onFinding: (finding) => process.stdout.write(`${line(finding)}\n`) }),
+      });
+    } finally {
+      stop.dispose();
+    }
+    if (stop.received) {
+      process.stderr.write(
+        `mcpproxy: doctor stopped by ${stop.received}; the servers it started are stopped.\n`,
+      );
+      return stop.exitCode();
+    }
     const failures = findings.filter((finding) => finding.status === "fail");
     if (json) {
       process.stdout.write(`${JSON.stringify({ ok: failures.length === 0, findings }, null, 2)}\n`);

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { watchStopSignals } from "../app/stop-signals.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { ProxyError } from "../errors.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
@@ -46,12 +47,15 @@ export const indexCommand: Command = {
     if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
     const catalog = await openCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
     if (catalog.recovered) process.stdout.write(`${catalog.recovered}\n`);
+    // From here on servers run: Ctrl-C or SIGTERM stops them (and their helpers) before we exit.
+    const stop = watchStopSignals();
     const pool = createUpstreamPool({
       servers: config.servers,
       logger: logger.child("upstream"),
       ancestry: ancestry.forChildren,
       maxResultBytes: config.maxResultBytes,
       auth: upstreamAuth(config.dataDir),
+      stopSignal: stop.signal,
     });
     const isTty = Boolean(process.stderr.isTTY);
     const progress = (report: ServerReport, done: number, total: number) => {
@@ -67,6 +71,14 @@ export const indexCommand: Command = {
         includeLazy: true,
       });
       if (isTty && enabled.length > 0) process.stderr.write("\r\x1b[2K");
+      if (stop.received) {
+        const done = report.servers.filter((server) => !server.error && !server.awaitingApproval).length;
+        process.stderr.write(
+          `mcpproxy: index stopped by ${stop.received}; the servers it started are stopped. ` +
+            `${done} of ${enabled.length} servers were indexed and saved; run index again for the rest.\n`,
+        );
+        return stop.exitCode();
+      }
       const lines = [summarizeRefresh(report)];
       for (const server of report.servers) {
         lines.push(
@@ -103,6 +115,7 @@ export const indexCommand: Command = {
       await pool.close();
       await catalog.close();
       lock.release();
+      stop.dispose();
     }
   },
 };

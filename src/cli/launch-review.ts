@@ -28,21 +28,25 @@ export function describeLaunch(pending: PendingLaunch): string[] {
     lines.push(`  ${key}: ${JSON.stringify(value)}`);
   }
   const variables = [...new Set(pending.variables.map((variable) => variable.name))];
-  // A local server also gets the small baseline every one gets (upstream-connection.ts).
+  // A local server also gets the small baseline every one gets (child-env.ts).
   const baseline =
-    typeof launch.command === "string" ? " beyond the baseline (HOME, PATH, USER, locale…)" : "";
+    typeof launch.command === "string"
+      ? " beyond the baseline (HOME, PATH, USER, locale, proxy and CA settings…)"
+      : "";
   lines.push(
-    variables.length > 0
-      ? `  it would receive these variables of your environment${baseline}: ${variables
-          .map(
-            (name) =>
-              `${name} (${pending.variables
-                .filter((v) => v.name === name)
-                .map((v) => v.at)
-                .join(", ")})`,
-          )
-          .join("; ")}`
-      : `  it would receive none of your environment variables${baseline}`,
+    launch.inheritEnv === true
+      ? `  it would receive all of your environment variables (inheritEnv: true)`
+      : variables.length > 0
+        ? `  it would receive these variables of your environment${baseline}: ${variables
+            .map(
+              (name) =>
+                `${name} (${pending.variables
+                  .filter((v) => v.name === name)
+                  .map((v) => v.at)
+                  .join(", ")})`,
+            )
+            .join("; ")}`
+        : `  it would receive none of your environment variables${baseline}`,
   );
   if (pending.before) {
     const diff = valueDiff(pending.before, launch);

@@ -7,7 +7,14 @@ import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
-import { ConfigFileSchema, PluginsSchema, SETTINGS, type SettingName, type Settings } from "./schema.ts";
+import {
+  ConfigFileSchema,
+  InheritEnvSchema,
+  PluginsSchema,
+  SETTINGS,
+  type SettingName,
+  type Settings,
+} from "./schema.ts";
 
 export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
@@ -74,7 +81,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 }
 
 /** Settings that exist in the file only (no environment variable or flag). */
-const FILE_ONLY_SETTINGS = ["plugins"] as const;
+const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
 
 /**
@@ -115,6 +122,7 @@ export function parseConfig(
   problems.push(...unknownKeys(raw as Record<string, unknown>, TOP_LEVEL_KEYS, "", IGNORED_TOP_LEVEL_KEYS));
 
   const settings = resolveSettings(file.output.mcpproxy, env, options.overrides ?? {}, problems);
+  const inheritEnv = parseInheritEnv(file.output.mcpproxy.inheritEnv, env, problems);
   const servers: ServerConfig[] = [];
   for (const section of ["mcpServers", "servers"] as const) {
     // The raw map, not valibot's copy: that one drops keys such as `__proto__` in silence, and a
@@ -125,7 +133,7 @@ export function parseConfig(
         problems.push({ path: `${section}.${name}`, message: "a server of this name is already configured" });
         continue;
       }
-      const server = parseServer(name, entry, env, configDir, problems, section);
+      const server = parseServer(name, entry, env, configDir, problems, section, inheritEnv);
       if (server) servers.push(server);
     }
   }
@@ -178,6 +186,19 @@ function resolveSettings(
     }
   }
   return resolved as Settings;
+}
+
+/** `mcpproxy.inheritEnv`: the person's variables every server they wrote gets (child-env.ts). */
+function parseInheritEnv(
+  raw: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  problems: ExpansionProblem[],
+): boolean | readonly string[] | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = v.safeParse(InheritEnvSchema, expandDeep(raw, env, "mcpproxy.inheritEnv", problems));
+  if (parsed.success) return parsed.output;
+  problems.push(...parsed.issues.map((issue) => issueToProblem(issue, "mcpproxy.inheritEnv")));
+  return undefined;
 }
 
 function parsePlugins(

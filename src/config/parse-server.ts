@@ -50,6 +50,8 @@ export interface StdioServerConfig extends ServerBase {
   command: string;
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** The person's variables it gets beyond the baseline (`true`: all of them); see src/upstream/child-env.ts. */
+  inheritEnv?: true | readonly string[] | undefined;
   cwd?: string | undefined;
 }
 export interface HttpServerConfig extends ServerBase {
@@ -71,6 +73,8 @@ export function parseServer(
   configDir: string,
   problems: ExpansionProblem[],
   section = "mcpServers",
+  /** `mcpproxy.inheritEnv`: applies to the person's own entries, not to those an agent wrote. */
+  inheritEnv?: boolean | readonly string[],
 ): ServerConfig | undefined {
   const path = `${section}.${name}`;
   const badName = serverNameProblem(name);
@@ -155,9 +159,17 @@ export function parseServer(
       command: out.command,
       args: out.args ?? [],
       env: out.env ?? {},
+      ...inherited(out.inheritEnv ?? (isAgentWritten ? undefined : inheritEnv)),
       // Relative to the config file, like plugin paths: the proxy's own directory is arbitrary.
       cwd: out.cwd === undefined ? undefined : expandPath(out.cwd, env, configDir),
     };
+  }
+  if (Object.hasOwn(record, "inheritEnv")) {
+    problems.push({
+      path: `${path}.inheritEnv`,
+      message: "is for servers with a command (stdio): a remote server gets no environment",
+    });
+    return undefined;
   }
   const out = parsed.output;
   const declared = out.transport ?? out.type;
@@ -177,11 +189,20 @@ export function parseServer(
   };
 }
 
+/** `inheritEnv` as the server config holds it: absent when nothing beyond the baseline is inherited. */
+function inherited(value: boolean | readonly string[] | undefined): {
+  inheritEnv?: true | readonly string[];
+} {
+  if (value === true) return { inheritEnv: true };
+  return Array.isArray(value) && value.length > 0 ? { inheritEnv: [...new Set(value)] } : {};
+}
+
 /** Every key a server entry may have. */
 export const SERVER_KEYS = [
   "command",
   "args",
   "env",
+  "inheritEnv",
   "cwd",
   "url",
   "headers",

@@ -57,11 +57,31 @@ const commonServerKeys = {
   ),
 };
 
+/**
+ * Which of the person's environment variables a stdio server gets beyond the baseline and the
+ * network/CA/locale set (src/upstream/child-env.ts): `true` for all of them, or their names. Per
+ * server, or `mcpproxy.inheritEnv` for every server the person wrote. A person's setting only:
+ * an agent cannot write it, and it is part of the launch spec a person approves.
+ */
+export const InheritEnvSchema = v.union(
+  [
+    v.boolean(),
+    v.array(
+      v.pipe(
+        v.string("must be a variable name"),
+        v.regex(/^[^=\0]+$/, "must be a variable name (no `=`, not empty)"),
+      ),
+    ),
+  ],
+  'must be true, false or a list of variable names (["HTTPS_PROXY", …])',
+);
+
 export const StdioServerSchema = v.object({
   ...commonServerKeys,
   command: v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty")),
   args: v.optional(v.array(v.string("must be a string"), "must be an array of strings")),
   env: v.optional(stringMap),
+  inheritEnv: v.optional(InheritEnvSchema),
   cwd: v.optional(v.string("must be a string")),
   type: v.optional(v.literal("stdio", 'must be "stdio" for a server with a command')),
   transport: v.optional(v.literal("stdio", 'must be "stdio" for a server with a command')),

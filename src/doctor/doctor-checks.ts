@@ -42,6 +42,8 @@ export interface DoctorOptions {
    * a slow one does not hold back the lines of the others (it may take its whole timeoutMs).
    */
   onFinding?: (finding: Finding) => void;
+  /** Aborted by Ctrl-C or SIGTERM: servers being checked are ended at once and the checks stop. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Where the checks put what they find. */
@@ -65,11 +67,12 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
     const auth = upstreamAuth(config.dataDir);
     all.push(
       ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, async (server) => {
-        const finding = await checkServer(server, options.env, auth);
+        const finding = await checkServer(server, options.env, auth, options.signal);
         tell(finding);
         return finding;
       })),
     );
+    if (options.signal?.aborted) return all;
     await checkEmbedder(config, findings);
     await checkPlugins(config, findings);
   }
@@ -210,6 +213,7 @@ async function checkServer(
   server: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
   auth: UpstreamAuth,
+  signal?: AbortSignal,
 ): Promise<Finding> {
   const subject = server.name;
   if (!server.enabled) return { area: "server", subject, status: "info", detail: "disabled" };
@@ -226,7 +230,11 @@ async function checkServer(
   if (missing) return { area: "server", subject, status: "fail", ...missing };
   const started = performance.now();
   try {
-    const connection = await connectUpstream(server, { env, authProvider: auth.providerFor(server) });
+    const connection = await connectUpstream(server, {
+      env,
+      authProvider: auth.providerFor(server),
+      ...(signal ? { signal, stopSignal: signal } : {}),
+    });
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
     // Stdio and streamable HTTP transports keep the version initialize settled on.

@@ -15,8 +15,9 @@ import {
  * What an agent's change to a server entry (through `upstream_servers`) becomes in the config
  * file. An agent may write a launch spec and the connection timeouts, nothing else: keys that lower
  * protection (`trust`, `quarantined`, `lazy`, `validateArguments`, `roots`, `relayOutsideCalls`,
- * `enabled`, the approval marks) are a person's alone. A launch spec it adds or changes, and a
- * server it enables, are marked as its own and wait for `mcpproxy approve` (launch-spec.ts).
+ * `enabled`, the approval marks) and `inheritEnv` (the person's variables a server gets) are a
+ * person's alone. A launch spec it adds or changes, and a server it enables, are marked as its own
+ * and wait for `mcpproxy approve` (launch-spec.ts).
  */
 export const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([
   ...LAUNCH_KEYS,

@@ -7,7 +7,7 @@ import { canonicalJson } from "./canonical-json.ts";
  * an agent writes into a launch spec is inert until a person approves it: the entry is marked as
  * the agent's (`agent`) and runs only while the hash of its launch spec, as written (variables not
  * expanded), is the one `mcpproxy approve` recorded under `approved`. An entry without the mark is
- * the person's own and runs as it is.
+ * the person's own and runs as it is. These are the keys an agent may write (agent-edits.ts).
  */
 export const LAUNCH_KEYS = [
   "command",
@@ -22,12 +22,20 @@ export const LAUNCH_KEYS = [
   "oauth",
 ] as const;
 
+/**
+ * Keys of a launch spec that only a person sets (agent-edits.ts refuses them), hashed with the
+ * rest: `inheritEnv` changes what a server receives, so a person who adds it to an agent's entry
+ * approves that entry again, and `approve` shows it.
+ */
+export const PERSON_LAUNCH_KEYS = ["inheritEnv"] as const;
+const HASHED_KEYS = [...LAUNCH_KEYS, ...PERSON_LAUNCH_KEYS] as const;
+
 /** The entry key that marks it as written by an agent (through `upstream_servers`). */
 export const AGENT_MARK = "agent";
 /** The entry key where `mcpproxy approve` records the launch hash a person approved. */
 export const APPROVED_KEY = "approved";
 
-export type LaunchSpec = Partial<Record<(typeof LAUNCH_KEYS)[number], unknown>>;
+export type LaunchSpec = Partial<Record<(typeof HASHED_KEYS)[number], unknown>>;
 
 /** What an agent did to an entry, as recorded in its `agent` mark. */
 export interface AgentMark {
@@ -41,7 +49,7 @@ type Entry = Readonly<Record<string, unknown>>;
 
 export function launchSpecOf(entry: Entry): LaunchSpec {
   const spec: LaunchSpec = {};
-  for (const key of LAUNCH_KEYS) if (Object.hasOwn(entry, key)) spec[key] = entry[key];
+  for (const key of HASHED_KEYS) if (Object.hasOwn(entry, key)) spec[key] = entry[key];
   return spec;
 }
 
@@ -85,6 +93,10 @@ export function variablesOf(spec: LaunchSpec): { name: string; at: string }[] {
     }
   };
   walk(spec, "");
+  // Names it inherits as they are (`true`, all of them, is shown by `approve` as such).
+  if (Array.isArray(spec.inheritEnv)) {
+    for (const name of spec.inheritEnv) if (typeof name === "string") found.push({ name, at: "inheritEnv" });
+  }
   return found;
 }
 

@@ -13,7 +13,10 @@ import {
  *  - starts the server in a process group of its own, and ends the whole group: a server's helper
  *    processes (a language server, a browser) do not outlive it or the proxy;
  *  - ends a server the polite way first (close stdin, then SIGTERM, then SIGKILL), also when it
- *    is still starting up;
+ *    is still starting up. When the proxy itself stops (`stopSignal`), at once instead: stdin
+ *    closed and SIGTERM together, SIGKILL after PROMPT_KILL_MS. The proxy's own client gives it
+ *    about 2 s after closing its stdin (the SDK's schedule is the polite one too), so on the
+ *    polite schedule the proxy was killed first and its servers outlived it;
  *  - bounds every message the server sends: an over-long one is skipped and, when it answered a
  *    request, that request gets a JSON-RPC error naming the limit; the server stays up.
  */
@@ -28,9 +31,13 @@ export interface ChildProcessTransportOptions {
   onStderr?: (chunk: Uint8Array) => void;
   /** How long a server may take to exit after stdin closes, then again after SIGTERM. */
   graceMs?: number;
+  /** Aborted when the proxy stops: the server is ended at once (see `stopNow`), not politely. */
+  stopSignal?: AbortSignal | undefined;
 }
 
 export const DEFAULT_GRACE_MS = 2_000;
+/** When the proxy stops, how long a server's group has between SIGTERM and SIGKILL. */
+export const PROMPT_KILL_MS = 1_000;
 /**
  * A server error code (JSON-RPC reserves -32000 to -32099 for them) for a response too large to
  * pass on; MCP and the SDK use -32000, -32001 and -32002 for other things.
@@ -49,6 +56,7 @@ export class ChildProcessTransport implements Transport {
   protocolVersion: string | undefined;
   private child: Child | undefined;
   private hasExited = false;
+  private isStopping = false;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: ChildProcessTransportOptions) {}
@@ -67,7 +75,8 @@ export class ChildProcessTransport implements Transport {
    */
   async start(): Promise<void> {
     if (this.child) throw new Error("ChildProcessTransport already started");
-    const { command, args, env, cwd, maxResultBytes } = this.options;
+    const { command, args, env, cwd, maxResultBytes, stopSignal } = this.options;
+    if (stopSignal?.aborted) throw new Error("the proxy is shutting down");
     const child: Child = Bun.spawn([command, ...args], {
       env,
       ...(cwd ? { cwd } : {}),
@@ -86,8 +95,11 @@ export class ChildProcessTransport implements Transport {
     );
     const stdoutDone = this.drain(child.stdout, (chunk) => splitter.push(chunk));
     const stderrDone = this.drain(child.stderr, (chunk) => this.options.onStderr?.(chunk));
+    const onStop = () => void this.stopNow();
+    stopSignal?.addEventListener("abort", onStop, { once: true });
     void child.exited.then(async () => {
       this.hasExited = true;
+      stopSignal?.removeEventListener("abort", onStop);
       // The server is gone; helpers it left in its group go with it.
       this.signalGroup("SIGTERM");
       setTimeout(() => this.signalGroup("SIGKILL"), this.options.graceMs ?? DEFAULT_GRACE_MS).unref();
@@ -113,6 +125,25 @@ export class ChildProcessTransport implements Transport {
   close(): Promise<void> {
     this.closing ??= this.terminate();
     return this.closing;
+  }
+
+  /**
+   * Ends the server at once, the proxy is stopping: stdin closed and SIGTERM to its whole group
+   * together, SIGKILL PROMPT_KILL_MS later. Resolves once the server has exited and its group is killed.
+   */
+  stopNow(): Promise<void> {
+    const child = this.child;
+    if (child && !this.hasExited && !this.isStopping) {
+      this.isStopping = true;
+      try {
+        void Promise.resolve(child.stdin.end()).catch(() => undefined);
+      } catch {
+        // Its stdin is gone already.
+      }
+      this.signalGroup("SIGTERM");
+      setTimeout(() => this.signalGroup("SIGKILL"), PROMPT_KILL_MS);
+    }
+    return this.close();
   }
 
   private async drain(

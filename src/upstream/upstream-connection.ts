@@ -1,7 +1,6 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
@@ -33,19 +32,20 @@ import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
+import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
-import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
-/**
- * One live MCP client session to one upstream server. A stdio child gets only its configured
- * environment on top of a small safe baseline (the SDK's HOME/LOGNAME/PATH/SHELL/TERM/USER plus
- * the locale, time zone and temp dir below), never the proxy's whole environment, which may hold
- * secrets meant for other servers.
- */
-export const EXTRA_BASELINE_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"] as const;
+/** Why a connect ended without a result: the proxy stopped while it was under way. */
+export const SHUTTING_DOWN = "the proxy is shutting down";
 
+/**
+ * One live MCP client session to one upstream server. A stdio child gets the environment
+ * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
+ * proxy's whole environment, which may hold secrets meant for other servers.
+ */
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
@@ -67,6 +67,11 @@ export interface ConnectOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Ends a connect that is still under way (the proxy is shutting down); the child is stopped. */
   signal?: AbortSignal;
+  /**
+   * Aborted when the proxy stops (its client left, a signal): a stdio server is ended at once,
+   * connected or not (child-process-transport.ts), instead of on the polite schedule.
+   */
+  stopSignal?: AbortSignal | undefined;
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
   /** The longest message accepted from a stdio server, in bytes. */
@@ -112,15 +117,6 @@ export const CLIENT_CAPABILITIES: ClientCapabilities = {
   roots: { listChanged: true },
 };
 
-function baselineEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const key of EXTRA_BASELINE_ENV) {
-    const value = env[key];
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
-
 function createTransport(
   server: ServerConfig,
   options: ConnectOptions,
@@ -133,15 +129,11 @@ function createTransport(
       return new ChildProcessTransport({
         command: server.command,
         args: server.args,
-        env: {
-          ...getDefaultEnvironment(),
-          ...baselineEnv(env),
-          ...server.env,
-          ...(options.ancestry ? { [ANCESTRY_ENV]: options.ancestry } : {}),
-        },
+        env: childEnvironment(server, env, options.ancestry),
         cwd: server.cwd,
         maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
         onStderr: (chunk) => tail.push(chunk),
+        stopSignal: options.stopSignal,
       });
     case "streamable-http":
     case "sse":
@@ -278,6 +270,10 @@ export async function connectUpstream(
 ): Promise<UpstreamConnection> {
   const refusal = launchRefusal(server);
   if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
+  // Nothing is started once the proxy stops (a connect queued behind others would spawn and be killed).
+  if (options.signal?.aborted || options.stopSignal?.aborted) {
+    throw new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN);
+  }
   const tail = createOutputTail();
   const tags = createCallTags();
   const transport = createTransport(server, options, tail, tags);
@@ -323,7 +319,7 @@ export async function connectUpstream(
       () => reject(new Error(`did not finish initialize and tools/list within ${server.timeoutMs} ms`)),
       server.timeoutMs,
     );
-    onAbort = () => reject(new ProxyError("UPSTREAM_UNAVAILABLE", "the proxy is shutting down"));
+    onAbort = () => reject(new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN));
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });

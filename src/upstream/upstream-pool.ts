@@ -62,6 +62,8 @@ export interface ConnectOutcome {
   error?: string | undefined;
   /** Not started: an agent wrote it and a person has not approved it (`mcpproxy approve`). */
   awaitingApproval?: boolean | undefined;
+  /** Not connected because the pool closed first (the proxy is stopping): not a failure of the server. */
+  stopped?: boolean | undefined;
 }
 
 export interface CallOptions {
@@ -143,6 +145,11 @@ export interface UpstreamPoolOptions {
    * `needs-login`: not retried until its login changes, then connected again.
    */
   auth?: UpstreamAuth | undefined;
+  /**
+   * Aborted when the proxy stops (its client left, a signal): the pool closes and every stdio
+   * server, connected or still starting, is ended at once with its helpers.
+   */
+  stopSignal?: AbortSignal | undefined;
 }
 
 interface Slot {
@@ -251,6 +258,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(options.ancestry ? { ancestry: options.ancestry } : {}),
       ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
       signal: closing.signal,
+      stopSignal: options.stopSignal,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
       authProvider: options.auth?.providerFor(slot.config),
       onToolsChanged: (tools) => {
@@ -333,6 +341,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         listed: connection.listed,
       };
     } catch (error) {
+      if (isClosed) return { server: slot.config.name, error: describeError(error), stopped: true };
       return { server: slot.config.name, error: slot.isRefused ? slot.error : describeError(error) };
     }
   };
@@ -402,6 +411,19 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       );
     }
   };
+
+  const close = async () => {
+    isClosed = true;
+    closing.abort();
+    for (const slot of slots.values()) {
+      clearTimeout(slot.retryTimer);
+      slot.stopWatching?.();
+    }
+    const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
+    const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
+    await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
+  };
+  options.stopSignal?.addEventListener("abort", () => void close(), { once: true });
 
   return {
     async connectAll(onOutcome, includeLazy = false) {
@@ -539,16 +561,6 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       for (const slot of slots.values()) if (slot.state === "failed") scheduleRetry(slot);
     },
 
-    async close() {
-      isClosed = true;
-      closing.abort();
-      for (const slot of slots.values()) {
-        clearTimeout(slot.retryTimer);
-        slot.stopWatching?.();
-      }
-      const connections = [...slots.values()].flatMap((slot) => (slot.connection ? [slot.connection] : []));
-      const pending = [...slots.values()].flatMap((slot) => (slot.pending ? [slot.pending] : []));
-      await Promise.allSettled([...connections.map((connection) => connection.close()), ...pending]);
-    },
+    close,
   };
 }

@@ -1,0 +1,65 @@
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StdioServerConfig } from "../config/parse-server.ts";
+import { ANCESTRY_ENV } from "./proxy-ancestry.ts";
+
+/**
+ * What a server needs to reach the network behind a corporate proxy or TLS inspection (proxies,
+ * CA bundles for Node, OpenSSL, Python and curl), and to read and write text (locale, time zone,
+ * temp dir). Without them `npx` servers hung or failed with SELF_SIGNED_CERT_IN_CHAIN where the
+ * same command worked by hand. Every LC_* locale category is passed too.
+ */
+export const PASSED_THROUGH_ENV = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+] as const;
+
+/** `inheritEnv: true` passes everything but the proxy's own settings: a server that is itself an mcpproxy must not take ours. */
+const OWN_PREFIX = "MCPPROXY_";
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The environment of a stdio server. Never the proxy's whole environment, which may hold secrets
+ * meant for other servers: the SDK's baseline (HOME, LOGNAME, PATH, SHELL, TERM, USER), then
+ * PASSED_THROUGH_ENV from the proxy's environment, then what the person's `inheritEnv` names (per
+ * server, or `mcpproxy.inheritEnv` for their own entries), then the server's own `env`.
+ */
+export function childEnvironment(
+  server: Pick<StdioServerConfig, "env" | "inheritEnv">,
+  env: Environment,
+  ancestry?: string,
+): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && isPassed(name, server.inheritEnv)) passed[name] = value;
+  }
+  return {
+    ...getDefaultEnvironment(),
+    ...passed,
+    ...server.env,
+    ...(ancestry ? { [ANCESTRY_ENV]: ancestry } : {}),
+  };
+}
+
+function isPassed(name: string, inherit: StdioServerConfig["inheritEnv"]): boolean {
+  if ((PASSED_THROUGH_ENV as readonly string[]).includes(name) || name.startsWith("LC_")) return true;
+  if (inherit === true) return !name.startsWith(OWN_PREFIX);
+  return inherit?.includes(name) ?? false;
+}
