@@ -19,7 +19,9 @@ async function proxyWithTools(tools: object[]) {
   const sandbox = scope.sandbox();
   const file = join(sandbox.dir, "tools.json");
   writeFileSync(file, JSON.stringify(tools));
-  sandbox.writeConfig({ mcpServers: { schemas: { command: process.execPath, args: [FIXTURE, "--tools-file", file] } } });
+  sandbox.writeConfig({
+    mcpServers: { schemas: { command: process.execPath, args: [FIXTURE, "--tools-file", file] } },
+  });
   const proxy = await connectStdio(sandbox);
   scope.defer(() => proxy.close());
   const call = (tool: string, args: object) =>
@@ -108,7 +110,11 @@ describe("attacker: schema references", () => {
       {
         name: "remote_meta",
         description: "Its meta-schema is elsewhere",
-        inputSchema: { $schema: `${base}/meta.json`, type: "object", properties: { value: { type: "string" } } },
+        inputSchema: {
+          $schema: `${base}/meta.json`,
+          type: "object",
+          properties: { value: { type: "string" } },
+        },
       },
       {
         name: "relative_ref",

@@ -51,6 +51,8 @@ export const indexCommand: Command = {
       logger: logger.child("upstream"),
       ancestry: ancestry.forChildren,
       maxResultBytes: config.maxResultBytes,
+      maxTools: config.maxTools,
+      maxToolListBytes: config.maxToolListBytes,
       auth: upstreamAuth(config.dataDir),
     });
     const isTty = Boolean(process.stderr.isTTY);

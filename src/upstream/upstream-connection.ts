@@ -25,13 +25,18 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_MAX_RESULT_BYTES } from "../config/load-config.ts";
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_TOOL_LIST_BYTES,
+  DEFAULT_MAX_TOOLS,
+} from "../config/load-config.ts";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_ENV, ANCESTRY_HEADER } from "./proxy-ancestry.ts";
@@ -45,6 +50,9 @@ import { upstreamErrorText } from "./upstream-errors.ts";
  * secrets meant for other servers.
  */
 export const EXTRA_BASELINE_ENV = ["LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"] as const;
+
+/** How long a health-check ping may take before the server counts as gone. */
+const PING_TIMEOUT_MS = 10_000;
 
 export interface UpstreamConnection {
   readonly server: ServerConfig;
@@ -69,8 +77,18 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
-  /** The longest message accepted from a stdio server, in bytes. */
+  /** The longest message accepted from the server (stdio line, HTTP body, SSE event), in bytes. */
   maxResultBytes?: number;
+  /** Bounds on its whole tool list, all pages together (the server's own maxTools/maxToolListBytes win). */
+  maxTools?: number;
+  maxToolListBytes?: number;
+  /**
+   * Over HTTP, how often a connection is pinged while it is up (0: never): a remote server that
+   * went away is noticed then, not at the next call.
+   */
+  healthCheckMs?: number;
+  /** A re-list after list_changed failed (the previous list stays). */
+  onListFailed?: (reason: string) => void;
   /** Logs in to an HTTP server that asks for OAuth (see src/auth); unset, no OAuth. */
   authProvider?: OAuthClientProvider | undefined;
   /** An HTTP transport made by the caller (`auth login` finishes the authorization on it). */
@@ -232,14 +250,31 @@ export interface ToolListing {
   skipped: string[];
 }
 
+/** Bounds on a server's whole tool list, all pages together. */
+export interface ToolListBounds {
+  maxTools: number;
+  maxToolListBytes: number;
+}
+
+export const DEFAULT_TOOL_LIST_BOUNDS: ToolListBounds = {
+  maxTools: DEFAULT_MAX_TOOLS,
+  maxToolListBytes: DEFAULT_MAX_TOOL_LIST_BYTES,
+};
+
 /**
  * Every page of tools/list. Read leniently and checked tool by tool: the SDK's strict result
  * schema would reject a server's whole list for one malformed entry, and the agent would lose
- * all of that server's good tools with it.
+ * all of that server's good tools with it. Each page is bounded by the message limit; the pages
+ * together by `bounds` (a server paging without end is stopped there, not at 2.5 GiB).
  */
-export async function listAllTools(client: Client, timeoutMs: number): Promise<ToolListing> {
+export async function listAllTools(
+  client: Client,
+  timeoutMs: number,
+  bounds: ToolListBounds = DEFAULT_TOOL_LIST_BOUNDS,
+): Promise<ToolListing> {
   const listing: ToolListing = { tools: [], skipped: [] };
   let cursor: string | undefined;
+  let bytes = 0;
   for (let page = 0; page < 1000; page++) {
     const result = (await client.request(
       { method: "tools/list", params: cursor ? { cursor } : {} },
@@ -247,6 +282,22 @@ export async function listAllTools(client: Client, timeoutMs: number): Promise<T
       { timeout: timeoutMs },
     )) as { tools?: unknown; nextCursor?: unknown };
     if (!Array.isArray(result.tools)) throw new Error("tools/list returned no tools array");
+    if (listing.tools.length + listing.skipped.length + result.tools.length > bounds.maxTools) {
+      throw new ProxyError(
+        "UPSTREAM_CONNECT_FAILED",
+        `the server lists more than ${bounds.maxTools} tools, over the limit (maxTools: raise it in ` +
+          "this server's entry, or for every server with mcpproxy.maxTools or MCPPROXY_MAX_TOOLS)",
+      );
+    }
+    bytes += Buffer.byteLength(JSON.stringify(result.tools));
+    if (bytes > bounds.maxToolListBytes) {
+      throw new ProxyError(
+        "UPSTREAM_CONNECT_FAILED",
+        `the server's tool list is larger than ${bounds.maxToolListBytes} bytes, over the limit ` +
+          "(maxToolListBytes: raise it in this server's entry, or for every server with " +
+          "mcpproxy.maxToolListBytes or MCPPROXY_MAX_TOOL_LIST_BYTES)",
+      );
+    }
     for (const entry of result.tools) {
       const problem = toolProblem(entry);
       if (problem) listing.skipped.push(problem);
@@ -279,7 +330,12 @@ export async function connectUpstream(
   const refusal = launchRefusal(server);
   if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
   const tail = createOutputTail();
-  const tags = createCallTags();
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const tags = createCallTags(boundedFetch((url, init) => fetch(url, init), maxResultBytes));
+  const bounds: ToolListBounds = {
+    maxTools: server.maxTools ?? options.maxTools ?? DEFAULT_MAX_TOOLS,
+    maxToolListBytes: server.maxToolListBytes ?? options.maxToolListBytes ?? DEFAULT_MAX_TOOL_LIST_BYTES,
+  };
   const transport = createTransport(server, options, tail, tags);
   tags.tagCalls(transport);
   const client = new Client(
@@ -290,30 +346,80 @@ export async function connectUpstream(
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
+  let healthTimer: ReturnType<typeof setInterval> | undefined;
   client.onclose = () => {
+    clearInterval(healthTimer);
     if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
     isOpen = false;
+  };
+  /** Ends an open connection that stopped working; onClosed reports it with this reason. */
+  const endWith = (reason: string) => {
+    if (!isOpen || isClosing || endReason !== undefined) return;
+    endReason = reason;
+    void client.close();
+  };
+  // A remote server's death shows in nothing the client reads until it sends something: it is
+  // pinged (periodically, and at once when its event stream breaks). An answer of any kind, an
+  // error included, is a live server; a failed request (refused, reset, session gone) ends the
+  // connection, so it reads failed with its retry time instead of connected.
+  let isPinging = false;
+  const checkAlive = async () => {
+    if (isPinging || !isOpen) return;
+    isPinging = true;
+    try {
+      await client.ping({ timeout: PING_TIMEOUT_MS });
+    } catch (error) {
+      if (!(error instanceof McpError)) {
+        endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
+      }
+    } finally {
+      isPinging = false;
+    }
   };
   // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
   // a real end of the connection arrives through onclose. The exception is the event stream of the
   // legacy SSE transport: the session lives exactly as long as that stream, and responses to
   // requests in flight could only ever arrive on it, so when it breaks the connection is over.
   client.onerror = (error) => {
-    if (error instanceof SseError && isOpen && !isClosing && endReason === undefined) {
-      endReason = `the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`;
-      void client.close();
+    if (error instanceof SseError) {
+      endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
+    } else if (
+      server.transport === "streamable-http" &&
+      /SSE stream disconnected|reconnect/i.test(error.message)
+    ) {
+      void checkAlive();
     }
   };
 
   let current: ToolListing = { tools: [], skipped: [] };
   // Handled whatever the server declared: some servers send list_changed without declaring it.
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+  // A storm of them is coalesced: one re-list in flight and one pending at most, and the pending
+  // one starts after the one in flight, so the last list read is at least as new as the last
+  // notification (2,000 notifications from a 5,000-tool server cost 23 CPU-seconds uncoalesced).
+  let relisting: Promise<void> | undefined;
+  let isRelistPending = false;
+  const relist = async () => {
+    do {
+      isRelistPending = false;
+      try {
+        const fresh = await listAllTools(client, server.timeoutMs, bounds);
+        if (!isOpen) return;
+        current = fresh;
+        options.onToolsChanged?.(fresh.tools);
+      } catch (error) {
+        if (isOpen) options.onListFailed?.(upstreamErrorText(error));
+      }
+    } while (isRelistPending && isOpen);
+  };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     if (!isOpen) return;
-    const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
-    if (fresh && isOpen) {
-      current = fresh;
-      options.onToolsChanged?.(fresh.tools);
+    if (relisting) {
+      isRelistPending = true;
+      return;
     }
+    relisting = relist().finally(() => {
+      relisting = undefined;
+    });
   });
 
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -333,7 +439,7 @@ export async function connectUpstream(
         await client.connect(transport, { timeout: server.timeoutMs });
         // Prompts and templates get less time: a server slow to list them still connects.
         return Promise.all([
-          listAllTools(client, server.timeoutMs),
+          listAllTools(client, server.timeoutMs, bounds),
           listCapabilities(client, Math.min(5_000, server.timeoutMs / 2)),
         ]);
       })(),
@@ -341,6 +447,10 @@ export async function connectUpstream(
     ]);
     isOpen = true;
     current = listing;
+    if (server.transport !== "stdio" && options.healthCheckMs) {
+      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
+      healthTimer.unref?.();
+    }
     const connection: UpstreamConnection = {
       server,
       client,
@@ -354,6 +464,7 @@ export async function connectUpstream(
       listed,
       async close() {
         isClosing = true;
+        clearInterval(healthTimer);
         await client.close().catch(() => undefined);
       },
     };
