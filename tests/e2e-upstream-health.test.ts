@@ -77,9 +77,12 @@ describe("a streamable-HTTP server that dies", () => {
       { mortal: { url: remote.url } },
       { MCPPROXY_HEALTH_CHECK_MS: "300" },
     );
-    expect((await eventually(() => health("mortal"), (s) => s.state === "connected", 20_000)).state).toBe(
-      "connected",
+    const up = await eventually(
+      () => health("mortal"),
+      (server) => server.state === "connected",
+      20_000,
     );
+    expect(up.state).toBe("connected");
     remote.stop();
     await remote.child.exited;
     const gone = await eventually(

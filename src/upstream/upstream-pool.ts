@@ -20,7 +20,8 @@ import {
   type RetryPolicy,
 } from "./restart-policy.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
-import { connectUpstream, type ListedCapabilities, type UpstreamConnection } from "./upstream-connection.ts";
+import type { ListedCapabilities } from "./server-lists.ts";
+import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
