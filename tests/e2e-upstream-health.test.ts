@@ -70,34 +70,41 @@ describe("the retry schedule", () => {
 });
 
 describe("a streamable-HTTP server that dies", () => {
-  test("reads failed with its reason and retry time without any call, and a call says it is down", async () => {
-    const remote = await startHttpFixture("mortal");
-    scope.defer(() => remote.stop());
-    const { client, health } = await proxyWith(
-      { mortal: { url: remote.url } },
-      { MCPPROXY_HEALTH_CHECK_MS: "300" },
-    );
-    const up = await eventually(
-      () => health("mortal"),
-      (server) => server.state === "connected",
-      20_000,
-    );
-    expect(up.state).toBe("connected");
-    remote.stop();
-    await remote.child.exited;
-    const gone = await eventually(
-      () => health("mortal"),
-      (server) => server.state !== "connected" && server.retryAt !== undefined,
-      15_000,
-    );
-    expect(gone.state).toBe("failed");
-    expect(gone.error).toContain("the server stopped answering");
-    expect(Date.parse(gone.retryAt!)).toBeGreaterThan(Date.now() - 1_000);
-    expect((await listed(client, "mortal")).state).toBe("failed");
-    const call = await client.callTool({
-      name: "call_tool",
-      arguments: { name: "mortal__echo", arguments: { message: "anyone?" } },
+  // Noticed two ways: by the periodic ping (a server without a GET stream gives no other sign), and
+  // at once when its GET event stream breaks (with the periodic ping off).
+  for (const { how, flags, healthCheckMs } of [
+    { how: "by the periodic ping", flags: ["--no-get-stream"], healthCheckMs: "300" },
+    { how: "by its event stream breaking", flags: [], healthCheckMs: "0" },
+  ]) {
+    test(`reads failed with its reason and retry time without any call (${how}), and a call says it is down`, async () => {
+      const remote = await startHttpFixture("mortal", flags);
+      scope.defer(() => remote.stop());
+      const { client, health } = await proxyWith(
+        { mortal: { url: remote.url } },
+        { MCPPROXY_HEALTH_CHECK_MS: healthCheckMs },
+      );
+      const up = await eventually(
+        () => health("mortal"),
+        (server) => server.state === "connected",
+        20_000,
+      );
+      expect(up.state).toBe("connected");
+      remote.stop();
+      await remote.child.exited;
+      const gone = await eventually(
+        () => health("mortal"),
+        (server) => server.state !== "connected" && server.retryAt !== undefined,
+        15_000,
+      );
+      expect(gone.state).toBe("failed");
+      expect(gone.error).toContain("the server stopped answering");
+      expect(Date.parse(gone.retryAt!)).toBeGreaterThan(Date.now() - 1_000);
+      expect((await listed(client, "mortal")).state).toBe("failed");
+      const call = await client.callTool({
+        name: "call_tool",
+        arguments: { name: "mortal__echo", arguments: { message: "anyone?" } },
+      });
+      expect(call.isError).toBe(true);
     });
-    expect(call.isError).toBe(true);
-  });
+  }
 });

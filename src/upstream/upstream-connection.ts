@@ -275,10 +275,8 @@ export async function connectUpstream(
   client.onerror = (error) => {
     if (error instanceof SseError) {
       endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
-    } else if (
-      server.transport === "streamable-http" &&
-      /SSE stream disconnected|reconnect/i.test(error.message)
-    ) {
+    } else if (server.transport === "streamable-http" && !(error instanceof McpError)) {
+      // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
       void checkAlive();
     }
   };
