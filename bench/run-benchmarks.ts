@@ -16,6 +16,7 @@ import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
 import { formatTransportReport, measureTransportOverhead } from "./transport-overhead.ts";
+import { formatUpstreamBoundsReport, runUpstreamBoundsBench } from "./upstream-bounds-bench.ts";
 
 const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
 if (existsSync(evalFile)) {
@@ -33,4 +34,5 @@ process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 
 process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);
 process.stdout.write(`${formatConfigReloadReport(await measureConfigReload())}\n\n`);
 process.stdout.write(`${formatLimitsReport(await runLimitsBench())}\n\n`);
+process.stdout.write(`${formatUpstreamBoundsReport(await runUpstreamBoundsBench())}\n\n`);
 process.stdout.write(`${formatLoadReport(await runLoadBench())}\n`);

@@ -137,6 +137,8 @@ describe("an agent's server runs nothing before the person approves it", () => {
       "roots",
       "relayOutsideCalls",
       "enabled",
+      "maxTools",
+      "maxToolListBytes",
     ]) {
       const value = {
         trust: "auto",
@@ -147,6 +149,8 @@ describe("an agent's server runs nothing before the person approves it", () => {
         roots: ["/"],
         relayOutsideCalls: true,
         enabled: true,
+        maxTools: 1_000_000,
+        maxToolListBytes: 1024 ** 3,
       }[key];
       const added = await servers(proxy, "add", { name: "y", server: { ...fixtureEntry(), [key]: value } });
       expect(added.isError).toBe(true);

@@ -162,9 +162,9 @@ export async function startHttpProxy(
   };
 }
 
-/** Starts the fixture server over HTTP on a free port. */
-export async function startHttpFixture(name = "web") {
-  const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--name", name], {
+/** Starts the fixture server over HTTP on a free port (`args`: more of its flags). */
+export async function startHttpFixture(name = "web", args: string[] = []) {
+  const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--name", name, ...args], {
     stdout: "pipe",
     stderr: "inherit",
   });

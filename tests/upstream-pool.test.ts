@@ -129,11 +129,12 @@ describe("restarts", () => {
     // Each crash comes soon after a start, so each counts as a failure: the delays grow 100-200, 200-400, 400-800 ms…
     const status = await eventually(
       () => pool.status()[0]!,
-      (s) => s.retryAt !== undefined,
+      (s) => s.circuitOpen === true,
       10_000,
     );
     expect(status.state).toBe("failed");
     expect(status.error).toContain("the connection closed");
+    expect(status.retryAt).toBeGreaterThan(Date.now() - 1_000);
     const before = startCount();
     const refused = await pool
       .callTool("looping", "echo", { message: "x" })

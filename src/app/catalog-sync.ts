@@ -61,6 +61,24 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       : undefined;
   };
 
+  /**
+   * One re-index per server at a time, and the newest list waiting behind it: lists that arrive
+   * meanwhile replace each other, so a burst costs two passes, and they never run side by side.
+   */
+  const resyncing = new Map<string, { running: Promise<void>; next?: readonly object[] | undefined }>();
+  const resyncNow = async (server: string, tools: readonly object[]) => {
+    try {
+      await announcing(server, async () => {
+        const counts = await catalog.syncServer(server, tools as readonly UpstreamTool[]);
+        await catalog.persist();
+        logger.info(`re-indexed ${server} after its tool list changed`, { ...counts });
+      });
+      await sessions.revalidateAll(registrable);
+    } catch (error) {
+      logger.error(`re-indexing ${server} failed: ${describeError(error)}`);
+    }
+  };
+
   return {
     async indexAll() {
       const enabled = config.servers.filter((server) => server.enabled);
@@ -111,17 +129,26 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
     },
 
-    async resync(server, tools) {
-      try {
-        await announcing(server, async () => {
-          const counts = await catalog.syncServer(server, tools as readonly UpstreamTool[]);
-          await catalog.persist();
-          logger.info(`re-indexed ${server} after its tool list changed`, { ...counts });
-        });
-        await sessions.revalidateAll(registrable);
-      } catch (error) {
-        logger.error(`re-indexing ${server} failed: ${describeError(error)}`);
+    resync(server, tools) {
+      const busy = resyncing.get(server);
+      if (busy) {
+        busy.next = tools;
+        return busy.running;
       }
+      const entry: { running: Promise<void>; next?: readonly object[] | undefined } = {
+        running: Promise.resolve(),
+      };
+      entry.running = (async () => {
+        let list: readonly object[] | undefined = tools;
+        while (list) {
+          entry.next = undefined;
+          await resyncNow(server, list);
+          list = entry.next;
+        }
+        resyncing.delete(server);
+      })();
+      resyncing.set(server, entry);
+      return entry.running;
     },
   };
 }

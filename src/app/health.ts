@@ -1,12 +1,14 @@
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
+import { retrySchedule } from "../server/upstream-servers-tool.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { VERSION } from "../version.ts";
 
 /**
  * What `/health` says, truthfully: `status` is `ok` only when every enabled server is connected,
  * `degraded` otherwise, with each server's state (connecting, connected, restarting, failed with
- * its last error, disabled). HTTP 200 either way, so a probe does not restart a proxy that still
+ * its last error and, while a retry is scheduled, when it is (`retryAt`), after how many failures in a
+ * row and whether the circuit is open, disabled). HTTP 200 either way, so a probe does not restart a proxy that still
  * serves most servers; 503 only when no enabled server is usable (none connected, or none configured).
  */
 export interface HealthReport {
@@ -36,6 +38,7 @@ export function healthReport(
         tools: server.toolCount,
         ...(server.connectedSince ? { connectedSince: new Date(server.connectedSince).toISOString() } : {}),
         ...(server.error ? { error: server.error.split("\n")[0] } : {}),
+        ...retrySchedule(server),
       })),
       sessions: { open: openSessions(), dynamic: sessions.count() },
     },

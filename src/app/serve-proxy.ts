@@ -126,6 +126,9 @@ async function run(
     logger: logger.child("upstream"),
     ancestry: ancestry.forChildren,
     maxResultBytes: config.maxResultBytes,
+    maxTools: config.maxTools,
+    maxToolListBytes: config.maxToolListBytes,
+    healthCheckMs: config.healthCheckMs,
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools, listed) => {

@@ -54,6 +54,8 @@ export const indexCommand: Command = {
       logger: logger.child("upstream"),
       ancestry: ancestry.forChildren,
       maxResultBytes: config.maxResultBytes,
+      maxTools: config.maxTools,
+      maxToolListBytes: config.maxToolListBytes,
       auth: upstreamAuth(config.dataDir),
       stopSignal: stop.signal,
     });

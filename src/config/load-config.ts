@@ -36,6 +36,9 @@ export interface LoadConfigOptions {
 
 /** Generous for images and files in tool results, and still a bound on memory. */
 export const DEFAULT_MAX_RESULT_BYTES = 20 * 1024 * 1024;
+/** Bounds on one server's whole tool list: above the largest real servers, still a bound on memory. */
+export const DEFAULT_MAX_TOOLS = 10_000;
+export const DEFAULT_MAX_TOOL_LIST_BYTES = 50 * 1024 * 1024;
 /** Requests carry a query or a tool's arguments: a few MB is plenty, and bounds what a client can make us hold. */
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
@@ -57,6 +60,9 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     minScore: 0.05,
     maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+    maxTools: DEFAULT_MAX_TOOLS,
+    maxToolListBytes: DEFAULT_MAX_TOOL_LIST_BYTES,
+    healthCheckMs: 30_000,
     maxSessions: 1_000,
     bodyTimeoutMs: 30_000,
     requireToken: false,

@@ -44,6 +44,9 @@ interface ServerBase {
   awaitingApproval?: "launch" | "enable" | undefined;
   /** Its sampling, elicitation and roots requests made outside any call reach a session that called it. */
   relayOutsideCalls?: boolean | undefined;
+  /** Bounds on its whole tool list; unset, the proxy-wide maxTools and maxToolListBytes. */
+  maxTools?: number | undefined;
+  maxToolListBytes?: number | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -147,6 +150,10 @@ export function parseServer(
         }
       : {}),
     ...(parsed.output.relayOutsideCalls ? { relayOutsideCalls: true } : {}),
+    ...(parsed.output.maxTools !== undefined ? { maxTools: parsed.output.maxTools } : {}),
+    ...(parsed.output.maxToolListBytes !== undefined
+      ? { maxToolListBytes: parsed.output.maxToolListBytes }
+      : {}),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -219,6 +226,8 @@ export const SERVER_KEYS = [
   "oauth",
   "quarantined",
   "relayOutsideCalls",
+  "maxTools",
+  "maxToolListBytes",
   "agent",
   "approved",
 ] as const;

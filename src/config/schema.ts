@@ -46,6 +46,24 @@ const commonServerKeys = {
    * session that called it) instead of refused.
    */
   relayOutsideCalls: v.optional(v.boolean("must be true or false")),
+  /** The most tools this server may list (all pages); more fails this server alone. Default: `mcpproxy.maxTools`. */
+  maxTools: v.optional(
+    v.pipe(
+      v.number("must be a whole number from 1 to 1000000"),
+      v.integer("must be a whole number from 1 to 1000000"),
+      v.minValue(1, "must be a whole number from 1 to 1000000"),
+      v.maxValue(1_000_000, "must be a whole number from 1 to 1000000"),
+    ),
+  ),
+  /** The most bytes its whole tool list may take (all pages). Default: `mcpproxy.maxToolListBytes`. */
+  maxToolListBytes: v.optional(
+    v.pipe(
+      v.number("must be a whole number of bytes from 1024 to 1073741824"),
+      v.integer("must be a whole number of bytes from 1024 to 1073741824"),
+      v.minValue(1024, "must be a whole number of bytes from 1024 to 1073741824"),
+      v.maxValue(1024 ** 3, "must be a whole number of bytes from 1024 to 1073741824"),
+    ),
+  ),
   /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
   approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
@@ -187,6 +205,10 @@ export const SETTINGS = {
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
   /** The largest single message accepted from an upstream server (a tool result), in bytes. */
   maxResultBytes: { env: "MCPPROXY_MAX_RESULT_BYTES", schema: intInRange(1024, 1024 ** 3) },
+  /** The most tools one server may list (all pages together); a server listing more fails alone. */
+  maxTools: { env: "MCPPROXY_MAX_TOOLS", schema: intInRange(1, 1_000_000) },
+  /** The most bytes one server's whole tool list may take (all pages together). */
+  maxToolListBytes: { env: "MCPPROXY_MAX_TOOL_LIST_BYTES", schema: intInRange(1024, 1024 ** 3) },
   /** The largest single message accepted from a client (stdio line, HTTP body), in bytes. */
   maxRequestBytes: { env: "MCPPROXY_MAX_REQUEST_BYTES", schema: intInRange(1024, 1024 ** 3) },
   /** How many HTTP sessions may be open at once. */
@@ -195,6 +217,8 @@ export const SETTINGS = {
   callTimeoutMs: { env: "MCPPROXY_CALL_TIMEOUT_MS", schema: intInRange(100, 24 * 3_600_000) },
   /** The most one tool call may take, progress or not, in ms. */
   maxCallMs: { env: "MCPPROXY_MAX_CALL_MS", schema: intInRange(100, 7 * 24 * 3_600_000) },
+  /** How often a connected HTTP upstream is pinged to notice that it went away, in ms (0: never). */
+  healthCheckMs: { env: "MCPPROXY_HEALTH_CHECK_MS", schema: intInRange(0, 3_600_000) },
   /** HTTP clients must send the bearer token from <dataDir>/http-token (always so off loopback). */
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
   /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */

@@ -1,11 +1,12 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import addFormatsModule from "ajv-formats";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import { ajvFor } from "../json-schema-dialects.ts";
 import type { Logger } from "../log.ts";
 
 /**
- * Checks a call's arguments against the tool's input schema before it is forwarded, so a bad
- * call gets an error that names the field at once instead of whatever the server makes of it.
+ * Checks a call's arguments against the tool's input schema, in the JSON Schema dialect it declares
+ * (json-schema-dialects.ts), before it is forwarded, so a bad call gets an error that names the
+ * field at once instead of whatever the server makes of it.
  * Validators are compiled on first use and kept for the most recently called tools (the schema is
  * read from the catalog only on a miss). A schema that does not compile is not enforced (logged
  * once), and a server can be left unchecked altogether (`validateArguments: false`, for servers
@@ -18,23 +19,10 @@ export interface ArgumentValidator {
 
 export const VALIDATORS_KEPT = 256;
 
-// ajv-formats is a CommonJS module whose default export is the function.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv) => void;
-
 export function createArgumentValidator(
   catalog: ToolCatalog,
   options: { unchecked: ReadonlySet<string>; logger: Logger },
 ): ArgumentValidator {
-  // Made on the first call, not at start: most proxies start more often than they are called.
-  let ajv: Ajv | undefined;
-  const ajvNow = (): Ajv => {
-    if (ajv) return ajv;
-    // As the SDK configures it: draft 2020-12 and older keywords, formats checked, unknown keywords allowed.
-    ajv = new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true });
-    addFormats(ajv);
-    return ajv;
-  };
   /** By tool hash, least recently used first; `null` for a schema that did not compile. */
   const compiled = new Map<string, { validate: ValidateFunction | null; schema: object }>();
 
@@ -48,7 +36,9 @@ export function createArgumentValidator(
     const schema = catalog.definitionOf(tool)?.inputSchema ?? {};
     let validate: ValidateFunction | null = null;
     try {
-      validate = ajvNow().compile(schema);
+      // The dialect the schema declares (2020-12 when none), made on first use: most proxies
+      // start more often than they are called.
+      validate = ajvFor(schema).compile(schema);
     } catch (error) {
       options.logger.debug(
         `the input schema of ${tool.name} does not compile, so its arguments are not checked`,
@@ -61,7 +51,7 @@ export function createArgumentValidator(
     if (compiled.size > VALIDATORS_KEPT) {
       const [oldest, entry] = compiled.entries().next().value as [string, { schema: object }];
       compiled.delete(oldest);
-      ajvNow().removeSchema(entry.schema);
+      ajvFor(entry.schema).removeSchema(entry.schema);
     }
     return validate;
   };

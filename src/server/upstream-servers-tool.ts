@@ -5,7 +5,7 @@ import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
 import { serverNameProblem } from "../security/server-names.ts";
-import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ServerStatus, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 
 /**
@@ -84,6 +84,10 @@ export interface ServerRow {
   quarantinedTools: number;
   error?: string;
   connectedSince?: string;
+  /** While it is down: when it is tried again, after how many failures, whether calls fail at once. */
+  retryAt?: string;
+  failures?: number;
+  circuitOpen?: boolean;
 }
 
 /** How many tools each server has in quarantine. */
@@ -103,7 +107,22 @@ export function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[
     quarantinedTools: quarantined.get(status.name) ?? 0,
     ...(status.error ? { error: status.error.split("\n")[0]! } : {}),
     ...(status.connectedSince ? { connectedSince: new Date(status.connectedSince).toISOString() } : {}),
+    ...retrySchedule(status),
   }));
+}
+
+/** When a server that is down is tried again, as /health and `upstream_servers list` show it. */
+export function retrySchedule(server: ServerStatus): {
+  retryAt?: string;
+  failures?: number;
+  circuitOpen?: boolean;
+} {
+  if (server.retryAt === undefined) return {};
+  return {
+    retryAt: new Date(server.retryAt).toISOString(),
+    ...(server.failures !== undefined ? { failures: server.failures } : {}),
+    circuitOpen: server.circuitOpen === true,
+  };
 }
 
 type Args = v.InferOutput<ReturnType<typeof upstreamServersArgs>>;

@@ -4,7 +4,10 @@ import {
   createJsonLineSplitter,
   idOfTruncatedMessage,
   isJsonRpcMessage,
+  isRequestHead,
+  MESSAGE_TOO_LARGE,
   type OversizedLine,
+  tooLargeText,
 } from "./json-lines.ts";
 
 /**
@@ -38,11 +41,6 @@ export interface ChildProcessTransportOptions {
 export const DEFAULT_GRACE_MS = 2_000;
 /** When the proxy stops, how long a server's group has between SIGTERM and SIGKILL. */
 export const PROMPT_KILL_MS = 1_000;
-/**
- * A server error code (JSON-RPC reserves -32000 to -32099 for them) for a response too large to
- * pass on; MCP and the SDK use -32000, -32001 and -32002 for other things.
- */
-export const MESSAGE_TOO_LARGE = -32010;
 const IS_WINDOWS = process.platform === "win32";
 
 type Child = Bun.Subprocess<"pipe", "pipe", "pipe">;
@@ -208,16 +206,10 @@ export class ChildProcessTransport implements Transport {
   }
 
   private receiveOversized(line: OversizedLine): void {
-    const limit = this.options.maxResultBytes;
-    const text =
-      `the server sent a message of ${line.bytes} bytes, over the limit of ${limit} bytes ` +
-      "(maxResultBytes, MCPPROXY_MAX_RESULT_BYTES); it was dropped";
+    const text = tooLargeText(String(line.bytes), this.options.maxResultBytes);
     const id = idOfTruncatedMessage(line.head, line.tail);
     // Only a response can be answered in its place: a request or notification from the server is dropped.
-    const isRequest = /^\s*\{\s*("jsonrpc"\s*:\s*"2\.0"\s*,\s*("id"\s*:[^,]*,\s*)?)?"method"\s*:/.test(
-      line.head,
-    );
-    if (id !== undefined && !isRequest) {
+    if (id !== undefined && !isRequestHead(line.head)) {
       this.onmessage?.({ jsonrpc: "2.0", id, error: { code: MESSAGE_TOO_LARGE, message: text } });
     }
     this.onerror?.(new Error(text));

@@ -7,6 +7,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
+import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
 import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
@@ -96,7 +97,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   // upstream sent it, without the client-side output-schema checks of the SDK.
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
-    return (await connection.client.request(
+    const result = (await connection.client.request(
       {
         method: "tools/call",
         params: {
@@ -117,6 +118,8 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
         },
       },
     )) as CallToolResult;
+    if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
+    return result;
   };
   try {
     // Connected already, as nearly always: no await on the way.
@@ -164,4 +167,13 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     sentOn?.tags.forget(tag);
     call.signal?.removeEventListener("abort", onCancel);
   }
+}
+
+/** A result the proxy cannot write to its client (see result-depth.ts): an error at once instead. */
+export function tooDeep(what: string): ProxyError {
+  return new ProxyError(
+    "UPSTREAM_UNAVAILABLE",
+    `${what} returned a result nested more than ${MAX_RESULT_DEPTH} levels deep, which the proxy does not pass on. ` +
+      "The server ran the request; its result cannot be shown.",
+  );
 }

@@ -118,6 +118,25 @@ export function idOfTruncatedMessage(head: string, tail: string): string | numbe
 }
 
 /**
+ * A server error code (JSON-RPC reserves -32000 to -32099 for them) for a response too large to
+ * pass on; MCP and the SDK use -32000, -32001 and -32002 for other things.
+ */
+export const MESSAGE_TOO_LARGE = -32010;
+
+/** What a request whose answer was too large gets instead, on every transport. */
+export function tooLargeText(bytes: string, limit: number): string {
+  return (
+    `the server sent a message of ${bytes} bytes, over the limit of ${limit} bytes ` +
+    "(maxResultBytes, MCPPROXY_MAX_RESULT_BYTES); it was dropped"
+  );
+}
+
+/** Whether the first bytes of a message show a request or notification (a method before any result). */
+export function isRequestHead(head: string): boolean {
+  return /^\s*\{\s*("jsonrpc"\s*:\s*"2\.0"\s*,\s*("id"\s*:[^,]*,\s*)?)?"method"\s*:/.test(head);
+}
+
+/**
  * Whether a parsed line has the shape of a JSON-RPC 2.0 message: a request or notification (a
  * method, params an object if any), or a response (an id, and a result or an error with a code).
  * A structural check in place of the SDK's schema: on the call path every message was otherwise

@@ -1,17 +1,24 @@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaType, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { ajvFor } from "../json-schema-dialects.ts";
 
 /**
  * One JSON-schema validator for every SDK Client and Server the proxy makes. By default each makes
  * its own Ajv (with its formats) when it is constructed: with 2,000 upstream servers, or an HTTP
  * session per client, that was megabytes and milliseconds spent on validators the proxy's raw
- * requests never use. This one is made the first time something needs it.
+ * requests never use. These are made the first time something needs them, one per JSON Schema
+ * dialect (the SDK's own is draft-07 only; see json-schema-dialects.ts).
  */
-let shared: AjvJsonSchemaValidator | undefined;
+const shared = new Map<object, AjvJsonSchemaValidator>();
 
 export const sharedSchemaValidator: jsonSchemaValidator = {
   getValidator<T>(schema: JsonSchemaType) {
-    shared ??= new AjvJsonSchemaValidator();
-    return shared.getValidator<T>(schema);
+    const ajv = ajvFor(schema);
+    let validator = shared.get(ajv);
+    if (!validator) {
+      validator = new AjvJsonSchemaValidator(ajv as never);
+      shared.set(ajv, validator);
+    }
+    return validator.getValidator<T>(schema);
   },
 };

@@ -18,23 +18,34 @@ import {
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   type Result,
-  ResultSchema,
   type ServerNotification,
   type ServerRequest,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_MAX_RESULT_BYTES } from "../config/load-config.ts";
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_TOOL_LIST_BYTES,
+  DEFAULT_MAX_TOOLS,
+} from "../config/load-config.ts";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
 import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import {
+  type ListedCapabilities,
+  listAllTools,
+  listCapabilities,
+  type ToolListBounds,
+  type ToolListing,
+} from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
@@ -46,6 +57,9 @@ export const SHUTTING_DOWN = "the proxy is shutting down";
  * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
  * proxy's whole environment, which may hold secrets meant for other servers.
  */
+/** How long a health-check ping may take before the server counts as gone. */
+const PING_TIMEOUT_MS = 10_000;
+
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
@@ -74,8 +88,18 @@ export interface ConnectOptions {
   stopSignal?: AbortSignal | undefined;
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
-  /** The longest message accepted from a stdio server, in bytes. */
+  /** The longest message accepted from the server (stdio line, HTTP body, SSE event), in bytes. */
   maxResultBytes?: number;
+  /** Bounds on its whole tool list, all pages together (the server's own maxTools/maxToolListBytes win). */
+  maxTools?: number;
+  maxToolListBytes?: number;
+  /**
+   * Over HTTP, how often a connection is pinged while it is up (0: never): a remote server that
+   * went away is noticed then, not at the next call.
+   */
+  healthCheckMs?: number;
+  /** A re-list after list_changed failed (the previous list stays). */
+  onListFailed?: (reason: string) => void;
   /** Logs in to an HTTP server that asks for OAuth (see src/auth); unset, no OAuth. */
   authProvider?: OAuthClientProvider | undefined;
   /** An HTTP transport made by the caller (`auth login` finishes the authorization on it). */
@@ -179,87 +203,6 @@ export function isConnectionRefused(error: unknown): boolean {
   return false;
 }
 
-/** What a server listed besides tools when it connected; a kind it does not offer (or failed to list) is absent. */
-export interface ListedCapabilities {
-  prompts?: readonly { name: string }[] | undefined;
-  templates?: readonly { name: string }[] | undefined;
-}
-
-/**
- * Every page of a server's prompts and resource templates, as far as it declares them. A server
- * that fails to list them still connects: they are listed again when a client asks.
- */
-async function listCapabilities(client: Client, timeoutMs: number): Promise<ListedCapabilities> {
-  const declared = client.getServerCapabilities();
-  const all = async (method: string, key: string) => {
-    const items: { name: string }[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
-      const result = (await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, {
-        timeout: timeoutMs,
-      })) as Record<string, unknown>;
-      const listed = result[key];
-      if (!Array.isArray(listed)) break;
-      for (const item of listed) {
-        if (item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string")
-          items.push(item as { name: string });
-      }
-      cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
-      if (!cursor) break;
-    }
-    return items;
-  };
-  const [prompts, templates] = await Promise.all([
-    declared?.prompts ? all("prompts/list", "prompts").catch(() => undefined) : undefined,
-    declared?.resources
-      ? all("resources/templates/list", "resourceTemplates").catch(() => undefined)
-      : undefined,
-  ]);
-  return { ...(prompts ? { prompts } : {}), ...(templates ? { templates } : {}) };
-}
-
-export interface ToolListing {
-  tools: Tool[];
-  /** Entries that are not tools (no name, no object input schema), described for the log. */
-  skipped: string[];
-}
-
-/**
- * Every page of tools/list. Read leniently and checked tool by tool: the SDK's strict result
- * schema would reject a server's whole list for one malformed entry, and the agent would lose
- * all of that server's good tools with it.
- */
-export async function listAllTools(client: Client, timeoutMs: number): Promise<ToolListing> {
-  const listing: ToolListing = { tools: [], skipped: [] };
-  let cursor: string | undefined;
-  for (let page = 0; page < 1000; page++) {
-    const result = (await client.request(
-      { method: "tools/list", params: cursor ? { cursor } : {} },
-      ResultSchema,
-      { timeout: timeoutMs },
-    )) as { tools?: unknown; nextCursor?: unknown };
-    if (!Array.isArray(result.tools)) throw new Error("tools/list returned no tools array");
-    for (const entry of result.tools) {
-      const problem = toolProblem(entry);
-      if (problem) listing.skipped.push(problem);
-      else listing.tools.push(entry as Tool);
-    }
-    cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
-    if (!cursor) break;
-  }
-  return listing;
-}
-
-function toolProblem(entry: unknown): string | undefined {
-  if (entry === null || typeof entry !== "object") return "an entry that is not an object";
-  const { name, inputSchema } = entry as { name?: unknown; inputSchema?: unknown };
-  if (typeof name !== "string" || name === "") return "a tool without a name";
-  if (inputSchema === null || typeof inputSchema !== "object" || Array.isArray(inputSchema)) {
-    return `${name} (no inputSchema object)`;
-  }
-  return undefined;
-}
-
 /**
  * Starts the transport, runs initialize and lists every tool, all within `server.timeoutMs`.
  * On failure the child is stopped and the error names the server, the reason and its stderr.
@@ -275,7 +218,12 @@ export async function connectUpstream(
     throw new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN);
   }
   const tail = createOutputTail();
-  const tags = createCallTags();
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const tags = createCallTags(boundedFetch((url, init) => fetch(url, init), maxResultBytes));
+  const bounds: ToolListBounds = {
+    maxTools: server.maxTools ?? options.maxTools ?? DEFAULT_MAX_TOOLS,
+    maxToolListBytes: server.maxToolListBytes ?? options.maxToolListBytes ?? DEFAULT_MAX_TOOL_LIST_BYTES,
+  };
   const transport = createTransport(server, options, tail, tags);
   tags.tagCalls(transport);
   const client = new Client(
@@ -286,30 +234,78 @@ export async function connectUpstream(
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
+  let healthTimer: ReturnType<typeof setInterval> | undefined;
   client.onclose = () => {
+    clearInterval(healthTimer);
     if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
     isOpen = false;
+  };
+  /** Ends an open connection that stopped working; onClosed reports it with this reason. */
+  const endWith = (reason: string) => {
+    if (!isOpen || isClosing || endReason !== undefined) return;
+    endReason = reason;
+    void client.close();
+  };
+  // A remote server's death shows in nothing the client reads until it sends something: it is
+  // pinged (periodically, and at once when its event stream breaks). An answer of any kind, an
+  // error included, is a live server; a failed request (refused, reset, session gone) ends the
+  // connection, so it reads failed with its retry time instead of connected.
+  let isPinging = false;
+  const checkAlive = async () => {
+    if (isPinging || !isOpen) return;
+    isPinging = true;
+    try {
+      await client.ping({ timeout: PING_TIMEOUT_MS });
+    } catch (error) {
+      if (!(error instanceof McpError)) {
+        endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
+      }
+    } finally {
+      isPinging = false;
+    }
   };
   // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
   // a real end of the connection arrives through onclose. The exception is the event stream of the
   // legacy SSE transport: the session lives exactly as long as that stream, and responses to
   // requests in flight could only ever arrive on it, so when it breaks the connection is over.
   client.onerror = (error) => {
-    if (error instanceof SseError && isOpen && !isClosing && endReason === undefined) {
-      endReason = `the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`;
-      void client.close();
+    if (error instanceof SseError) {
+      endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
+    } else if (server.transport === "streamable-http" && !(error instanceof McpError)) {
+      // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
+      void checkAlive();
     }
   };
 
   let current: ToolListing = { tools: [], skipped: [] };
   // Handled whatever the server declared: some servers send list_changed without declaring it.
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+  // A storm of them is coalesced: one re-list in flight and one pending at most, and the pending
+  // one starts after the one in flight, so the last list read is at least as new as the last
+  // notification (2,000 notifications from a 5,000-tool server cost 23 CPU-seconds uncoalesced).
+  let relisting: Promise<void> | undefined;
+  let isRelistPending = false;
+  const relist = async () => {
+    do {
+      isRelistPending = false;
+      try {
+        const fresh = await listAllTools(client, server.timeoutMs, bounds);
+        if (!isOpen) return;
+        current = fresh;
+        options.onToolsChanged?.(fresh.tools);
+      } catch (error) {
+        if (isOpen) options.onListFailed?.(upstreamErrorText(error));
+      }
+    } while (isRelistPending && isOpen);
+  };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     if (!isOpen) return;
-    const fresh = await listAllTools(client, server.timeoutMs).catch(() => undefined);
-    if (fresh && isOpen) {
-      current = fresh;
-      options.onToolsChanged?.(fresh.tools);
+    if (relisting) {
+      isRelistPending = true;
+      return;
     }
+    relisting = relist().finally(() => {
+      relisting = undefined;
+    });
   });
 
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -329,7 +325,7 @@ export async function connectUpstream(
         await client.connect(transport, { timeout: server.timeoutMs });
         // Prompts and templates get less time: a server slow to list them still connects.
         return Promise.all([
-          listAllTools(client, server.timeoutMs),
+          listAllTools(client, server.timeoutMs, bounds),
           listCapabilities(client, Math.min(5_000, server.timeoutMs / 2)),
         ]);
       })(),
@@ -337,6 +333,10 @@ export async function connectUpstream(
     ]);
     isOpen = true;
     current = listing;
+    if (server.transport !== "stdio" && options.healthCheckMs) {
+      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
+      healthTimer.unref?.();
+    }
     const connection: UpstreamConnection = {
       server,
       client,
@@ -350,6 +350,7 @@ export async function connectUpstream(
       listed,
       async close() {
         isClosing = true;
+        clearInterval(healthTimer);
         await client.close().catch(() => undefined);
       },
     };

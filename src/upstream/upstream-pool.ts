@@ -7,7 +7,7 @@ import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { type ActiveCall, forwardToolCall } from "./forward-call.ts";
+import { type ActiveCall, forwardToolCall, tooDeep } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { type ClientSide, relayTo, withCaller } from "./relay-routing.ts";
@@ -19,7 +19,9 @@ import {
   isCircuitOpen,
   type RetryPolicy,
 } from "./restart-policy.ts";
-import { connectUpstream, type ListedCapabilities, type UpstreamConnection } from "./upstream-connection.ts";
+import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
+import type { ListedCapabilities } from "./server-lists.ts";
+import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
 
 /**
@@ -48,8 +50,12 @@ export interface ServerStatus {
   error?: string | undefined;
   /** When the current connection was made (ms since the epoch). */
   connectedSince?: number | undefined;
-  /** Set while the circuit is open: calls fail at once until this time (ms since the epoch). */
+  /** When the background retry tries it next (ms since the epoch), while one is scheduled. */
   retryAt?: number | undefined;
+  /** Failed starts (and early deaths) in a row. */
+  failures?: number | undefined;
+  /** Set after CIRCUIT_THRESHOLD failures: calls fail at once until `retryAt`. */
+  circuitOpen?: boolean | undefined;
 }
 
 export interface ConnectOutcome {
@@ -136,8 +142,13 @@ export interface UpstreamPoolOptions {
   maxCallMs?: number;
   /** The proxy chain passed to every server (see proxy-ancestry.ts). */
   ancestry?: string;
-  /** The longest message accepted from a stdio server, in bytes. */
+  /** The longest message accepted from a server (any transport), in bytes. */
   maxResultBytes?: number;
+  /** Bounds on each server's whole tool list (a server's own settings win). */
+  maxTools?: number;
+  maxToolListBytes?: number;
+  /** How often HTTP servers are pinged while connected (0 or unset: never). */
+  healthCheckMs?: number;
   /** Where servers' requests and notifications to the client go (relay-routing.ts); unset, requests are refused. */
   clientSide?: ClientSide | undefined;
   /**
@@ -257,6 +268,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(options.env ? { env: options.env } : {}),
       ...(options.ancestry ? { ancestry: options.ancestry } : {}),
       ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
+      ...(options.maxTools ? { maxTools: options.maxTools } : {}),
+      ...(options.maxToolListBytes ? { maxToolListBytes: options.maxToolListBytes } : {}),
+      ...(options.healthCheckMs ? { healthCheckMs: options.healthCheckMs } : {}),
       signal: closing.signal,
       stopSignal: options.stopSignal,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
@@ -266,6 +280,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         log.info(`tool list changed (${tools.length} tools)`);
         options.onToolsChanged?.(slot.config.name, tools);
       },
+      onListFailed: (reason) =>
+        log.warn(`listing its tools again failed; the previous list stays: ${reason}`),
       onClosed: (reason) => {
         // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
         if (!mine || slot.connection !== mine) return;
@@ -482,8 +498,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);
+      let result: SchemaOutput<typeof resultSchema>;
       try {
-        return await connection.client.request(request as never, resultSchema, {
+        result = await connection.client.request(request as never, resultSchema, {
           timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
           ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
         });
@@ -495,6 +512,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           { cause: error },
         );
       }
+      if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${request.method} on ${server}`);
+      return result;
     },
 
     async setServers(servers) {
@@ -550,8 +569,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         // Shown on /health, the status page and to agents: known secret shapes never are.
         ...(slot.error ? { error: redactSecrets(slot.error) } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
-        ...(!slot.connection && isCircuitOpen(slot.failures) && slot.retryAt
-          ? { retryAt: slot.retryAt }
+        ...(!slot.connection && slot.retryTimer && slot.retryAt
+          ? { retryAt: slot.retryAt, failures: slot.failures, circuitOpen: isCircuitOpen(slot.failures) }
           : {}),
       }));
     },

@@ -1,0 +1,57 @@
+import { Ajv, type Options } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+
+/**
+ * One Ajv per JSON Schema dialect, chosen by the `$schema` a schema declares: 2020-12 when it
+ * declares none (the MCP default for tool schemas), 2019-09, and draft-07 for draft-07, -06 and
+ * -04 (ajv has no draft-04 class; a draft-04 schema whose keywords draft-07 reads otherwise, such
+ * as a boolean `exclusiveMinimum`, does not compile and is left unchecked by the caller).
+ *
+ * Never a network fetch: ajv loads nothing by itself (no `loadSchema`, no `compileAsync`), a `$ref`
+ * it cannot resolve inside the schema makes the compile fail, and `$schema` selects a class only.
+ * `addUsedSchema: false`: a schema's `$id` is not registered in the shared instance, so one
+ * server's tool can neither shadow nor be the target of a `$ref` from another server's tool.
+ */
+export type SchemaDialect = "2020-12" | "2019-09" | "draft-07";
+
+const OPTIONS: Options = {
+  strict: false,
+  validateFormats: true,
+  validateSchema: false,
+  allErrors: true,
+  addUsedSchema: false,
+};
+
+// ajv-formats is a CommonJS module whose default export is the function.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => void;
+
+export function dialectOf(schema: unknown): SchemaDialect {
+  const declared =
+    schema !== null && typeof schema === "object" ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (typeof declared !== "string") return "2020-12";
+  if (/json-schema\.org\/draft\/2019-09\//.test(declared)) return "2019-09";
+  if (/json-schema\.org\/draft-0[4-7]\/schema/.test(declared)) return "draft-07";
+  return "2020-12";
+}
+
+const instances = new Map<SchemaDialect, Ajv>();
+
+/** The Ajv for a schema's dialect, made the first time that dialect is seen. */
+export function ajvFor(schema: unknown): Ajv {
+  const dialect = dialectOf(schema);
+  let ajv = instances.get(dialect);
+  if (!ajv) {
+    ajv =
+      dialect === "2020-12"
+        ? new Ajv2020(OPTIONS)
+        : dialect === "2019-09"
+          ? new Ajv2019(OPTIONS)
+          : new Ajv(OPTIONS);
+    addFormats(ajv);
+    instances.set(dialect, ajv);
+  }
+  return ajv;
+}

@@ -1,0 +1,122 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_TOOL_LIST_BYTES, DEFAULT_MAX_TOOLS } from "../config/load-config.ts";
+import { ProxyError } from "../errors.ts";
+
+/**
+ * What a server lists, every page of it: its tools (bounded in count and bytes across pages), its
+ * prompts and resource templates.
+ */
+/** What a server listed besides tools when it connected; a kind it does not offer (or failed to list) is absent. */
+export interface ListedCapabilities {
+  prompts?: readonly { name: string }[] | undefined;
+  templates?: readonly { name: string }[] | undefined;
+}
+
+/**
+ * Every page of a server's prompts and resource templates, as far as it declares them. A server
+ * that fails to list them still connects: they are listed again when a client asks.
+ */
+export async function listCapabilities(client: Client, timeoutMs: number): Promise<ListedCapabilities> {
+  const declared = client.getServerCapabilities();
+  const all = async (method: string, key: string) => {
+    const items: { name: string }[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = (await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, {
+        timeout: timeoutMs,
+      })) as Record<string, unknown>;
+      const listed = result[key];
+      if (!Array.isArray(listed)) break;
+      for (const item of listed) {
+        if (item && typeof item === "object" && typeof (item as { name?: unknown }).name === "string")
+          items.push(item as { name: string });
+      }
+      cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
+      if (!cursor) break;
+    }
+    return items;
+  };
+  const [prompts, templates] = await Promise.all([
+    declared?.prompts ? all("prompts/list", "prompts").catch(() => undefined) : undefined,
+    declared?.resources
+      ? all("resources/templates/list", "resourceTemplates").catch(() => undefined)
+      : undefined,
+  ]);
+  return { ...(prompts ? { prompts } : {}), ...(templates ? { templates } : {}) };
+}
+
+export interface ToolListing {
+  tools: Tool[];
+  /** Entries that are not tools (no name, no object input schema), described for the log. */
+  skipped: string[];
+}
+
+/** Bounds on a server's whole tool list, all pages together. */
+export interface ToolListBounds {
+  maxTools: number;
+  maxToolListBytes: number;
+}
+
+export const DEFAULT_TOOL_LIST_BOUNDS: ToolListBounds = {
+  maxTools: DEFAULT_MAX_TOOLS,
+  maxToolListBytes: DEFAULT_MAX_TOOL_LIST_BYTES,
+};
+
+/**
+ * Every page of tools/list. Read leniently and checked tool by tool: the SDK's strict result
+ * schema would reject a server's whole list for one malformed entry, and the agent would lose
+ * all of that server's good tools with it. Each page is bounded by the message limit; the pages
+ * together by `bounds` (a server paging without end is stopped there, not at 2.5 GiB).
+ */
+export async function listAllTools(
+  client: Client,
+  timeoutMs: number,
+  bounds: ToolListBounds = DEFAULT_TOOL_LIST_BOUNDS,
+): Promise<ToolListing> {
+  const listing: ToolListing = { tools: [], skipped: [] };
+  let cursor: string | undefined;
+  let bytes = 0;
+  for (let page = 0; page < 1000; page++) {
+    const result = (await client.request(
+      { method: "tools/list", params: cursor ? { cursor } : {} },
+      ResultSchema,
+      { timeout: timeoutMs },
+    )) as { tools?: unknown; nextCursor?: unknown };
+    if (!Array.isArray(result.tools)) throw new Error("tools/list returned no tools array");
+    if (listing.tools.length + listing.skipped.length + result.tools.length > bounds.maxTools) {
+      throw new ProxyError(
+        "UPSTREAM_CONNECT_FAILED",
+        `the server lists more than ${bounds.maxTools} tools, over the limit (maxTools: raise it in ` +
+          "this server's entry, or for every server with mcpproxy.maxTools or MCPPROXY_MAX_TOOLS)",
+      );
+    }
+    bytes += Buffer.byteLength(JSON.stringify(result.tools));
+    if (bytes > bounds.maxToolListBytes) {
+      throw new ProxyError(
+        "UPSTREAM_CONNECT_FAILED",
+        `the server's tool list is larger than ${bounds.maxToolListBytes} bytes, over the limit ` +
+          "(maxToolListBytes: raise it in this server's entry, or for every server with " +
+          "mcpproxy.maxToolListBytes or MCPPROXY_MAX_TOOL_LIST_BYTES)",
+      );
+    }
+    for (const entry of result.tools) {
+      const problem = toolProblem(entry);
+      if (problem) listing.skipped.push(problem);
+      else listing.tools.push(entry as Tool);
+    }
+    cursor = typeof result.nextCursor === "string" && result.nextCursor ? result.nextCursor : undefined;
+    if (!cursor) break;
+  }
+  return listing;
+}
+
+function toolProblem(entry: unknown): string | undefined {
+  if (entry === null || typeof entry !== "object") return "an entry that is not an object";
+  const { name, inputSchema } = entry as { name?: unknown; inputSchema?: unknown };
+  if (typeof name !== "string" || name === "") return "a tool without a name";
+  if (inputSchema === null || typeof inputSchema !== "object" || Array.isArray(inputSchema)) {
+    return `${name} (no inputSchema object)`;
+  }
+  return undefined;
+}
