@@ -162,6 +162,7 @@ describe("mcpproxy import", () => {
       command: "node",
       args: [join(project, "weather.js")],
       env: { API_KEY: "${WEATHER_KEY}", REGION: "${WEATHER_REGION}" },
+      cwd: project,
     });
     expect(config.mcpServers.events).toEqual({ url: "http://127.0.0.1:9/events", transport: "sse" });
     expect(config.mcpServers.docs).toEqual({ url: "http://127.0.0.1:9/sse", enabled: false });

@@ -48,6 +48,8 @@ export const serveCommand: Command = {
     if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
     const config = loadCommandConfig(values, overrides);
     const ancestry = resolveAncestry(config.configPath, process.env);
-    return serveProxy(config, ancestry, commandLogger(config), () => loadCommandConfig(values, overrides));
+    return serveProxy(config, ancestry, commandLogger(config), (text) =>
+      loadCommandConfig(values, overrides, text),
+    );
   },
 };
