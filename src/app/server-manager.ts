@@ -104,12 +104,15 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
       serialized(async () => {
         let next: ResolvedConfig | undefined;
         // Checked before it is written: an edit that would make the file invalid never reaches it.
-        const { text } = await updateConfigServers(path, (current) => plan(current.servers), {
+        const { text, conflicts } = await updateConfigServers(path, (current) => plan(current.servers), {
           backupAs: "rolling",
           validate: (candidate) => {
             next = options.load(candidate);
           },
         });
+        for (const copy of conflicts) {
+          logger.warn(`two saves of the config raced this edit: the one not kept is in ${copy}`);
+        }
         written = digest(text);
         return apply(next ?? options.load());
       }),

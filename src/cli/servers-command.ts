@@ -38,7 +38,7 @@ export const serversCommand: Command = {
     if (operation === "list") return list(config, Boolean(values.json));
     const given = entryOf(values, command);
     let after: ResolvedConfig | undefined;
-    const { edits, backup } = await updateConfigServers(
+    const { edits, backup, conflicts } = await updateConfigServers(
       config.configPath,
       (current) => editsFor({ operation, name, server: given?.entry }, current.servers, "person"),
       {
@@ -49,6 +49,11 @@ export const serversCommand: Command = {
         },
       },
     );
+    for (const copy of conflicts) {
+      process.stderr.write(
+        `mcpproxy: two saves of the config raced this edit: the one not kept is in ${copy}\n`,
+      );
+    }
     // An entry an agent wrote stays the agent's: a change to what it runs needs an approval again.
     const held = (after?.servers ?? []).filter(
       (server) => server.awaitingApproval && edits.some((edit) => edit.name === server.name),

@@ -14,6 +14,7 @@ import { describeError, isProxyError, ProxyError } from "../errors.ts";
 import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../index/atomic-file.ts";
 import { parseConfigText, readConfigFile } from "./config-file.ts";
 import { withConfigLock } from "./config-lock.ts";
+import { renameNoReplace, swapFiles } from "./swap-file.ts";
 
 /**
  * Edits server entries of mcpproxy's config file in place (`mcpproxy import`, `upstream_servers`,
@@ -24,9 +25,10 @@ import { withConfigLock } from "./config-lock.ts";
  *
  * An edit is a read-modify-write that must lose nothing: it runs under the config lock
  * (config-lock.ts, which orders the edits of every mcpproxy process), its changes are planned from
- * the file as it is read inside the lock, and just before the rename the file is compared with what
- * was read: a person who saved the file meanwhile (an editor takes no lock) gets the edit redone on
- * top of their version rather than overwritten.
+ * the file as it is read inside the lock, and the new text replaces the file only if the file is
+ * still what was read: a person who saved the file meanwhile (an editor takes no lock) gets the
+ * edit redone on top of their version rather than overwritten. The check is made just before the
+ * rename, and where the system can swap two files atomically (swap-file.ts) once more after it.
  */
 export interface ConfigServers {
   /** The map servers live in: `mcpServers`, or VS Code's `servers` when the file uses that. */
@@ -68,6 +70,11 @@ export interface ConfigUpdate {
   backup: string | undefined;
   /** The edits made, as planned from the file that was changed. */
   edits: readonly ServerEdit[];
+  /**
+   * Copies of versions that two saves racing this edit left (one made on top of the other in the
+   * instant this edit put a version back): kept beside the file for a person to look at. Rare.
+   */
+  conflicts: string[];
 }
 
 /** How often an edit is redone on a file that keeps changing under it before it gives up. */
@@ -83,6 +90,7 @@ export function updateConfigServers(
   options: ConfigUpdateOptions,
 ): Promise<ConfigUpdate> {
   return withConfigLock(path, () => {
+    const conflicts: string[] = [];
     // Temps a killed writer left (ours only, their writer gone): no edit reads or keeps them.
     removeStaleTemps(path);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -97,18 +105,63 @@ export function updateConfigServers(
       if (before && backup) writeOrExplain(backup, () => writeFileAtomicSync(backup, before.text), path);
       const temp = tempPathFor(path);
       writeOrExplain(path, () => writeFileSync(temp, text, { mode: 0o600 }), path, temp);
-      if (!isUnchanged(path, before)) {
-        rmSync(temp, { force: true });
-        continue; // someone else's change landed meanwhile: plan again on top of it
-      }
-      renameSync(temp, path);
-      return { text, backup, edits };
+      const outcome = commit(path, temp, before, text);
+      if (outcome.conflict) conflicts.push(outcome.conflict);
+      // Otherwise someone else's change landed meanwhile: plan again on top of it.
+      if (outcome.isDone) return { text, backup, edits, conflicts };
     }
     throw new ProxyError(
       "CONFIG_WRITE_FAILED",
       `${path} kept changing while mcpproxy tried to edit it (${MAX_ATTEMPTS} times): nothing was changed. Try again.`,
     );
   });
+}
+
+/**
+ * Puts the edited text in place of the version it was planned from, or reports that the file
+ * changed meanwhile (nothing written, or what was replaced put back). With an atomic exchange the
+ * replaced version is checked after the fact, so a save in the last instant is never lost; without
+ * one, the check is made just before the rename.
+ */
+function commit(
+  path: string,
+  temp: string,
+  before: FileVersion | undefined,
+  text: string,
+): { isDone: boolean; conflict?: string } {
+  if (!before) {
+    if (renameNoReplace(temp, path)) return { isDone: true };
+    if (existsSync(path)) {
+      rmSync(temp, { force: true });
+      return { isDone: false };
+    }
+    renameSync(temp, path);
+    return { isDone: true };
+  }
+  if (!isUnchanged(path, before)) {
+    rmSync(temp, { force: true });
+    return { isDone: false };
+  }
+  if (!swapFiles(temp, path)) {
+    renameSync(temp, path);
+    return { isDone: true };
+  }
+  // `temp` now names what the edit replaced.
+  if (readFileSync(temp, "utf8") === before.text) {
+    rmSync(temp, { force: true });
+    return { isDone: true };
+  }
+  // A save landed after the last look: put it back, and plan the edit again on top of it.
+  const isBack = swapFiles(temp, path);
+  if (isBack && readFileSync(temp, "utf8") === text) {
+    rmSync(temp, { force: true });
+    return { isDone: false };
+  }
+  // Someone saved on top of this edit in that instant (or it could not be put back): keep that
+  // version for a person rather than lose it.
+  const conflict = `${path}.conflict-${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}-${process.pid}`;
+  renameSync(temp, conflict);
+  return { isDone: false, conflict };
 }
 
 interface FileVersion {
