@@ -46,7 +46,7 @@ export function unsetVariableMessage(name: string): string {
   return (
     `environment variable ${name} is not set: set it where mcpproxy starts (export it in your shell, or add it ` +
     `to the "env" of mcpproxy's entry in the MCP client that launches it), write the value in place of ` +
-    `\${${name}}, or give a default: \${${name}:-default}`
+    `\${${name}}, or give a default: \${${name}:-…}`
   );
 }
 

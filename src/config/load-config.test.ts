@@ -76,14 +76,14 @@ describe("parseConfig", () => {
     expect(byName.ok?.configProblem).toBeUndefined();
     expect(byName.off?.configProblem).toBeUndefined();
     expect(byName.gh?.configProblem).toBe(
-      'mcpServers.gh.env.T: environment variable GH_TOKEN is not set: set it where mcpproxy starts (export it in your shell, or add it to the "env" of mcpproxy\'s entry in the MCP client that launches it), write the value in place of ${GH_TOKEN}, or give a default: ${GH_TOKEN:-default}',
+      'mcpServers.gh.env.T — environment variable GH_TOKEN is not set: set it where mcpproxy starts (export it in your shell, or add it to the "env" of mcpproxy\'s entry in the MCP client that launches it), write the value in place of ${GH_TOKEN}, or give a default: ${GH_TOKEN:-…}',
     );
     // Its shape cannot be checked without the variable (a URL): it still fails alone, naming both.
     expect(byName.web?.configProblem).toContain(
-      "mcpServers.web.url: environment variable BASE_URL is not set",
+      "mcpServers.web.url — environment variable BASE_URL is not set",
     );
     expect(byName.web?.configProblem).toContain(
-      "mcpServers.web.headers.Authorization: environment variable WEB_TOKEN is not set",
+      "mcpServers.web.headers.Authorization — environment variable WEB_TOKEN is not set",
     );
   });
 
@@ -93,7 +93,7 @@ describe("parseConfig", () => {
     ).toEqual(["mcpServers.gh.args: must be an array of strings"]);
   });
 
-  test("an agent's entry lacking nothing still never reads the person's variables", () => {
+  test("an agent's entry never reads the person's variables, and lacks none", () => {
     const entry = { command: "x", env: { T: "${SECRET}" }, agent: { change: "added", at: "" } };
     const [server] = parse({ mcpServers: { a: entry } }, { SECRET: "s3cret" }).servers;
     expect(server).toMatchObject({ awaitingApproval: "launch", env: { T: "0" } });
@@ -192,7 +192,7 @@ describe("parseConfig", () => {
     expect(
       parse({ servers: { gh: { command: "x", env: { T: "${input:token}" } } } }).servers[0]?.configProblem,
     ).toBe(
-      'servers.gh.env.T: VS Code input variables (${input:…}) are not supported: put the value of "token" in an environment variable and write ${NAME} (`mcpproxy import` does this), or write the value itself',
+      'servers.gh.env.T — VS Code input variables (${input:…}) are not supported: put the value of "token" in an environment variable and write ${NAME} (`mcpproxy import` does this), or write the value itself',
     );
     expect(
       problemsOf(() => parse({ mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } })),

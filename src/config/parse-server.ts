@@ -114,8 +114,10 @@ export function parseServer(
   const unset = isEnabled && !isAwaiting ? expansionProblems : [];
   if (unset.length > 0)
     expanded = expandDeep(record, withPlaceholders(env), path, []) as Record<string, unknown>;
+  // "path — message", not "path: message": a path such as env.API_TOKEN followed by a colon reads
+  // as a secret's assignment to the log's redaction, and the message is shown redacted.
   const configProblem =
-    unset.length > 0 ? unset.map((problem) => `${problem.path}: ${problem.message}`).join("; ") : undefined;
+    unset.length > 0 ? unset.map((problem) => `${problem.path} — ${problem.message}`).join("; ") : undefined;
   // With a variable missing, a value that holds one may well be malformed: that is the variable's
   // problem, already told; any other problem is reported as for every server.
   const report = (found: ExpansionProblem[]) => {
