@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
-import { ProxyError } from "../errors.ts";
+import { statSync } from "node:fs";
+import { describeError, ProxyError } from "../errors.ts";
 import { createPrivateFile } from "../index/atomic-file.ts";
 
 /**
@@ -10,7 +11,7 @@ import { createPrivateFile } from "../index/atomic-file.ts";
  * The lock is an exclusive SQLite transaction on `<config>.lock` beside the config file. SQLite
  * locks are the operating system's (fcntl on Unix, LockFileEx on Windows), held by the process
  * and released when it dies, so a killed writer leaves no stale lock for the next to judge; a pid
- * file would. The file itself stays (empty), like any lock file. Waiting is a poll, never a
+ * file would. The file itself stays (one empty page), like any lock file. Waiting is a poll, never a
  * blocking busy timeout: `serve` keeps answering while another process holds the lock.
  */
 export const LOCK_SUFFIX = ".lock";
@@ -44,10 +45,19 @@ async function holdingLock<T>(configPath: string, work: () => Promise<T> | T): P
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
       try {
+        // An empty file is given its one page first: SQLite writes it when it first locks, which a
+        // full disk would refuse; once there, taking the lock writes nothing.
+        if (statSync(path).size === 0) db.exec("PRAGMA user_version = 1");
         db.exec("BEGIN EXCLUSIVE");
         break;
       } catch (error) {
-        if (!isBusy(error)) throw error;
+        if (!isBusy(error)) {
+          throw new ProxyError(
+            "CONFIG_WRITE_FAILED",
+            `Could not take the lock ${path} (${describeError(error)}): ${configPath} was not changed. Free some space or fix the permissions, and try again.`,
+            { cause: error },
+          );
+        }
         if (Date.now() > deadline) {
           throw new ProxyError(
             "CONFIG_WRITE_FAILED",
