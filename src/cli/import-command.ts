@@ -26,7 +26,7 @@ export const importCommand: Command = {
   summary:
     "Bring in the MCP servers your clients already use: reads Claude Desktop, Claude Code, Cursor, VS Code " +
     "and Windsurf configs (user and project files), shows what it found and what it will do, and adds them to " +
-    "mcpproxy's config without duplicates, keeping a backup and every ${VAR} as written. --snippet prints " +
+    "mcpproxy's config without duplicates (a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
     "what to put in a client's config instead of its own server list.",
   usage:
     "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet] [--config FILE]",

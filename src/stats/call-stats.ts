@@ -11,7 +11,8 @@ import { redactSecrets } from "../security/redact-secrets.ts";
  * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
  * a log-scale histogram for the p95), the last error and when, and how many calls followed a search
  * that showed the tool. Calls are counted in memory and written in one transaction a second (and at
- * close): a call costs a few map updates, never a disk write. A proxy that does not hold the data
+ * close): a call costs a few map updates, never a disk write. A write that fails (a full disk) is
+ * logged once and its counts kept for the next. A proxy that does not hold the data
  * dir's writer lock keeps its counts in memory.
  */
 export type CallOutcome = "ok" | "isError" | "error" | "timeout";
