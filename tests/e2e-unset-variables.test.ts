@@ -105,6 +105,11 @@ describe("a server whose variable is not set", () => {
 
   test("the command line can still disable and remove it", async () => {
     const { sandbox, flags } = brokenSandbox();
+    const listed = await runCli(["servers", "list", ...flags], sandbox.env());
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(
+      "needs-token  (not started: a variable it needs is not set; see mcpproxy doctor) stdio",
+    );
     const disabled = await runCli(["servers", "disable", "needs-token", ...flags], sandbox.env());
     expect(disabled.stderr).toBe("");
     expect(disabled.code).toBe(0);

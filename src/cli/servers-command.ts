@@ -137,6 +137,7 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
       name: server.name,
       enabled: server.enabled,
       ...(server.awaitingApproval ? { awaitingApproval: true } : {}),
+      ...(server.enabled && server.configProblem ? { notStarted: server.configProblem } : {}),
       transport: server.transport,
       target: targetOf(entries[server.name] ?? {}),
       toolsIndexed: catalog.names(server.name).length,
@@ -153,7 +154,11 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
       return 0;
     }
     for (const row of rows) {
-      const held = row.awaitingApproval ? `(awaiting approval: mcpproxy approve ${row.name}) ` : "";
+      const held = row.awaitingApproval
+        ? `(awaiting approval: mcpproxy approve ${row.name}) `
+        : row.notStarted
+          ? "(not started: a variable it needs is not set; see mcpproxy doctor) "
+          : "";
       process.stdout.write(
         `${row.name}  ${row.enabled ? "" : "(disabled) "}${held}${row.transport}  ${row.toolsIndexed} tools indexed` +
           `${row.quarantinedTools > 0 ? `, ${row.quarantinedTools} quarantined (mcpproxy approve ${row.name})` : ""}\n    ${row.target}\n`,
