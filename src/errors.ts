@@ -6,6 +6,7 @@
 export const ERROR_CODES = {
   CONFIG_INVALID: { exit: 2, summary: "the configuration is invalid" },
   CONFIG_NOT_FOUND: { exit: 2, summary: "the configuration file was not found" },
+  CONFIG_WRITE_FAILED: { exit: 1, summary: "the config file could not be changed" },
   USAGE: { exit: 2, summary: "the command line is invalid" },
   PROXY_LOOP: { exit: 2, summary: "this proxy would be its own upstream" },
   EMBEDDER_UNAVAILABLE: { exit: 2, summary: "the configured embedding model cannot be used" },

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import {
   cleanupAfterEach,
+  FIXTURE,
   FIXTURE_TOOLS,
   fixtureEntry,
   freePort,
@@ -165,6 +166,7 @@ describe("mcpproxy import", () => {
       command: "node",
       args: [join(project, "weather.js")],
       env: { API_KEY: "${WEATHER_KEY}", REGION: "${WEATHER_REGION}" },
+      cwd: project,
     });
     expect(config.mcpServers.events).toEqual({ url: "http://127.0.0.1:9/events", transport: "sse" });
     expect(config.mcpServers.docs).toEqual({ url: "http://127.0.0.1:9/sse", enabled: false });
@@ -189,6 +191,51 @@ describe("mcpproxy import", () => {
     );
     expect(tools.stderr).toBe("");
     expect(tools.code).toBe(0);
+  });
+
+  test("a project's servers run in the project: its directory is recorded as their cwd, so relative paths work", async () => {
+    const sandbox = scope.sandbox();
+    const project = join(sandbox.dir, "project");
+    // A server started by a relative path, as projects write them (`node ./server.js`).
+    write(join(project, "server.ts"), `await import(${JSON.stringify(FIXTURE)});\n`);
+    const local = (name: string) => ({ command: process.execPath, args: ["./server.ts", "--name", name] });
+    write(join(project, ".mcp.json"), { mcpServers: { "claude-local": local("claude-local") } });
+    write(join(project, ".cursor", "mcp.json"), { mcpServers: { "cursor-local": local("cursor-local") } });
+    write(join(project, ".vscode", "mcp.json"), {
+      servers: { "vscode-local": { type: "stdio", ...local("vscode-local"), cwd: "." } },
+    });
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const imported = await run(sandbox, project, ["import", flags[0]!, flags[1]!]);
+    expect(imported.code).toBe(0);
+    const servers = (
+      parse(readFileSync(sandbox.configPath, "utf8")) as { mcpServers: Record<string, { cwd?: string }> }
+    ).mcpServers;
+    expect(Object.fromEntries(Object.entries(servers).map(([name, entry]) => [name, entry.cwd]))).toEqual({
+      "claude-local": project,
+      "cursor-local": project,
+      "vscode-local": project,
+    });
+    // Started from anywhere else, they still find ./server.ts.
+    const indexed = await run(sandbox, sandbox.dir, ["index", ...flags]);
+    expect(indexed.stdout).toContain(`ok      claude-local: ${FIXTURE_TOOLS} tools`);
+    expect(indexed.stdout).toContain(`ok      cursor-local: ${FIXTURE_TOOLS} tools`);
+    expect(indexed.stdout).toContain(`ok      vscode-local: ${FIXTURE_TOOLS} tools`);
+    expect(indexed.code).toBe(0);
+
+    // A project file named with --from belongs to its project too.
+    const named = scope.sandbox();
+    const fromFile = await run(named, sandbox.dir, [
+      "import",
+      "--from",
+      join(project, ".cursor", "mcp.json"),
+      "--config",
+      named.configPath,
+    ]);
+    expect(fromFile.code).toBe(0);
+    expect(
+      (parse(readFileSync(named.configPath, "utf8")) as { mcpServers: Record<string, { cwd?: string }> })
+        .mcpServers["cursor-local"]?.cwd,
+    ).toBe(project);
   });
 
   test("--from one client or a file; an unknown source is a usage error", async () => {

@@ -195,6 +195,38 @@ describe("the watched config file", () => {
 });
 
 describe("mcpproxy servers", () => {
+  test("a bad --entry is blamed on the argument, not the config file, and the file is left as it was", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const before = readFileSync(sandbox.configPath, "utf8");
+    const args = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const badField = await runCli(
+      ["servers", "add", "x", "--entry", '{"command": 42}', ...args],
+      sandbox.env(),
+    );
+    expect(badField.code).toBe(2);
+    expect(badField.stderr).toContain(
+      "--entry is not a valid server entry for x (1 problem); nothing was changed.",
+    );
+    expect(badField.stderr).toContain("mcpServers.x.command");
+    expect(badField.stderr).not.toContain("config file");
+    const badUpdate = await runCli(
+      ["servers", "update", "fx", "--entry", '{"timeoutMs": "soon"}', ...args],
+      sandbox.env(),
+    );
+    expect(badUpdate.code).toBe(2);
+    expect(badUpdate.stderr).toContain("--entry is not a valid server entry for fx");
+    expect(badUpdate.stderr).not.toContain("config file");
+    const notObject = await runCli(["servers", "add", "y", "--entry", "[1, 2]", ...args], sandbox.env());
+    expect(notObject.code).toBe(2);
+    expect(notObject.stderr).toContain("--entry must be a JSON object");
+    const badUrl = await runCli(["servers", "add", "z", "--url", "ftp://host/mcp", ...args], sandbox.env());
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain("--url is not a valid server entry for z");
+    expect(readFileSync(sandbox.configPath, "utf8")).toBe(before);
+  });
+
   test("the command adds, disables and removes a server in the file, and a running proxy follows", async () => {
     const { sandbox, proxy: starting } = start({ mcpServers: { fx: fixtureEntry() } });
     const proxy = await starting;

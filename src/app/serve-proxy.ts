@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { removeStaleTemps } from "../index/atomic-file.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
@@ -44,8 +45,8 @@ export async function serveProxy(
   config: ResolvedConfig,
   ancestry: Ancestry,
   logger: Logger,
-  /** Reads the config again as it was read at start (the same flags and environment). */
-  reloadConfig: () => ResolvedConfig = () => config,
+  /** Reads the config again as it was read at start (the same flags and environment); `text` instead of the file. */
+  reloadConfig: (text?: string) => ResolvedConfig = () => config,
 ): Promise<number> {
   const cleanup = createCleanupStack();
   // Aborted the moment serve stops: servers are ended at once, not on the polite schedule, because
@@ -70,7 +71,7 @@ async function run(
   ancestry: Ancestry,
   logger: Logger,
   cleanup: CleanupStack,
-  reloadConfig: () => ResolvedConfig,
+  reloadConfig: (text?: string) => ResolvedConfig,
   stopSignal: AbortSignal,
 ): Promise<string> {
   // A busy port or a wrong --host is said first, before any server is started.
@@ -84,6 +85,7 @@ async function run(
     if (failures.length > 0) throw new Error(failures.join("; "));
   });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  removeStaleTemps(config.configPath); // what a killed edit of the config left
   const lock = acquireWriterLock(config.dataDir);
   cleanup.defer("release the index lock", () => lock.release());
   if (!lock.isHeld) {
@@ -105,7 +107,9 @@ async function run(
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
   // Counted in memory and written once a second; only the proxy that holds the data dir writes.
-  const stats = config.stats ? openCallStats(config.dataDir, { persist: lock.isHeld }) : undefined;
+  const stats = config.stats
+    ? openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") })
+    : undefined;
   cleanup.defer("save the call statistics", () => stats?.close());
   const metrics = config.metrics
     ? createMetrics({

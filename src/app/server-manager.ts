@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
-import { editConfigServers, readConfigServers, type ServerEdit } from "../config/config-writer.ts";
+import { type ConfigServers, type ServerEdit, updateConfigServers } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
-import { writeFileAtomic } from "../index/atomic-file.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -18,13 +17,17 @@ import { pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.
  * is written to the file (in place, a rolling `.bak` beside it) and read back from it; a change to
  * the file, wherever it came from, is applied to the affected servers only: removed ones are
  * stopped and their tools dropped, new and changed ones (re)started and indexed, the others and
- * every client session left alone. An edit that does not validate is refused and logged, and the
- * last good servers stay. The proxy's own writes are recognised by their content and not applied twice.
+ * every client session left alone. An edit that does not validate is refused (the file is not
+ * written) or, made by hand, logged, and the last good servers stay. The proxy's own writes are
+ * recognised by their content and not applied twice.
  */
 export interface ServerManager {
   servers(): readonly ServerConfig[];
-  /** Changes the config file with `edits` and applies it; throws ProxyError for invalid entries. */
-  edit(edits: readonly ServerEdit[]): Promise<AppliedChange>;
+  /**
+   * Changes the config file with the edits `plan` makes of the servers it holds (planned under the
+   * config lock, from the file as it is then) and applies it; throws ProxyError for invalid entries.
+   */
+  edit(plan: (current: ConfigServers["servers"]) => readonly ServerEdit[]): Promise<AppliedChange>;
   restart(server: string): Promise<void>;
   /** Reads the config file again and applies what changed (the watcher calls it). */
   reload(): Promise<AppliedChange | undefined>;
@@ -40,8 +43,8 @@ export interface AppliedChange {
 
 export interface ServerManagerOptions {
   config: ResolvedConfig;
-  /** Loads the config file as serve did at start (the same flags and environment). */
-  load(): ResolvedConfig;
+  /** Loads the config file as serve did at start (the same flags and environment); `text` instead of the file. */
+  load(text?: string): ResolvedConfig;
   pool: UpstreamPool;
   sync: CatalogSync;
   catalog: ToolCatalog;
@@ -98,24 +101,21 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
   const manager: ServerManager = {
     servers: () => current.servers,
 
-    edit: (edits) =>
+    edit: (plan) =>
       serialized(async () => {
-        const { section } = readConfigServers(path);
-        const before = existsSync(path) ? readFileSync(path, "utf8") : undefined;
-        const { text } = await editConfigServers(path, section, edits, "rolling");
-        let next: ResolvedConfig;
-        try {
-          next = options.load();
-        } catch (error) {
-          // The edit made the file invalid: put it back as it was, and say why.
-          if (before !== undefined) {
-            await writeFileAtomic(path, before);
-            written = digest(before);
-          }
-          throw error;
+        let next: ResolvedConfig | undefined;
+        // Checked before it is written: an edit that would make the file invalid never reaches it.
+        const { text, conflicts } = await updateConfigServers(path, (current) => plan(current.servers), {
+          backupAs: "rolling",
+          validate: (candidate) => {
+            next = options.load(candidate);
+          },
+        });
+        for (const copy of conflicts) {
+          logger.warn(`two saves of the config raced this edit: the one not kept is in ${copy}`);
         }
         written = digest(text);
-        return apply(next);
+        return apply(next ?? options.load());
       }),
 
     restart: (server) =>

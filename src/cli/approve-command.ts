@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
 import { openCatalog } from "../app/open-catalog.ts";
-import { editConfigServers, readConfigServers } from "../config/config-writer.ts";
+import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
-import { writeFileAtomic } from "../index/atomic-file.ts";
 import type { QuarantinedCapability } from "../index/capability-approvals.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
@@ -183,24 +181,20 @@ async function approve(
 
 /**
  * Records the hash of each launch spec in its entry (`approved`); a running proxy sees the file
- * change and starts the server. The file is put back if the change would not load.
+ * change and starts the server. A change that would not load is not written.
  */
 async function approveLaunches(config: ResolvedConfig, chosen: readonly PendingLaunch[]): Promise<void> {
   if (chosen.length === 0) return;
-  const { section, servers: entries } = readConfigServers(config.configPath);
-  const edits = chosen.map((launch) => ({
-    name: launch.server,
-    entry: personApproved(entries[launch.server]!, launch.hash),
-  }));
-  const before = readFileSync(config.configPath, "utf8");
-  await editConfigServers(config.configPath, section, edits, "rolling");
-  try {
-    loadConfig({ configFlag: config.configPath });
-  } catch (error) {
-    // Approved, the entries expand the person's variables: one that is not set makes the file invalid.
-    await writeFileAtomic(config.configPath, before);
-    throw error;
-  }
+  await updateConfigServers(
+    config.configPath,
+    // The hash recorded is the one shown: an entry changed since stays unapproved, one removed is left.
+    ({ servers: entries }) =>
+      chosen.flatMap((launch) => {
+        const entry = entries[launch.server];
+        return entry ? [{ name: launch.server, entry: personApproved(entry, launch.hash) }] : [];
+      }),
+    { backupAs: "rolling", validate: (text) => loadConfig({ configFlag: config.configPath, text }) },
+  );
 }
 
 /** SERVER or SERVER/NAME. */

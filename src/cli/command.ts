@@ -101,11 +101,17 @@ export function parseCommandArgs(command: Command, argv: string[]) {
 export function loadCommandConfig(
   values: Record<string, string | boolean | undefined>,
   extra: SettingOverrides = {},
+  /** The config file's content to check instead of the file (an edit, before it is written). */
+  text?: string,
 ): ResolvedConfig {
   const overrides: SettingOverrides = { ...extra };
   if (typeof values["data-dir"] === "string")
     overrides.dataDir = { value: values["data-dir"], flag: "--data-dir" };
-  return loadConfig({ configFlag: typeof values.config === "string" ? values.config : undefined, overrides });
+  return loadConfig({
+    configFlag: typeof values.config === "string" ? values.config : undefined,
+    overrides,
+    text,
+  });
 }
 
 export function commandLogger(config: ResolvedConfig): Logger {

@@ -1,5 +1,5 @@
 import { basename, relative, resolve } from "node:path";
-import { editConfigServers, readConfigServers } from "../config/config-writer.ts";
+import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
 import {
@@ -12,7 +12,13 @@ import {
   namedFile,
   readClientFile,
 } from "../import/client-configs.ts";
-import { type FoundServer, normalizeServer, planImport, type Skipped } from "../import/import-plan.ts";
+import {
+  type FoundServer,
+  normalizeServer,
+  type PlannedAction,
+  planImport,
+  type Skipped,
+} from "../import/import-plan.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 
 export const importCommand: Command = {
@@ -20,7 +26,7 @@ export const importCommand: Command = {
   summary:
     "Bring in the MCP servers your clients already use: reads Claude Desktop, Claude Code, Cursor, VS Code " +
     "and Windsurf configs (user and project files), shows what it found and what it will do, and adds them to " +
-    "mcpproxy's config without duplicates, keeping a backup and every ${VAR} as written. --snippet prints " +
+    "mcpproxy's config without duplicates (a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
     "what to put in a client's config instead of its own server list.",
   usage:
     "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet] [--config FILE]",
@@ -67,7 +73,7 @@ export const importCommand: Command = {
         `  ${label}: ${show(file.path)}: ${read.servers.length === 0 ? "no servers" : read.servers.map((s) => s.name).join(", ")}`,
       );
       for (const raw of read.servers) {
-        const result = normalizeServer(file, raw, read.inputs, cwd, home);
+        const result = normalizeServer(file, raw, read.inputs, home, env);
         if ("reason" in result) skipped.push(result);
         else found.push(result);
       }
@@ -79,50 +85,57 @@ export const importCommand: Command = {
       );
       return 0;
     }
-    const current = readConfigServers(configPath);
-    const actions = planImport(current.servers, found);
-    const additions = actions.filter((action) => action.kind === "add");
-    const out = [
-      `Found ${found.length + skipped.length} server(s):`,
-      ...lines,
-      "",
-      `Into ${show(configPath)}:`,
-    ];
-    for (const action of actions) {
-      const from = clientLabel(action.server.file);
-      if (action.kind === "skip") {
-        out.push(`  skip  ${action.server.name} (${from}): already there as ${action.sameAs}`);
-        continue;
+    const describePlan = (actions: readonly PlannedAction[]) => {
+      const out = [
+        `Found ${found.length + skipped.length} server(s):`,
+        ...lines,
+        "",
+        `Into ${show(configPath)}:`,
+      ];
+      for (const action of actions) {
+        const from = clientLabel(action.server.file);
+        if (action.kind === "skip") {
+          out.push(`  skip  ${action.server.name} (${from}): already there as ${action.sameAs}`);
+          continue;
+        }
+        const renamed = action.renamedFrom
+          ? ` (the name ${action.renamedFrom} is taken by a different server)`
+          : "";
+        out.push(`  add   ${action.as} (${from}): ${describe(action.server.entry)}${renamed}`);
+        for (const note of action.server.notes) out.push(`        note: ${note}`);
       }
-      const renamed = action.renamedFrom
-        ? ` (the name ${action.renamedFrom} is taken by a different server)`
-        : "";
-      out.push(`  add   ${action.as} (${from}): ${describe(action.server.entry)}${renamed}`);
-      for (const note of action.server.notes) out.push(`        note: ${note}`);
-    }
-    for (const skip of skipped) out.push(`  skip  ${skip.name} (${clientLabel(skip.file)}): ${skip.reason}`);
-    if (additions.length === 0) {
-      out.push("", "Nothing to add.");
-      process.stdout.write(`${out.join("\n")}\n`);
-      return 0;
-    }
-    if (values["dry-run"]) {
+      for (const skip of skipped)
+        out.push(`  skip  ${skip.name} (${clientLabel(skip.file)}): ${skip.reason}`);
+      return out;
+    };
+    const additionsOf = (actions: readonly PlannedAction[]) =>
+      actions.flatMap((action) => (action.kind === "add" ? [action] : []));
+    let actions = planImport(readConfigServers(configPath).servers, found);
+    if (additionsOf(actions).length === 0 || values["dry-run"]) {
+      const out = describePlan(actions);
+      const count = additionsOf(actions).length;
       out.push(
         "",
-        `Dry run: nothing was changed. Run without --dry-run to add ${additions.length} server(s).`,
+        count === 0
+          ? "Nothing to add."
+          : `Dry run: nothing was changed. Run without --dry-run to add ${count} server(s).`,
       );
       process.stdout.write(`${out.join("\n")}\n`);
       return 0;
     }
-    const { backup } = await editConfigServers(
+    // Planned again from the file as the edit finds it (another edit may have landed since).
+    const { backup } = await updateConfigServers(
       configPath,
-      current.section,
-      additions.map((action) => ({ name: action.as, entry: action.server.entry })),
-      "dated",
+      (current) => {
+        actions = planImport(current.servers, found);
+        return additionsOf(actions).map((action) => ({ name: action.as, entry: action.server.entry }));
+      },
+      { backupAs: "dated" },
     );
+    const out = describePlan(actions);
     out.push(
       "",
-      `Added ${additions.length} server(s) to ${show(configPath)}${backup ? ` (the previous file is kept as ${show(backup)})` : ""}.`,
+      `Added ${additionsOf(actions).length} server(s) to ${show(configPath)}${backup ? ` (the previous file is kept as ${show(backup)})` : ""}.`,
       "Next: `mcpproxy doctor` checks that each one starts; `mcpproxy index` indexes their tools;",
       "`mcpproxy import --snippet` shows how to point your client at mcpproxy instead.",
     );

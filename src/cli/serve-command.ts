@@ -54,6 +54,8 @@ export const serveCommand: Command = {
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };
     const config = loadCommandConfig(values, overrides);
     const ancestry = resolveAncestry(config.configPath, process.env);
-    return serveProxy(config, ancestry, commandLogger(config), () => loadCommandConfig(values, overrides));
+    return serveProxy(config, ancestry, commandLogger(config), (text) =>
+      loadCommandConfig(values, overrides, text),
+    );
   },
 };

@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
 import { openCatalog } from "../app/open-catalog.ts";
-import { editConfigServers, readConfigServers } from "../config/config-writer.ts";
+import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
-import { ProxyError } from "../errors.ts";
-import { writeFileAtomic } from "../index/atomic-file.ts";
+import { isProxyError, ProxyError } from "../errors.ts";
 import { maskUrl } from "../security/mask-url.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
@@ -38,20 +36,26 @@ export const serversCommand: Command = {
     const [operation = "list", name, ...command] = positionals;
     const config = loadCommandConfig(values);
     if (operation === "list") return list(config, Boolean(values.json));
-    const existing = readConfigServers(config.configPath);
-    const server = entryOf(values, command);
-    const edits = editsFor({ operation, name, server }, existing.servers, "person");
-    const before = readFileSync(config.configPath, "utf8");
-    const { backup } = await editConfigServers(config.configPath, existing.section, edits, "rolling");
-    let after: ResolvedConfig;
-    try {
-      after = loadCommandConfig(values);
-    } catch (error) {
-      await writeFileAtomic(config.configPath, before); // the change would make the file invalid
-      throw error;
+    const given = entryOf(values, command);
+    let after: ResolvedConfig | undefined;
+    const { edits, backup, conflicts } = await updateConfigServers(
+      config.configPath,
+      (current) => editsFor({ operation, name, server: given?.entry }, current.servers, "person"),
+      {
+        backupAs: "rolling",
+        // Checked before it is written: a change that would not load never reaches the file.
+        validate: (text) => {
+          after = checkedEdit(() => loadCommandConfig(values, {}, text), name, given?.source);
+        },
+      },
+    );
+    for (const copy of conflicts) {
+      process.stderr.write(
+        `mcpproxy: two saves of the config raced this edit: the one not kept is in ${copy}\n`,
+      );
     }
     // An entry an agent wrote stays the agent's: a change to what it runs needs an approval again.
-    const held = after.servers.filter(
+    const held = (after?.servers ?? []).filter(
       (server) => server.awaitingApproval && edits.some((edit) => edit.name === server.name),
     );
     process.stdout.write(
@@ -69,17 +73,58 @@ export const serversCommand: Command = {
   },
 };
 
-function entryOf(values: Record<string, string | boolean | undefined>, command: string[]) {
+/** Where the entry came from on the command line, to blame that rather than the file. */
+type EntrySource = "--entry" | "--url" | "the command after --";
+
+function entryOf(
+  values: Record<string, string | boolean | undefined>,
+  command: string[],
+): { entry: Record<string, unknown>; source: EntrySource } | undefined {
   if (typeof values.entry === "string") {
+    let entry: unknown;
     try {
-      return JSON.parse(values.entry) as Record<string, unknown>;
+      entry = JSON.parse(values.entry);
     } catch (error) {
       throw new ProxyError("USAGE", `--entry is not JSON: ${String(error)}`);
     }
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+      throw new ProxyError(
+        "USAGE",
+        `--entry must be a JSON object (a server's config entry), such as '{"command": "uvx", "args": ["x"]}' or '{"url": "https://host/mcp"}'`,
+      );
+    }
+    return { entry: entry as Record<string, unknown>, source: "--entry" };
   }
-  if (typeof values.url === "string") return { url: values.url };
+  if (typeof values.url === "string") return { entry: { url: values.url }, source: "--url" };
   const [executable, ...args] = command;
-  return executable ? { command: executable, args } : undefined;
+  return executable ? { entry: { command: executable, args }, source: "the command after --" } : undefined;
+}
+
+/**
+ * Loads the config as it would be after the edit. Problems in the entry the command line gave are
+ * the argument's, and said so: the file is not written and was not at fault.
+ */
+function checkedEdit(
+  load: () => ResolvedConfig,
+  name: string | undefined,
+  source: EntrySource | undefined,
+): ResolvedConfig {
+  try {
+    return load();
+  } catch (error) {
+    if (!isProxyError(error) || error.code !== "CONFIG_INVALID" || !source || !name) throw error;
+    const inEntry = (detail: string) =>
+      ["mcpServers", "servers"].some(
+        (section) => detail.startsWith(`${section}.${name}.`) || detail.startsWith(`${section}.${name}:`),
+      );
+    const own = error.details.filter(inEntry);
+    if (own.length === 0 || own.length < error.details.length) throw error;
+    throw new ProxyError(
+      "USAGE",
+      `${source} is not a valid server entry for ${name} (${own.length} problem${own.length === 1 ? "" : "s"}); nothing was changed.`,
+      { details: own },
+    );
+  }
 }
 
 async function list(config: ResolvedConfig, json: boolean): Promise<number> {
@@ -92,6 +137,7 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
       name: server.name,
       enabled: server.enabled,
       ...(server.awaitingApproval ? { awaitingApproval: true } : {}),
+      ...(server.enabled && server.configProblem ? { notStarted: server.configProblem } : {}),
       transport: server.transport,
       target: targetOf(entries[server.name] ?? {}),
       toolsIndexed: catalog.names(server.name).length,
@@ -108,7 +154,11 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
       return 0;
     }
     for (const row of rows) {
-      const held = row.awaitingApproval ? `(awaiting approval: mcpproxy approve ${row.name}) ` : "";
+      const held = row.awaitingApproval
+        ? `(awaiting approval: mcpproxy approve ${row.name}) `
+        : row.notStarted
+          ? "(not started: a variable it needs is not set; see mcpproxy doctor) "
+          : "";
       process.stdout.write(
         `${row.name}  ${row.enabled ? "" : "(disabled) "}${held}${row.transport}  ${row.toolsIndexed} tools indexed` +
           `${row.quarantinedTools > 0 ? `, ${row.quarantinedTools} quarantined (mcpproxy approve ${row.name})` : ""}\n    ${row.target}\n`,

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { dirname } from "node:path";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { ProxyError } from "../errors.ts";
+import { tempPathFor } from "../index/atomic-file.ts";
 
 /**
  * The config file on disk. It may be JSONC, as VS Code, Cursor and Zed users write their files:
@@ -9,7 +10,11 @@ import { ProxyError } from "../errors.ts";
  * reported with its line and column.
  */
 export function readConfigFile(path: string): unknown {
-  const text = readFileSync(path, "utf8");
+  return parseConfigText(readFileSync(path, "utf8"), path);
+}
+
+/** The same for text read already (or about to be written): `path` names it in errors. */
+export function parseConfigText(text: string, path: string): unknown {
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
@@ -58,7 +63,7 @@ function plainValue(node: Node): unknown {
 /** The config created on a first run with none: no servers yet. Private to the user, written whole. */
 export function createDefaultConfig(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
+  const temp = tempPathFor(path);
   writeFileSync(temp, `${JSON.stringify({ mcpServers: {} }, null, 2)}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(temp, 0o600);
   renameSync(temp, path);

@@ -9,7 +9,7 @@ export interface ExpansionProblem {
   source?: "file" | "env" | "flag";
 }
 
-const VS_CODE_INPUT = /\$\{input:[^}]*\}/;
+const VS_CODE_INPUT = /\$\{input:([^}]*)\}/;
 
 const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
@@ -19,11 +19,13 @@ export function expandString(
   path: string,
   problems: ExpansionProblem[],
 ): string {
-  if (VS_CODE_INPUT.test(value)) {
+  const input = VS_CODE_INPUT.exec(value);
+  if (input) {
     problems.push({
       path,
       message:
-        "VS Code input variables (${input:…}) are not supported: put the value in an environment variable and write ${NAME}",
+        `VS Code input variables (\${input:…}) are not supported: put the value of "${input[1]}" in an environment ` +
+        "variable and write ${NAME} (`mcpproxy import` does this), or write the value itself",
     });
   }
   return value.replace(PATTERN, (whole, name: string, fallback: string | undefined) => {
@@ -31,12 +33,31 @@ export function expandString(
     if (found !== undefined && found !== "") return found;
     if (fallback !== undefined) return fallback;
     if (found === "") return "";
-    problems.push({
-      path,
-      message: `environment variable ${name} is not set (set it, or write \${${name}:-default})`,
-    });
+    problems.push({ path, message: unsetVariableMessage(name) });
     return whole;
   });
+}
+
+/**
+ * What to do about a variable that is not set, wherever it is used: it is read from the environment
+ * mcpproxy starts with, which for a client app (Claude Desktop, Cursor) is not the shell's.
+ */
+export function unsetVariableMessage(name: string): string {
+  return (
+    `environment variable ${name} is not set: set it where mcpproxy starts (export it in your shell, or add it ` +
+    `to the "env" of mcpproxy's entry in the MCP client that launches it), write the value in place of ` +
+    `\${${name}}, or give a default: \${${name}:-…}`
+  );
+}
+
+/**
+ * The environment with every unset variable standing in as "0", as PLACEHOLDER_ENV does for all:
+ * the shape of an entry that lacks a variable is still checked, and its values are never used.
+ */
+export function withPlaceholders(
+  env: Readonly<Record<string, string | undefined>>,
+): Readonly<Record<string, string | undefined>> {
+  return new Proxy({}, { get: (_target, key) => (typeof key === "string" ? (env[key] ?? "0") : undefined) });
 }
 
 /** Expands every string inside `value` (objects and arrays walked), returning a new value. */

@@ -63,15 +63,41 @@ describe("parseConfig", () => {
     });
   });
 
-  test("a missing variable names the server and the field; a disabled server may lack it", () => {
+  test("a missing variable fails that server alone, naming the field, the variable and where to set it", () => {
+    const config = parse({
+      mcpServers: {
+        gh: { command: "x", env: { T: "${GH_TOKEN}" } },
+        ok: { command: "y" },
+        off: { command: "x", env: { T: "${GH_TOKEN}" }, enabled: false },
+        web: { url: "${BASE_URL}/mcp", headers: { Authorization: "Bearer ${WEB_TOKEN}" } },
+      },
+    });
+    const byName = Object.fromEntries(config.servers.map((s) => [s.name, s]));
+    expect(byName.ok?.configProblem).toBeUndefined();
+    expect(byName.off?.configProblem).toBeUndefined();
+    expect(byName.gh?.configProblem).toBe(
+      'mcpServers.gh.env.T — environment variable GH_TOKEN is not set: set it where mcpproxy starts (export it in your shell, or add it to the "env" of mcpproxy\'s entry in the MCP client that launches it), write the value in place of ${GH_TOKEN}, or give a default: ${GH_TOKEN:-…}',
+    );
+    // Its shape cannot be checked without the variable (a URL): it still fails alone, naming both.
+    expect(byName.web?.configProblem).toContain(
+      "mcpServers.web.url — environment variable BASE_URL is not set",
+    );
+    expect(byName.web?.configProblem).toContain(
+      "mcpServers.web.headers.Authorization — environment variable WEB_TOKEN is not set",
+    );
+  });
+
+  test("a server lacking a variable still has its other mistakes reported", () => {
     expect(
-      problemsOf(() => parse({ mcpServers: { gh: { command: "x", env: { T: "${GH_TOKEN}" } } } })),
-    ).toEqual([
-      "mcpServers.gh.env.T: environment variable GH_TOKEN is not set (set it, or write ${GH_TOKEN:-default})",
-    ]);
-    expect(
-      parse({ mcpServers: { gh: { command: "x", env: { T: "${GH_TOKEN}" }, enabled: false } } }).servers,
-    ).toHaveLength(1);
+      problemsOf(() => parse({ mcpServers: { gh: { command: "x", args: "a", env: { T: "${GH_TOKEN}" } } } })),
+    ).toEqual(["mcpServers.gh.args: must be an array of strings"]);
+  });
+
+  test("an agent's entry never reads the person's variables, and lacks none", () => {
+    const entry = { command: "x", env: { T: "${SECRET}" }, agent: { change: "added", at: "" } };
+    const [server] = parse({ mcpServers: { a: entry } }, { SECRET: "s3cret" }).servers;
+    expect(server).toMatchObject({ awaitingApproval: "launch", env: { T: "0" } });
+    expect(server?.configProblem).toBeUndefined();
   });
 
   test("settings come from flag, then environment, then file, then default", () => {
@@ -150,7 +176,7 @@ describe("parseConfig", () => {
     expect(config.servers).toHaveLength(1);
   });
 
-  test("reads VS Code's servers map and Windsurf's serverUrl, and refuses VS Code input variables", () => {
+  test("reads VS Code's servers map and Windsurf's serverUrl; a VS Code input variable fails its server", () => {
     const config = parse({
       servers: {
         fs: { type: "stdio", command: "npx", args: ["fs"] },
@@ -164,10 +190,10 @@ describe("parseConfig", () => {
       ["wind", "streamable-http"],
     ]);
     expect(
-      problemsOf(() => parse({ servers: { gh: { command: "x", env: { T: "${input:token}" } } } })),
-    ).toEqual([
-      "servers.gh.env.T: VS Code input variables (${input:…}) are not supported: put the value in an environment variable and write ${NAME}",
-    ]);
+      parse({ servers: { gh: { command: "x", env: { T: "${input:token}" } } } }).servers[0]?.configProblem,
+    ).toBe(
+      'servers.gh.env.T — VS Code input variables (${input:…}) are not supported: put the value of "token" in an environment variable and write ${NAME} (`mcpproxy import` does this), or write the value itself',
+    );
     expect(
       problemsOf(() => parse({ mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } })),
     ).toEqual(["servers.a: a server of this name is already configured"]);

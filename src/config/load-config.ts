@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
-import { createDefaultConfig, readConfigFile } from "./config-file.ts";
+import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
@@ -32,6 +32,8 @@ export interface LoadConfigOptions {
   overrides?: SettingOverrides;
   env?: Readonly<Record<string, string | undefined>>;
   cwd?: string;
+  /** The file's content to check instead of what is on disk: an edit is validated before it is written. */
+  text?: string | undefined;
 }
 
 /** Generous for images and files in tool results, and still a bound on memory. */
@@ -99,6 +101,14 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const location = locateConfig(options.configFlag, env, cwd);
+  if (options.text !== undefined) {
+    return parseConfig(parseConfigText(options.text, location.path), {
+      ...options,
+      env,
+      cwd,
+      configPath: location.path,
+    });
+  }
   if (location.mustCreate) {
     createDefaultConfig(location.path);
   } else if (!existsSync(location.path)) {

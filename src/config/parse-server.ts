@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
-import { expandDeep, PLACEHOLDER_ENV } from "./expand-env.ts";
+import { expandDeep, PLACEHOLDER_ENV, withPlaceholders } from "./expand-env.ts";
 import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
 import { expandPath } from "./paths.ts";
 import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
@@ -47,6 +47,12 @@ interface ServerBase {
   /** Bounds on its whole tool list; unset, the proxy-wide maxTools and maxToolListBytes. */
   maxTools?: number | undefined;
   maxToolListBytes?: number | undefined;
+  /**
+   * Why it cannot start as configured: a variable it needs is not set (each named with where it is
+   * used). It fails alone and is never started (launchRefusal); the other servers serve, and the
+   * CLI can still disable or remove it. Its values are placeholders, never to be used.
+   */
+  configProblem?: string | undefined;
 }
 export interface StdioServerConfig extends ServerBase {
   transport: "stdio";
@@ -105,13 +111,27 @@ export function parseServer(
   }
   // The mark records what the entry was before; it is shown by `approve`, never expanded or run.
   delete record.agent;
-  // A disabled server is never started, so a variable it needs may legitimately be unset.
+  // A disabled server is never started, so a variable it needs may legitimately be unset; an
+  // enabled one that lacks one fails alone (configProblem), its shape checked with placeholders.
   const expansionProblems: ExpansionProblem[] = [];
-  const expanded = expandDeep(record, isAwaiting ? PLACEHOLDER_ENV : env, path, expansionProblems) as Record<
+  let expanded = expandDeep(record, isAwaiting ? PLACEHOLDER_ENV : env, path, expansionProblems) as Record<
     string,
     unknown
   >;
-  if (isEnabled && !isAwaiting) problems.push(...expansionProblems);
+  const unset = isEnabled && !isAwaiting ? expansionProblems : [];
+  if (unset.length > 0)
+    expanded = expandDeep(record, withPlaceholders(env), path, []) as Record<string, unknown>;
+  // "path — message", not "path: message": a path such as env.API_TOKEN followed by a colon reads
+  // as a secret's assignment to the log's redaction, and the message is shown redacted.
+  const configProblem =
+    unset.length > 0 ? unset.map((problem) => `${problem.path} — ${problem.message}`).join("; ") : undefined;
+  // With a variable missing, a value that holds one may well be malformed: that is the variable's
+  // problem, already told; any other problem is reported as for every server.
+  const report = (found: ExpansionProblem[]) => {
+    const own = configProblem ? found.filter((problem) => !holdsVariable(record, problem.path, path)) : found;
+    problems.push(...own);
+    return own.length === 0;
+  };
 
   const hasCommand = "command" in record;
   const hasUrl = "url" in record;
@@ -128,8 +148,8 @@ export function parseServer(
     ? v.safeParse(StdioServerSchema, expanded)
     : v.safeParse(HttpServerSchema, expanded);
   if (!parsed.success) {
-    problems.push(...parsed.issues.map((issue) => issueToProblem(issue, path)));
-    return undefined;
+    const isOnlyTheVariables = report(parsed.issues.map((issue) => issueToProblem(issue, path)));
+    return configProblem && isOnlyTheVariables ? unstartable(name, hasCommand, configProblem) : undefined;
   }
   const base = {
     name,
@@ -154,6 +174,7 @@ export function parseServer(
     ...(parsed.output.maxToolListBytes !== undefined
       ? { maxToolListBytes: parsed.output.maxToolListBytes }
       : {}),
+    ...(configProblem ? { configProblem } : {}),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -184,8 +205,10 @@ export function parseServer(
     declared === "sse" ||
     (declared === undefined && new URL(out.url).pathname.replace(/\/+$/, "").endsWith("/sse"));
   if (!/^https?:$/.test(new URL(out.url).protocol)) {
-    problems.push({ path: `${path}.url`, message: "must be an http:// or https:// URL" });
-    return undefined;
+    const isOnlyTheVariables = report([
+      { path: `${path}.url`, message: "must be an http:// or https:// URL" },
+    ]);
+    return configProblem && isOnlyTheVariables ? unstartable(name, false, configProblem) : undefined;
   }
   return {
     ...base,
@@ -231,6 +254,28 @@ export const SERVER_KEYS = [
   "agent",
   "approved",
 ] as const;
+
+/** A server that lacks a variable and whose shape cannot be told without it: it only fails, with why. */
+function unstartable(name: string, isStdio: boolean, configProblem: string): ServerConfig {
+  const base = { name, enabled: true, timeoutMs: DEFAULT_TIMEOUT_MS, configProblem };
+  return isStdio
+    ? { ...base, transport: "stdio", command: "", args: [], env: {} }
+    : { ...base, transport: "streamable-http", url: "", headers: {} };
+}
+
+/** Whether the raw value at a problem's path (or anything under it) holds a `${…}` reference. */
+function holdsVariable(record: Record<string, unknown>, problemPath: string, entryPath: string): boolean {
+  if (problemPath !== entryPath && !problemPath.startsWith(`${entryPath}.`)) return false;
+  let value: unknown = record;
+  for (const key of problemPath
+    .slice(entryPath.length + 1)
+    .split(".")
+    .filter(Boolean)) {
+    if (value === null || typeof value !== "object") return false;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return JSON.stringify(value ?? null).includes("${");
+}
 
 /** A configured root: a file:// URI as it is, or a path (relative to the config file) made one. */
 function rootOf(root: string, env: Readonly<Record<string, string | undefined>>, configDir: string) {

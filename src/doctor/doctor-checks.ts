@@ -226,6 +226,15 @@ async function checkServer(
       fix: `review what it would run with \`mcpproxy approve\`, then \`mcpproxy approve ${server.name}\``,
     };
   }
+  if (server.configProblem) {
+    return {
+      area: "server",
+      subject,
+      status: "fail",
+      detail: `not started: ${server.configProblem}`,
+      fix: `set what it names where mcpproxy starts, or leave it out: \`mcpproxy servers disable ${server.name}\``,
+    };
+  }
   const missing = server.transport === "stdio" ? missingCommand(server, env) : undefined;
   if (missing) return { area: "server", subject, status: "fail", ...missing };
   const started = performance.now();
@@ -356,7 +365,7 @@ function checkClients(options: DoctorOptions, findings: Findings): void {
       }
       // Its servers that mcpproxy's config does not have yet (the same command line or URL).
       const notImported = read.servers.filter((raw) => {
-        const server = normalizeServer(file, raw, read.inputs, options.cwd, homeDir(options.env));
+        const server = normalizeServer(file, raw, read.inputs, homeDir(options.env), options.env);
         return "entry" in server && !imported.has(identityOf(server.entry));
       });
       findings.push({

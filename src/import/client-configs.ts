@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type ParseError, parse } from "jsonc-parser";
 import { homeDir } from "../config/paths.ts";
 
@@ -31,6 +31,11 @@ export interface ClientFile {
   path: string;
   scope: "user" | "project" | "file";
   layout: Layout;
+  /**
+   * The project a project file belongs to: its servers run there in their client (relative paths
+   * such as `node ./server.js` and `${workspaceFolder}` mean this directory).
+   */
+  project?: string | undefined;
 }
 
 export interface Environment {
@@ -49,7 +54,13 @@ export function clientFiles(client: ClientId, { env, cwd, platform }: Environmen
         ? (env.APPDATA ?? join(home, "AppData", "Roaming"))
         : (env.XDG_CONFIG_HOME ?? join(home, ".config"));
   const user = (path: string, layout: Layout): ClientFile => ({ client, path, scope: "user", layout });
-  const project = (path: string, layout: Layout): ClientFile => ({ client, path, scope: "project", layout });
+  const project = (path: string, layout: Layout): ClientFile => ({
+    client,
+    path,
+    scope: "project",
+    layout,
+    project: cwd,
+  });
   switch (client) {
     case "claude-desktop":
       return [user(join(appData, "Claude", "claude_desktop_config.json"), "mcpServers")];
@@ -71,14 +82,26 @@ export function clientFiles(client: ClientId, { env, cwd, platform }: Environmen
   }
 }
 
-/** A file named by the user: its layout is read off its contents. */
+/**
+ * A file named by the user: its layout is read off its contents. A project's own file (`.mcp.json`,
+ * `.cursor/mcp.json`, `.vscode/mcp.json`) belongs to the project it sits in.
+ */
 export function namedFile(path: string): ClientFile {
-  return { client: "file", path, scope: "file", layout: "mcpServers" };
+  const dir = dirname(path);
+  const project =
+    basename(path) === ".mcp.json"
+      ? dir
+      : basename(path) === "mcp.json" && [".cursor", ".vscode"].includes(basename(dir))
+        ? dirname(dir)
+        : undefined;
+  return { client: "file", path, scope: "file", layout: "mcpServers", ...(project ? { project } : {}) };
 }
 
 export interface RawServer {
   name: string;
   entry: Record<string, unknown>;
+  /** The project it runs in (a project file's, or Claude Code's local scope of `cwd`). */
+  project?: string | undefined;
 }
 
 export interface ReadResult {
@@ -101,32 +124,35 @@ export function readClientFile(file: ClientFile, cwd: string): ReadResult {
     return { servers: [], inputs: new Map(), problem: "is not valid JSON" };
   }
   const root = data as Record<string, unknown>;
-  const maps: unknown[] = [];
+  const maps: { map: unknown; project?: string | undefined }[] = [];
   let inputList: unknown;
   switch (file.layout) {
     case "claude-json": {
-      maps.push(root.mcpServers);
+      maps.push({ map: root.mcpServers });
       const projects = root.projects as Record<string, { mcpServers?: unknown }> | undefined;
-      maps.push(projects?.[cwd]?.mcpServers);
+      maps.push({ map: projects?.[cwd]?.mcpServers, project: cwd });
       break;
     }
     case "vscode-settings": {
       const mcp = root.mcp as { servers?: unknown; inputs?: unknown } | undefined;
-      maps.push(mcp?.servers);
+      maps.push({ map: mcp?.servers, project: file.project });
       inputList = mcp?.inputs;
       break;
     }
     default:
       // A named file may be any of the shapes: mcpServers, VS Code's servers, or a settings.json.
-      maps.push(root.mcpServers ?? root.servers ?? (root.mcp as { servers?: unknown } | undefined)?.servers);
+      maps.push({
+        map: root.mcpServers ?? root.servers ?? (root.mcp as { servers?: unknown } | undefined)?.servers,
+        project: file.project,
+      });
       inputList = root.inputs ?? (root.mcp as { inputs?: unknown } | undefined)?.inputs;
   }
   const servers: RawServer[] = [];
-  for (const map of maps) {
+  for (const { map, project } of maps) {
     if (map === null || typeof map !== "object" || Array.isArray(map)) continue;
     for (const [name, entry] of Object.entries(map)) {
       if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
-        servers.push({ name, entry: entry as Record<string, unknown> });
+        servers.push({ name, entry: entry as Record<string, unknown>, ...(project ? { project } : {}) });
       }
     }
   }

@@ -1,4 +1,4 @@
-import { basename } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import { SERVER_KEYS } from "../config/parse-server.ts";
 import { usableServerName } from "../security/server-names.ts";
 import type { ClientFile, RawServer } from "./client-configs.ts";
@@ -33,8 +33,9 @@ export function normalizeServer(
   file: ClientFile,
   raw: RawServer,
   inputs: ReadonlyMap<string, string>,
-  cwd: string,
   home: string,
+  /** The environment import runs in: a variable not set in it gets a note. */
+  env: Readonly<Record<string, string | undefined>>,
 ): FoundServer | Skipped {
   const source = raw.entry;
   const notes: string[] = [];
@@ -71,14 +72,23 @@ export function normalizeServer(
     (key) => !CARRIED.includes(key) && !FOLDED.has(key) && key !== "envFile",
   );
   if (leftBehind.length > 0) notes.push(`left behind: ${leftBehind.join(", ")} (not mcpproxy settings)`);
-  const rewritten = rewriteVariables(entry, inputs, file.scope === "project" ? cwd : undefined, home, notes);
-  return { file, name: raw.name, entry: rewritten as Record<string, unknown>, notes };
+  const project = raw.project ?? file.project;
+  const rewritten = rewriteVariables(entry, inputs, project, home, notes, env) as Record<string, unknown>;
+  // A project's server runs in the project in its client (`node ./server.js`): here too.
+  if (hasCommand && project) {
+    const cwd = rewritten.cwd;
+    if (cwd === undefined) rewritten.cwd = project;
+    else if (typeof cwd === "string" && !isAbsolute(cwd) && !/^[~$]/.test(cwd))
+      rewritten.cwd = resolve(project, cwd);
+  }
+  return { file, name: raw.name, entry: rewritten, notes };
 }
 
 /**
  * VS Code's variables become mcpproxy's: `${env:X}` is `${X}`, `${input:id}` is an environment
  * variable the user sets (named after the input), `${workspaceFolder}` is the project directory
- * and `${userHome}` the home directory. Plain `${VAR}` stays as written.
+ * and `${userHome}` the home directory. Plain `${VAR}` stays as written. Each variable the server
+ * will need and that is not set here gets a note: until it is set, that server alone does not start.
  */
 function rewriteVariables(
   value: unknown,
@@ -86,35 +96,46 @@ function rewriteVariables(
   workspace: string | undefined,
   home: string,
   notes: string[],
+  env: Readonly<Record<string, string | undefined>>,
 ): unknown {
+  const note = (text: string) => {
+    if (!notes.includes(text)) notes.push(text);
+  };
+  const unsetHere = (name: string) =>
+    env[name] ? "" : "; it is not set here, and until it is this server does not start";
   if (typeof value === "string") {
     return value.replace(
       /\$\{(env|input):([^}]+)\}|\$\{workspaceFolder\}|\$\{userHome\}/g,
       (match, kind, id) => {
-        if (kind === "env") return `\${${id}}`;
+        if (kind === "env") {
+          note(
+            `\${env:${id}} became \${${id}}: mcpproxy reads ${id} from the environment it starts in${unsetHere(id)}`,
+          );
+          return `\${${id}}`;
+        }
         if (kind === "input") {
           const variable = id.replace(/[^A-Za-z0-9]+/g, "_").toUpperCase();
           const description = inputs.get(id);
-          const note = `set ${variable} in the environment (VS Code asked for it as input "${id}"${description ? `: ${description}` : ""})`;
-          if (!notes.includes(note)) notes.push(note);
+          note(
+            `set ${variable} in the environment (VS Code asked for it as input "${id}"${description ? `: ${description}` : ""})` +
+              (env[variable] ? "" : "; until it is set, this server does not start"),
+          );
           return `\${${variable}}`;
         }
         if (match === "${userHome}") return home;
         if (workspace) return workspace;
-        const note =
-          "${workspaceFolder} in a user-level file has no folder: it was left as written; replace it";
-        if (!notes.includes(note)) notes.push(note);
+        note("${workspaceFolder} in a user-level file has no folder: it was left as written; replace it");
         return match;
       },
     );
   }
   if (Array.isArray(value))
-    return value.map((item) => rewriteVariables(item, inputs, workspace, home, notes));
+    return value.map((item) => rewriteVariables(item, inputs, workspace, home, notes, env));
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [
         key,
-        rewriteVariables(item, inputs, workspace, home, notes),
+        rewriteVariables(item, inputs, workspace, home, notes, env),
       ]),
     );
   }

@@ -112,13 +112,21 @@ export function originOf(url: unknown): string | undefined {
 
 /**
  * The one question asked before anything of a server starts or connects (upstream-connection.ts,
- * on every path): the reason it may not, or undefined when it may.
+ * on every path): the reason it may not, or undefined when it may. A server whose config lacks a
+ * variable it needs may not either: its placeholders must never reach a process or a host.
  */
-export function launchRefusal(server: { name: string; awaitingApproval?: string | undefined }) {
-  return server.awaitingApproval
-    ? `${server.name} was added or changed by an agent and awaits the user's approval: nothing of it runs ` +
-        `until the user runs \`mcpproxy approve ${server.name}\``
-    : undefined;
+export function launchRefusal(server: {
+  name: string;
+  awaitingApproval?: string | undefined;
+  configProblem?: string | undefined;
+}) {
+  if (server.awaitingApproval) {
+    return (
+      `${server.name} was added or changed by an agent and awaits the user's approval: nothing of it runs ` +
+      `until the user runs \`mcpproxy approve ${server.name}\``
+    );
+  }
+  return server.configProblem ? `${server.name} is not started: ${server.configProblem}` : undefined;
 }
 
 /** A server entry an agent wrote that waits for a person, with what `approve` shows of it. */

@@ -200,8 +200,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       const parsed = v.safeParse(UpstreamServersArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(UPSTREAM_SERVERS, parsed.issues));
       try {
-        const { manager, configPath } = deps.servers;
-        const result = await runUpstreamServers(parsed.output, manager, deps.pool, deps.catalog, configPath);
+        const result = await runUpstreamServers(parsed.output, deps.servers.manager, deps.pool, deps.catalog);
         return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
       } catch (error) {
         if (isProxyError(error)) return errorResult([error.message, ...error.details].join("\n"));

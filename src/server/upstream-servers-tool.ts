@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import * as v from "valibot";
-import { readConfigServers, type ServerEdit } from "../config/config-writer.ts";
+import type { ServerEdit } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
@@ -21,7 +21,10 @@ if (!RESERVED_TOOL_NAMES.has(UPSTREAM_SERVERS))
 
 /** What changes the servers (src/app/server-manager.ts): the config file, then the pool and the index. */
 export interface ServerEditor {
-  edit(edits: readonly ServerEdit[]): Promise<{ added: string[]; removed: string[]; changed: string[] }>;
+  /** `plan` makes the edits from the servers the file holds when it is edited (see config-writer.ts). */
+  edit(
+    plan: (current: Record<string, Record<string, unknown>>) => readonly ServerEdit[],
+  ): Promise<{ added: string[]; removed: string[]; changed: string[] }>;
   restart(server: string): Promise<void>;
 }
 
@@ -133,16 +136,19 @@ export async function runUpstreamServers(
   manager: ServerEditor,
   pool: UpstreamPool,
   catalog: ToolCatalog,
-  configPath: string,
 ): Promise<Record<string, unknown>> {
   if (args.operation === "list") return { servers: serverRows(pool, catalog) };
   if (args.operation === "restart") {
     await manager.restart(required(args.name, "restart"));
     return { operation: "restart", servers: serverRows(pool, catalog) };
   }
-  const existing = readConfigServers(configPath).servers;
-  const edits = editsFor(args, existing, "agent");
-  const applied = await manager.edit(edits);
+  // Planned from the file as the edit finds it, not as it was when the call arrived: two calls at
+  // once (or a hand edit meanwhile) each build on the other's change.
+  let edits: readonly ServerEdit[] = [];
+  const applied = await manager.edit((current) => {
+    edits = editsFor(args, current, "agent");
+    return edits;
+  });
   const servers = serverRows(pool, catalog);
   const waiting = servers
     .filter((row) => row.state === "awaiting-approval" && edits.some((edit) => edit.name === row.name))

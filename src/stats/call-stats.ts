@@ -1,7 +1,9 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { describeError } from "../errors.ts";
 import { createPrivateFile } from "../index/atomic-file.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import {
   emptyHistogram,
@@ -17,7 +19,8 @@ import {
  * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
  * a fine log-scale histogram for the p95, latency-histogram.ts), the last error and when, and how many calls followed a search
  * that showed the tool. Calls are counted in memory and written in one transaction a second (and at
- * close): a call costs a few map updates, never a disk write. A proxy that does not hold the data
+ * close): a call costs a few map updates, never a disk write. A write that fails (a full disk) is
+ * logged once and its counts kept for the next. A proxy that does not hold the data
  * dir's writer lock keeps its counts in memory.
  */
 export type CallOutcome = "ok" | "isError" | "error" | "timeout";
@@ -71,6 +74,11 @@ export const STATS_FILE = "stats.db";
 /** How many sessions' own last errors are kept (the oldest go first). */
 const MAX_SESSIONS_KEPT = 1_000;
 const FLUSH_MS = 1_000;
+/**
+ * How many tools' unsaved counts are kept while writing fails (a full disk): each is a small tally
+ * however many calls it counts, so this bounds memory; calls to tools beyond it are not counted.
+ */
+const MAX_PENDING_TOOLS = 10_000;
 
 interface Tally {
   calls: number;
@@ -126,9 +134,10 @@ function add(into: Tally, from: Tally): Tally {
 
 export function openCallStats(
   dataDir: string,
-  options: { persist: boolean; now?: () => number } = { persist: true },
+  options: { persist: boolean; now?: () => number; logger?: Logger } = { persist: true },
 ): CallStats {
   const now = options.now ?? Date.now;
+  const logger = options.logger ?? silentLogger;
   const path = join(dataDir, STATS_FILE);
   let db: Database | undefined;
   if (options.persist) {
@@ -156,19 +165,44 @@ export function openCallStats(
     return new Map(rows.map((row) => [key(row.server, row.tool), { ...row, tally: parseTally(row.tally) }]));
   };
 
+  /** Set while writing fails: said once, and once more when it works again. */
+  let failure: { dropped: number } | undefined;
   const flush = () => {
     if (pending.size === 0 || !options.persist || !db) return;
     const batch = [...pending.values()];
-    pending.clear();
-    const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
-    const write = db.query("INSERT OR REPLACE INTO tool_stats (server, tool, tally) VALUES (?, ?, ?)");
-    db.transaction(() => {
-      for (const { server, tool, tally } of batch) {
-        const row = read.get(server, tool) as { tally: string } | null;
-        const merged = row ? add(parseTally(row.tally), tally) : tally;
-        write.run(server, tool, JSON.stringify(merged));
+    try {
+      const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
+      const write = db.query("INSERT OR REPLACE INTO tool_stats (server, tool, tally) VALUES (?, ?, ?)");
+      db.transaction(() => {
+        for (const { server, tool, tally } of batch) {
+          const row = read.get(server, tool) as { tally: string } | null;
+          const merged = row ? add(JSON.parse(row.tally) as Tally, tally) : tally;
+          write.run(server, tool, JSON.stringify(merged));
+        }
+      })();
+    } catch (error) {
+      // A full disk or a locked file: the transaction was rolled back, so the counts stay pending
+      // (bounded, see MAX_PENDING_TOOLS) and the next flush tries again. Said once, not each second.
+      try {
+        if (db.inTransaction) db.exec("ROLLBACK");
+      } catch {
+        // the connection ends the transaction itself when it cannot
       }
-    })();
+      if (!failure) {
+        logger.warn(
+          `could not save the call statistics to ${path} (${describeError(error)}); keeping them in memory and trying again`,
+        );
+        failure = { dropped: 0 };
+      }
+      return;
+    }
+    pending.clear();
+    if (failure) {
+      logger.info(
+        `call statistics saved again${failure.dropped > 0 ? `; ${failure.dropped} calls to tools beyond the ${MAX_PENDING_TOOLS} kept in memory were not counted` : ""}`,
+      );
+      failure = undefined;
+    }
   };
   const timer = options.persist ? setInterval(flush, FLUSH_MS) : undefined;
   timer?.unref?.();
@@ -178,6 +212,10 @@ export function openCallStats(
       const k = key(call.server, call.tool);
       let entry = pending.get(k);
       if (!entry) {
+        if (failure && pending.size >= MAX_PENDING_TOOLS) {
+          failure.dropped++;
+          return;
+        }
         entry = { server: call.server, tool: call.tool, tally: emptyTally() };
         pending.set(k, entry);
       }

@@ -196,9 +196,13 @@ function slotOf(config: ServerConfig): Slot {
       ? "disabled"
       : config.awaitingApproval
         ? "awaiting-approval"
-        : config.lazy
-          ? "configured"
-          : "connecting",
+        : config.configProblem
+          ? "failed"
+          : config.lazy
+            ? "configured"
+            : "connecting",
+    // A variable it needs is not set: retrying cannot help until the config changes.
+    isRefused: Boolean(config.configProblem),
     toolCount: 0,
     attempts: 0,
     failures: 0,
@@ -347,7 +351,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
 
   const outcomeOf = async (slot: Slot): Promise<ConnectOutcome> => {
     const refusal = launchRefusal(slot.config);
-    if (refusal) return { server: slot.config.name, error: refusal, awaitingApproval: true };
+    if (refusal) {
+      return {
+        server: slot.config.name,
+        error: refusal,
+        ...(slot.config.awaitingApproval ? { awaitingApproval: true } : {}),
+      };
+    }
     try {
       const connection = await connect(slot);
       return {
@@ -542,9 +552,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     },
 
     async connectServer(server) {
-      // One awaiting approval is reported as such (outcomeOf), not thrown.
+      // One that may not start (awaiting approval, a variable unset) is reported as such, not thrown.
       const slot = slots.get(server);
-      return outcomeOf(slot?.config.awaitingApproval ? slot : usableSlot(server));
+      return outcomeOf(slot && launchRefusal(slot.config) ? slot : usableSlot(server));
     },
 
     async restart(server) {
