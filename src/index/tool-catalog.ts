@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-approvals.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
@@ -10,7 +11,7 @@ import { withoutLiterals } from "./query-text.ts";
 import { interleaveSteps, requestSteps } from "./request-steps.ts";
 import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
-import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
 import { HYBRID_CANDIDATES, openToolVectors } from "./tool-vectors.ts";
 
@@ -134,17 +135,19 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
 
-  let index: SearchIndex | undefined = loadSearchIndex(snapshotPath, store.generation());
-  let isDirty = false;
-  if (!index || index.count() !== tools.size) {
-    index = createSearchIndex();
-    await index.add(
+  const buildFromCatalog = async (): Promise<SearchIndex> => {
+    const built = createSearchIndex();
+    await built.add(
       store.listDefinitions().map((t) => ({ id: toolKey(t), fields: toolFields(t.server, t.definition) })),
     );
-    isDirty = tools.size > 0;
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
-  }
-  const searchIndex = index;
+    return built;
+  };
+  const saved = loadSearchIndex(snapshotPath, store.generation());
+  let searchIndex = saved && saved.count() === tools.size ? saved : await buildFromCatalog();
+  let isDirty = searchIndex !== saved && tools.size > 0;
+  /** Set while the index may disagree with the catalog: it is then never saved as a snapshot. */
+  let isIndexSuspect = false;
   const vectors = options.embedder
     ? await openToolVectors(options.embedder, store, tools, options)
     : undefined;
@@ -249,6 +252,26 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     unchanged: 0,
   });
 
+  /**
+   * The catalog holds the change already. An index that took only part of it must not be searched
+   * or saved as it is: a snapshot stamped with the catalog's generation would be loaded at every
+   * start, so the tools it missed would stay missing. It is rebuilt from the catalog instead.
+   */
+  const updateIndex = async (removed: string[], added: { id: string; fields: ToolFields }[]) => {
+    try {
+      isIndexSuspect = true;
+      await searchIndex.remove(removed);
+      await searchIndex.add(added);
+      isIndexSuspect = false;
+    } catch (error) {
+      options.logger.warn(
+        `updating the search index failed (${describeError(error)}); rebuilding it from the catalog`,
+      );
+      searchIndex = await buildFromCatalog();
+      isIndexSuspect = false;
+    }
+  };
+
   /** Applies a diff to the map, the names, SQLite and the search index, in that order. */
   const apply = async ({ fresh, gone, unchanged }: CatalogDiff): Promise<SyncCounts> => {
     const updatedKeys = fresh.filter((tool) => tools.has(tool.key)).map((tool) => tool.key);
@@ -281,11 +304,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       );
     }
     areNamesStale = true;
-    await searchIndex.remove([...gone.map((tool) => tool.key), ...updatedKeys]);
-    await searchIndex.add(
+    isDirty = true;
+    await updateIndex(
+      [...gone.map((tool) => tool.key), ...updatedKeys],
       fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
     );
-    isDirty = true;
     return counts;
   };
 
@@ -339,7 +362,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     persist: () =>
       serialized(async () => {
         ensureNames();
-        if (!isDirty || readOnly) return;
+        if (!isDirty || readOnly || isIndexSuspect) return;
         await searchIndex.saveSnapshot(snapshotPath, store.generation());
         isDirty = false;
       }),
