@@ -140,6 +140,10 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       createPrivateFile(path);
       db = new Database(path, { create: true });
       db.exec("PRAGMA journal_mode = WAL");
+      // Each server's sync is one commit: with FULL every commit waited for an fsync, a tenth of the
+      // time of indexing 10,000 servers. In WAL mode NORMAL never corrupts the file; a power cut may
+      // lose the last commits, which the next sync writes again.
+      db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA busy_timeout = 5000");
       createSchema(db);
     }
