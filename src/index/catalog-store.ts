@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, ProxyError } from "../errors.ts";
 import { createPrivateFile } from "./atomic-file.ts";
@@ -109,6 +109,32 @@ function createSchema(db: Database): void {
 }
 export const CATALOG_FILE = "catalog.db";
 
+/**
+ * A connection that reads. Not SQLite's readonly flag where it can be helped: that connection
+ * leaves -wal and -shm files behind, while a normal one that may not write (query_only) removes
+ * them at close, and the catalog file is not touched. Where the data dir cannot be written (a
+ * read-only mount, a directory of another user) SQLite cannot create the -shm file it reads a WAL
+ * database through: `search` then reads the file as immutable, which is exact when no -wal file
+ * holds commits (a writer that closed cleanly leaves none), or with the readonly flag when one does.
+ */
+function openForReading(path: string, approvalsWritable: boolean): Database {
+  const db = new Database(path, { create: false, readwrite: true });
+  try {
+    if (!approvalsWritable) db.exec("PRAGMA query_only = ON");
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.query("SELECT 1 FROM sqlite_master LIMIT 1").get(); // the first read opens the WAL
+    return db;
+  } catch (error) {
+    db.close();
+    const code = String((error as { code?: unknown }).code ?? "");
+    if (approvalsWritable || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw error;
+    const wal = `${path}-wal`;
+    if (existsSync(wal) && statSync(wal).size > 0) return new Database(path, { readonly: true });
+    const uri = `file:${path.split("/").map(encodeURIComponent).join("/")}?immutable=1`;
+    return new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
+  }
+}
+
 export interface CatalogStoreOptions {
   /**
    * Never write (`search`, or a second `serve` on the data dir): SQLite refuses writes
@@ -130,11 +156,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       db = new Database(":memory:");
       createSchema(db);
     } else if (readOnly) {
-      // Not SQLite's readonly flag: that connection leaves -wal and -shm files behind. A normal one
-      // that cannot write removes them at close, and the catalog file is not touched.
-      db = new Database(path, { create: false, readwrite: true });
-      if (!approvalsWritable) db.exec("PRAGMA query_only = ON");
-      db.exec("PRAGMA busy_timeout = 5000");
+      db = openForReading(path, approvalsWritable);
     } else {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       createPrivateFile(path);

@@ -1,0 +1,126 @@
+import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { describeError } from "../errors.ts";
+import { writeFileAtomicSync } from "../index/atomic-file.ts";
+import { isAlive } from "../index/writer-lock.ts";
+import type { Logger } from "../log.ts";
+import type { IndexSummary } from "./index-summary.ts";
+
+/**
+ * `mcpproxy index` while a `serve` keeps the data dir: instead of failing ("run index when it has
+ * finished", and a serve never finishes), `index` leaves a request in the data dir and the serve,
+ * which has the servers connected already, re-indexes them and answers with the summary `index`
+ * prints. Files, because a serve over stdio has no other door: `index-request-ID.json` (left by
+ * index), renamed `.taken` by the serve when it starts, and `index-answer-ID.json` (the summary).
+ * The data dir is the user's alone (0700), so only the user can ask.
+ */
+const REQUEST = /^index-request-([\w-]+)\.json$/;
+const requestFile = (dataDir: string, id: string) => join(dataDir, `index-request-${id}.json`);
+const takenFile = (dataDir: string, id: string) => join(dataDir, `index-request-${id}.taken`);
+const answerFile = (dataDir: string, id: string) => join(dataDir, `index-answer-${id}.json`);
+
+/** How often a serve looks for requests, and `index` for the answer. */
+const POLL_MS = 100;
+/** A serve that does not take a request in this time does not answer them (an older mcpproxy). */
+export const TAKE_WAIT_MS = 5_000;
+
+/**
+ * Asks the serve with this pid to re-index and waits for its summary. "gone" when the serve ended
+ * first (the lock is free: index itself), "unanswered" when it never took the request.
+ */
+export async function askServeToIndex(
+  dataDir: string,
+  servePid: number,
+): Promise<IndexSummary | "gone" | "unanswered"> {
+  const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const files = [requestFile(dataDir, id), takenFile(dataDir, id), answerFile(dataDir, id)];
+  writeFileAtomicSync(files[0]!, `${JSON.stringify({ pid: process.pid })}\n`);
+  const asked = Date.now();
+  try {
+    for (;;) {
+      const answer = readAnswer(files[2]!);
+      if (answer) return answer;
+      if (!isAlive(servePid)) return "gone";
+      if (Date.now() - asked > TAKE_WAIT_MS && withdraw(files[0]!)) return "unanswered";
+      await Bun.sleep(POLL_MS);
+    }
+  } finally {
+    for (const file of files) rmSync(file, { force: true });
+  }
+}
+
+/**
+ * The serve's side: takes every request it finds and answers it with one re-indexing pass (more
+ * requests arriving meanwhile get the next pass). Returns a function that stops.
+ */
+export function startIndexRequests(
+  dataDir: string,
+  reindex: () => Promise<IndexSummary>,
+  logger: Logger,
+): () => void {
+  const waiting: string[] = [];
+  let isRunning = false;
+  const run = async () => {
+    isRunning = true;
+    while (waiting.length > 0) {
+      const ids = waiting.splice(0);
+      logger.info(`re-indexing every server: \`mcpproxy index\` asked (${ids.length} request(s))`);
+      let summary: IndexSummary;
+      try {
+        summary = await reindex();
+      } catch (error) {
+        summary = { text: `Re-indexing failed: ${describeError(error)}\n`, code: 1 };
+      }
+      for (const id of ids) {
+        try {
+          writeFileAtomicSync(answerFile(dataDir, id), JSON.stringify(summary));
+        } catch (error) {
+          logger.warn(`could not answer an index request: ${describeError(error)}`);
+        }
+        rmSync(takenFile(dataDir, id), { force: true });
+      }
+    }
+    isRunning = false;
+  };
+  const look = () => {
+    let names: string[];
+    try {
+      names = readdirSync(dataDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const id = REQUEST.exec(name)?.[1];
+      if (!id) continue;
+      try {
+        renameSync(requestFile(dataDir, id), takenFile(dataDir, id));
+        waiting.push(id);
+      } catch {
+        // withdrawn meanwhile
+      }
+    }
+    if (waiting.length > 0 && !isRunning) void run();
+  };
+  const timer = setInterval(look, POLL_MS);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}
+
+function readAnswer(path: string): IndexSummary | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as IndexSummary;
+    return typeof parsed.text === "string" && typeof parsed.code === "number" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes back a request not taken yet; false when the serve took it meanwhile (or before). */
+function withdraw(path: string): boolean {
+  try {
+    rmSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
