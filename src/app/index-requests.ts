@@ -15,6 +15,9 @@ import type { IndexSummary } from "./index-summary.ts";
  * The data dir is the user's alone (0700), so only the user can ask.
  */
 const REQUEST = /^index-request-([\w-]+)\.json$/;
+const ANSWER = /^index-answer-([\w-]+)\.json$/;
+/** The pid of the `index` run that asked (the request's id starts with it). */
+const askerOf = (id: string) => Number.parseInt(id, 10);
 const requestFile = (dataDir: string, id: string) => join(dataDir, `index-request-${id}.json`);
 const takenFile = (dataDir: string, id: string) => join(dataDir, `index-request-${id}.taken`);
 const answerFile = (dataDir: string, id: string) => join(dataDir, `index-answer-${id}.json`);
@@ -90,8 +93,15 @@ export function startIndexRequests(
       return;
     }
     for (const name of names) {
+      // What an `index` killed while it waited left behind.
+      const answered = ANSWER.exec(name)?.[1];
+      if (answered && !isAlive(askerOf(answered))) rmSync(join(dataDir, name), { force: true });
       const id = REQUEST.exec(name)?.[1];
       if (!id) continue;
+      if (!isAlive(askerOf(id))) {
+        rmSync(requestFile(dataDir, id), { force: true });
+        continue;
+      }
       try {
         renameSync(requestFile(dataDir, id), takenFile(dataDir, id));
         waiting.push(id);
