@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { writeFileAtomicSync } from "../index/atomic-file.ts";
@@ -24,27 +24,41 @@ const answerFile = (dataDir: string, id: string) => join(dataDir, `index-answer-
 
 /** How often a serve looks for requests, and `index` for the answer. */
 const POLL_MS = 100;
-/** A serve that does not take a request in this time does not answer them (an older mcpproxy). */
-export const TAKE_WAIT_MS = 5_000;
+/**
+ * How long a request may wait to be taken. A serve takes requests once its catalog and servers are
+ * set up, which can take a while when it starts (embedding every tool on a first run); past this,
+ * it is stuck.
+ */
+export const TAKE_WAIT_MS = 120_000;
+/** When `index` says what it waits for, if the serve has not taken the request yet. */
+const SAY_WAITING_MS = 3_000;
 
 /**
  * Asks the serve with this pid to re-index and waits for its summary. "gone" when the serve ended
- * first (the lock is free: index itself), "unanswered" when it never took the request.
+ * first (the lock is free: index itself), "unanswered" when it did not take the request in time.
  */
 export async function askServeToIndex(
   dataDir: string,
   servePid: number,
+  /** Told once when the serve has not taken the request after a few seconds. */
+  onSlow?: () => void,
 ): Promise<IndexSummary | "gone" | "unanswered"> {
   const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
   const files = [requestFile(dataDir, id), takenFile(dataDir, id), answerFile(dataDir, id)];
   writeFileAtomicSync(files[0]!, `${JSON.stringify({ pid: process.pid })}\n`);
   const asked = Date.now();
+  let isSlow = false;
   try {
     for (;;) {
       const answer = readAnswer(files[2]!);
       if (answer) return answer;
       if (!isAlive(servePid)) return "gone";
-      if (Date.now() - asked > TAKE_WAIT_MS && withdraw(files[0]!)) return "unanswered";
+      const waited = Date.now() - asked;
+      if (!isSlow && waited > SAY_WAITING_MS && existsSync(files[0]!)) {
+        isSlow = true;
+        onSlow?.();
+      }
+      if (waited > TAKE_WAIT_MS && withdraw(files[0]!)) return "unanswered";
       await Bun.sleep(POLL_MS);
     }
   } finally {

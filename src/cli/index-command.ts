@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { askServeToIndex } from "../app/index-requests.ts";
+import { askServeToIndex, TAKE_WAIT_MS } from "../app/index-requests.ts";
 import { type IndexSummary, summarizeIndexing } from "../app/index-summary.ts";
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport } from "../app/refresh-catalog.ts";
@@ -107,13 +107,17 @@ async function takeLockOrAskServe(
             "needs the data dir to itself. Stop that serve first, or run `mcpproxy index` without --force to have it re-index.",
         );
       }
-      const answer = await askServeToIndex(dataDir, holder.pid);
+      const answer = await askServeToIndex(dataDir, holder.pid, () =>
+        process.stderr.write(
+          `Waiting for ${serve}, which keeps the index in ${dataDir}, to finish starting...\n`,
+        ),
+      );
       if (answer === "gone") continue;
       if (answer === "unanswered") {
         throw new ProxyError(
           "INDEX_BUSY",
-          `${serve} keeps the index in ${dataDir} and did not take the request to re-index (an older mcpproxy?). ` +
-            "Restart that serve (it indexes every server when it starts), or give this run another --data-dir.",
+          `${serve} keeps the index in ${dataDir} and did not take the request to re-index in ` +
+            `${TAKE_WAIT_MS / 1000} s. Restart that serve (it indexes every server when it starts), or give this run another --data-dir.`,
         );
       }
       const header =
