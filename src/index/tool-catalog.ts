@@ -284,6 +284,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     if (fresh.length === 0 && gone.length === 0) return counts;
     // Embed first: if the embedder fails, nothing has changed yet and the next sync retries.
     await vectors?.add(fresh);
+    // What a changed tool was approved as is kept, so `approve` can show the change.
+    for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
+    // The catalog next, before memory: if writing it fails (a full disk), the tools in memory still
+    // differ from what the server lists, so the next sync writes them again instead of finding
+    // them unchanged. New tools are stored with their previous name or none; ensureNames() settles them.
+    store.apply({ upserts: fresh, deletes: gone, renames: [] });
     for (const tool of gone) {
       tools.delete(tool.key);
       toolsOfServer.get(tool.server)?.delete(tool.key);
@@ -293,10 +299,6 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       tools.set(tool.key, tool);
       addToServer(toolsOfServer, tool);
     }
-    // What a changed tool was approved as is kept, so `approve` can show the change.
-    for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
-    // New tools are stored with their previous name or none; ensureNames() settles them.
-    store.apply({ upserts: fresh, deletes: gone, renames: [] });
     for (const server of new Set(fresh.map((tool) => tool.server))) {
       approvals?.review(
         server,
