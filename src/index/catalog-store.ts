@@ -1,6 +1,7 @@
 import { constants, Database } from "bun:sqlite";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describeError, ProxyError } from "../errors.ts";
 import { createPrivateFile } from "./atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
@@ -130,7 +131,7 @@ function openForReading(path: string, approvalsWritable: boolean): Database {
     if (approvalsWritable || !/^SQLITE_(READONLY|CANTOPEN)/.test(code)) throw error;
     const wal = `${path}-wal`;
     if (existsSync(wal) && statSync(wal).size > 0) return new Database(path, { readonly: true });
-    const uri = `file:${path.split("/").map(encodeURIComponent).join("/")}?immutable=1`;
+    const uri = `${pathToFileURL(path).href}?immutable=1`;
     return new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
   }
 }
