@@ -15,6 +15,7 @@ import { formatRelayReport, measureRelay } from "./relay-bench.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
+import { formatServerScaleReport, runServerScaleBench } from "./server-scale-bench.ts";
 import { formatTransportReport, measureTransportOverhead } from "./transport-overhead.ts";
 import { formatUpstreamBoundsReport, runUpstreamBoundsBench } from "./upstream-bounds-bench.ts";
 
@@ -22,6 +23,9 @@ const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
 if (existsSync(evalFile)) {
   process.stdout.write(`${formatEvalReport(await runRetrievalEval(evalFile))}\n\n`);
   process.stdout.write(`${formatScaleReport(await runScaleBench(), 10_000)}\n\n`);
+  process.stdout.write(
+    `${formatServerScaleReport(await runServerScaleBench([2_000, 20_000], 300), 300)}\n\n`,
+  );
   process.stdout.write(`${formatRoutingReport(await runRoutingBench(evalFile))}\n\n`);
 } else {
   process.stdout.write(

@@ -6,7 +6,10 @@
  * retrieve_tools p50/p95 over MCP stdio, cold start (spawn → first answer from the persisted
  * index, upstreams down) and the serve process's peak RSS. Figures, not pass/fail.
  *
+ * Then indexing speed by the number of configured servers (bench/server-scale-bench.ts).
+ *
  *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25]
+ *   npm run bench:scale -- --only servers [--servers 2000,20000 --max-seconds 300]
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +25,7 @@ import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { formatServerScaleReport, runServerScaleBench } from "./server-scale-bench.ts";
 
 const SHARED = join(ROOT, "..", "shared");
 
@@ -209,13 +213,28 @@ export function formatScaleReport(rows: readonly ScaleRow[], tools: number): str
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { tools: { type: "string" }, queries: { type: "string" }, only: { type: "string" } },
+    options: {
+      tools: { type: "string" },
+      queries: { type: "string" },
+      only: { type: "string" },
+      servers: { type: "string" },
+      "max-seconds": { type: "string" },
+    },
   });
-  const tools = Number(values.tools ?? 10_000);
-  const rows = await runScaleBench({
-    tools,
-    queries: Number(values.queries ?? 500),
-    ...(values.only ? { only: values.only } : {}),
-  });
-  process.stdout.write(`${formatScaleReport(rows, tools)}\n`);
+  if (values.only !== "servers") {
+    const tools = Number(values.tools ?? 10_000);
+    const rows = await runScaleBench({
+      tools,
+      queries: Number(values.queries ?? 500),
+      ...(values.only ? { only: values.only } : {}),
+    });
+    process.stdout.write(`${formatScaleReport(rows, tools)}\n\n`);
+  }
+  if (!values.only || values.only === "servers") {
+    const counts = (values.servers ?? "2000,20000").split(",").map(Number);
+    const maxSeconds = Number(values["max-seconds"] ?? 300);
+    process.stdout.write(
+      `${formatServerScaleReport(await runServerScaleBench(counts, maxSeconds), maxSeconds)}\n`,
+    );
+  }
 }

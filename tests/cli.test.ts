@@ -419,15 +419,15 @@ describe("settings from the environment", () => {
     expect(found.tools[0].name).toBe("fx__echo");
   });
 
-  test("two proxies on one data dir: the first writes the index, a second serve only reads it, a second index waits", async () => {
+  test("two proxies on one data dir: the first writes the index, a second serve only reads it, an index asks the serve", async () => {
     const sandbox = newSandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
     const first = await connectStdio(sandbox);
     try {
       expect((await retrieve(first.client, "echo back the message", 1)).tools[0]?.name).toBe("fx__echo");
-      const busy = await runCli(["index", ...flags(sandbox)], sandbox.env());
-      expect(busy.code).toBe(1);
-      expect(busy.stderr).toContain(`is writing the index in ${sandbox.dataDir}`);
+      const asked = await runCli(["index", ...flags(sandbox)], sandbox.env());
+      expect(asked.code).toBe(0);
+      expect(asked.stdout).toContain(`keeps the index in ${sandbox.dataDir}; it re-indexed`);
       const second = await connectStdio(sandbox);
       try {
         expect((await retrieve(second.client, "echo back the message", 1)).tools[0]?.name).toBe("fx__echo");

@@ -1,5 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import { publicDefinition } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
@@ -9,6 +10,7 @@ import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import { registeredToolOf } from "../server/proxy-server.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { type IndexSummary, summarizeIndexing } from "./index-summary.ts";
 import { refreshCatalog, summarizeRefresh } from "./refresh-catalog.ts";
 
 /**
@@ -19,6 +21,11 @@ import { refreshCatalog, summarizeRefresh } from "./refresh-catalog.ts";
 export interface CatalogSync {
   /** The first indexing pass; never rejects (failures are logged). */
   indexAll(): Promise<void>;
+  /**
+   * Every enabled server indexed again, lazy ones started too, as `mcpproxy index` does (which
+   * asks a serve for it); resolves to what that command prints.
+   */
+  reindex(): Promise<IndexSummary>;
   /** A server's tools changed; re-index it and bring the sessions' registered tools in line. */
   resync(server: string, tools: readonly object[]): Promise<void>;
   /**
@@ -30,6 +37,8 @@ export interface CatalogSync {
 
 export interface CatalogSyncOptions {
   config: ResolvedConfig;
+  /** The servers as they are now (they change at run time); unset, the config's. */
+  servers?: () => readonly ServerConfig[];
   catalog: ToolCatalog;
   pool: UpstreamPool;
   logger: Logger;
@@ -38,7 +47,9 @@ export interface CatalogSyncOptions {
 }
 
 export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
-  const { config, catalog, pool, logger, plugins, sessions } = options;
+  const { catalog, pool, logger, plugins, sessions } = options;
+  const current = (): ResolvedConfig =>
+    options.servers ? { ...options.config, servers: options.servers() } : options.config;
 
   /** Runs `change` and tells the plugins which public names it added and removed. */
   const announcing = async (server: string | undefined, change: () => Promise<void>) => {
@@ -81,6 +92,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   return {
     async indexAll() {
+      const config = current();
       const enabled = config.servers.filter((server) => server.enabled);
       if (enabled.length === 0) {
         logger.warn(
@@ -110,6 +122,18 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       } catch (error) {
         logger.error(`indexing failed: ${describeError(error)}`);
       }
+    },
+
+    async reindex() {
+      const config = current();
+      let summary: IndexSummary | undefined;
+      await announcing(undefined, async () => {
+        const report = await refreshCatalog(config, catalog, pool, { logger, includeLazy: true });
+        logger.info(summarizeRefresh(report));
+        summary = { ...summarizeIndexing(report, catalog), configPath: config.configPath };
+      });
+      await sessions.revalidateAll(registrable);
+      return summary!;
     },
 
     async keepOnly(servers, configured) {

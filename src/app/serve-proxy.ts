@@ -19,9 +19,11 @@ import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
+import { startIndexKeeper } from "./index-keeper.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
@@ -86,23 +88,26 @@ async function run(
   });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   removeStaleTemps(config.configPath); // what a killed edit of the config left
-  const lock = acquireWriterLock(config.dataDir);
+  const lock = acquireWriterLock(config.dataDir, "serve");
   cleanup.defer("release the index lock", () => lock.release());
   if (!lock.isHeld) {
+    const holder = lock.holder();
     logger.warn(
-      `another mcpproxy${lock.holder ? ` (pid ${lock.holder})` : ""} keeps the index in ${config.dataDir}: ` +
-        "this one serves from it and writes nothing there",
+      `another mcpproxy${holder ? ` (pid ${holder.pid})` : ""} keeps the index in ${config.dataDir}: ` +
+        "this one serves from it with its own servers and writes nothing there until that one exits",
     );
   }
   // Servers change at run time (upstream_servers, an edited config): who asks, asks the manager.
   let manager: ServerManager | undefined;
   const servers = () => manager?.servers() ?? config.servers;
-  const catalog = await openCatalog(config, logger, {
-    reset: config.resetData && lock.isHeld,
-    readOnly: !lock.isHeld,
-    onEmbedProgress: ttyEmbedProgress(),
-    servers,
-  });
+  const catalog = createCatalogHandle(
+    await openCatalog(config, logger, {
+      reset: config.resetData && lock.isHeld,
+      readOnly: !lock.isHeld,
+      onEmbedProgress: ttyEmbedProgress(),
+      servers,
+    }),
+  );
   cleanup.defer("close the catalog", () => catalog.close());
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
@@ -149,7 +154,7 @@ async function run(
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
-  sync = createCatalogSync({ config, catalog, pool, logger, plugins, sessions });
+  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions });
   manager = createServerManager({
     config,
     load: reloadConfig,
@@ -160,6 +165,17 @@ async function run(
   });
   pool.startRetrying();
   indexing = sync.indexAll();
+  cleanup.defer(
+    "stop keeping the index",
+    startIndexKeeper({
+      lock,
+      dataDir: config.dataDir,
+      catalog,
+      sync,
+      logger,
+      openWritable: () => openCatalog(config, logger, { servers }),
+    }),
+  );
   cleanup.defer("stop watching the config", manager.watch());
   const deps: ProxyServerDeps = {
     catalog,

@@ -1,10 +1,12 @@
 import { mkdirSync } from "node:fs";
+import { askServeToIndex, TAKE_WAIT_MS } from "../app/index-requests.ts";
+import { type IndexSummary, summarizeIndexing } from "../app/index-summary.ts";
 import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
-import { refreshCatalog, type ServerReport, summarizeRefresh } from "../app/refresh-catalog.ts";
+import { refreshCatalog, type ServerReport } from "../app/refresh-catalog.ts";
 import { watchStopSignals } from "../app/stop-signals.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { ProxyError } from "../errors.ts";
-import { acquireWriterLock } from "../index/writer-lock.ts";
+import { openWriterLock, type WriterLock } from "../index/writer-lock.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
@@ -14,7 +16,9 @@ export const indexCommand: Command = {
   name: "index",
   summary:
     "Connect to every enabled server, index their tools incrementally and save the index. Prints what was\n" +
-    "added, updated, removed and unchanged. Exits 1 when a server could not be indexed (the others are saved).",
+    "added, updated, removed and unchanged. Exits 1 when a server could not be indexed (the others are saved).\n" +
+    "While a `serve` keeps the data dir, that serve re-indexes its servers and this prints its summary;\n" +
+    "another `index` run on the data dir is waited for.",
   usage: "mcpproxy index [--config FILE] [--data-dir DIR] [--force]",
   options: {
     force: { type: "boolean", help: "--force            drop the saved index and rebuild it from scratch" },
@@ -35,95 +39,121 @@ export const indexCommand: Command = {
       );
     }
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    const lock = acquireWriterLock(config.dataDir);
-    if (!lock.isHeld) {
-      throw new ProxyError(
-        "INDEX_BUSY",
-        `Another mcpproxy${lock.holder ? ` (pid ${lock.holder})` : ""} is writing the index in ${config.dataDir}. ` +
-          "Run index when it has finished, or give this one another --data-dir.",
-      );
-    }
     const reset = Boolean(values.force) || config.resetData;
-    if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
-    const catalog = await openCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
-    if (catalog.recovered) process.stdout.write(`${catalog.recovered}\n`);
-    // From here on servers run: Ctrl-C or SIGTERM stops them (and their helpers) before we exit.
-    const stop = watchStopSignals();
-    const pool = createUpstreamPool({
-      servers: config.servers,
-      logger: logger.child("upstream"),
-      ancestry: ancestry.forChildren,
-      maxResultBytes: config.maxResultBytes,
-      maxTools: config.maxTools,
-      maxToolListBytes: config.maxToolListBytes,
-      auth: upstreamAuth(config.dataDir),
-      stopSignal: stop.signal,
-    });
-    const isTty = Boolean(process.stderr.isTTY);
-    const progress = (report: ServerReport, done: number, total: number) => {
-      if (!isTty) return;
-      const state = report.error ? "failed" : `${report.toolCount} tools`;
-      process.stderr.write(`\r\x1b[2K[${done}/${total}] ${report.name}: ${state}`);
-    };
-    if (isTty && enabled.length > 0) process.stderr.write(`Connecting to ${enabled.length} servers...`);
+    const lock = openWriterLock(config.dataDir, "index");
     try {
-      const report = await refreshCatalog(config, catalog, pool, {
-        logger,
-        onServerDone: progress,
-        includeLazy: true,
+      const delegated = await takeLockOrAskServe(lock, config.dataDir, config.configPath, reset);
+      if (delegated) {
+        process.stdout.write(delegated.text);
+        return delegated.code;
+      }
+      if (reset) process.stdout.write(`Dropped the saved index in ${config.dataDir}; rebuilding it.\n`);
+      const catalog = await openCatalog(config, logger, { reset, onEmbedProgress: ttyEmbedProgress() });
+      if (catalog.recovered) process.stdout.write(`${catalog.recovered}\n`);
+      // From here on servers run: Ctrl-C or SIGTERM stops them (and their helpers) before we exit.
+      const stop = watchStopSignals();
+      const pool = createUpstreamPool({
+        servers: config.servers,
+        logger: logger.child("upstream"),
+        ancestry: ancestry.forChildren,
+        maxResultBytes: config.maxResultBytes,
+        maxTools: config.maxTools,
+        maxToolListBytes: config.maxToolListBytes,
+        auth: upstreamAuth(config.dataDir),
+        stopSignal: stop.signal,
       });
-      if (isTty && enabled.length > 0) process.stderr.write("\r\x1b[2K");
-      if (stop.received) {
-        const done = report.servers.filter((server) => !server.error && !server.awaitingApproval).length;
-        process.stderr.write(
-          `mcpproxy: index stopped by ${stop.received}; the servers it started are stopped. ` +
-            `${done} of ${enabled.length} servers were indexed and saved; run index again for the rest.\n`,
-        );
-        return stop.exitCode();
-      }
-      const lines = [summarizeRefresh(report)];
-      for (const server of report.servers) {
-        lines.push(
-          server.awaitingApproval
-            ? `  HELD    ${server.name}: written by an agent; not started until you approve it (mcpproxy approve ${server.name})`
-            : server.error
-              ? `  FAILED  ${server.name}: ${server.error.split("\n").join("\n          ")}`
-              : `  ok      ${server.name}: ${server.toolCount} tools${skippedNote(server.skipped)}`,
-        );
-      }
-      const poisoned = catalog.findings();
-      if (poisoned.length > 0) {
-        lines.push(
-          `${poisoned.length} tool${poisoned.length === 1 ? "" : "s"} may be poisoned (instructions aimed at the model, hidden text):`,
-        );
-        for (const tool of poisoned) lines.push(`  ${tool.server}/${tool.tool}: ${tool.findings.join("; ")}`);
-      }
-      const quarantined = catalog.quarantined();
-      if (quarantined.length > 0) {
-        lines.push(
-          `${quarantined.length} tool${quarantined.length === 1 ? " is" : "s are"} quarantined (left out of search, refused when called) until approved:`,
-        );
-        for (const tool of quarantined) {
-          lines.push(
-            `  ${tool.server}/${tool.tool}: ${tool.reason === "new" ? "new" : "changed since approved"}`,
+      const isTty = Boolean(process.stderr.isTTY);
+      const progress = (report: ServerReport, done: number, total: number) => {
+        if (!isTty) return;
+        const state = report.error ? "failed" : `${report.toolCount} tools`;
+        process.stderr.write(`\r\x1b[2K[${done}/${total}] ${report.name}: ${state}`);
+      };
+      if (isTty && enabled.length > 0) process.stderr.write(`Connecting to ${enabled.length} servers...`);
+      try {
+        const report = await refreshCatalog(config, catalog, pool, {
+          logger,
+          onServerDone: progress,
+          includeLazy: true,
+        });
+        if (isTty && enabled.length > 0) process.stderr.write("\r\x1b[2K");
+        if (stop.received) {
+          const done = report.servers.filter((server) => !server.error && !server.awaitingApproval).length;
+          process.stderr.write(
+            `mcpproxy: index stopped by ${stop.received}; the servers it started are stopped. ` +
+              `${done} of ${enabled.length} servers were indexed and saved; run index again for the rest.\n`,
           );
-          for (const finding of tool.findings) lines.push(`      may be poisoned: ${finding}`);
+          return stop.exitCode();
         }
-        lines.push("Review and approve them with `mcpproxy approve` (it shows what changed).");
+        const summary = summarizeIndexing(report, catalog);
+        process.stdout.write(summary.text);
+        return summary.code;
+      } finally {
+        await pool.close();
+        await catalog.close();
+        stop.dispose();
       }
-      process.stdout.write(`${lines.join("\n")}\n`);
-      return report.servers.some((server) => server.error) ? 1 : 0;
     } finally {
-      await pool.close();
-      await catalog.close();
       lock.release();
-      stop.dispose();
     }
   },
 };
 
-function skippedNote(skipped: readonly string[] | undefined): string {
-  return skipped && skipped.length > 0
-    ? ` (left out ${skipped.length} malformed: ${skipped.join(", ")})`
-    : "";
+/**
+ * Waits for the data dir's writer lock. Another `index` run holds it until it ends, so this one
+ * waits (and says so); a `serve` holds it for its life, so it is asked to re-index its servers
+ * (index-requests.ts) and its summary is what this run prints. Resolves to that summary, or to
+ * undefined once this process holds the lock and indexes itself.
+ */
+async function takeLockOrAskServe(
+  lock: WriterLock,
+  dataDir: string,
+  configPath: string,
+  reset: boolean,
+): Promise<IndexSummary | undefined> {
+  let saidWaiting = false;
+  while (!lock.tryAcquire()) {
+    const holder = lock.holder();
+    if (holder?.role === "serve") {
+      const serve = `mcpproxy serve (pid ${holder.pid})`;
+      if (reset) {
+        throw new ProxyError(
+          "INDEX_BUSY",
+          `${serve} keeps the index in ${dataDir}: rebuilding it from nothing (--force, MCPPROXY_RESET_DATA) ` +
+            "needs the data dir to itself. Stop that serve first, or run `mcpproxy index` without --force to have it re-index.",
+        );
+      }
+      const answer = await askServeToIndex(dataDir, holder.pid, () =>
+        process.stderr.write(
+          `Waiting for ${serve}, which keeps the index in ${dataDir}, to finish starting...\n`,
+        ),
+      );
+      if (answer === "gone") continue;
+      if (answer === "unanswered") {
+        throw new ProxyError(
+          "INDEX_BUSY",
+          `${serve} keeps the index in ${dataDir} and did not take the request to re-index in ` +
+            `${TAKE_WAIT_MS / 1000} s. Restart that serve (it indexes every server when it starts), or give this run another --data-dir.`,
+        );
+      }
+      const header =
+        `${serve} keeps the index in ${dataDir}; it re-indexed the servers of its config` +
+        (answer.configPath && answer.configPath !== configPath
+          ? ` (${answer.configPath}, not ${configPath})`
+          : "") +
+        ":\n";
+      return { text: header + answer.text, code: answer.code };
+    }
+    if (!saidWaiting) {
+      saidWaiting = true;
+      process.stderr.write(
+        `Waiting for ${holder ? `the mcpproxy ${holder.role ?? "process"} (pid ${holder.pid})` : "another mcpproxy"} ` +
+          `that is writing the index in ${dataDir} to finish...\n`,
+      );
+    }
+    await Bun.sleep(WAIT_POLL_MS);
+  }
+  return undefined;
 }
+
+/** How often a waiting `index` tries the lock again. */
+const WAIT_POLL_MS = 200;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describeError, ProxyError } from "../errors.ts";
 import { createPrivateFile } from "./atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
+import { openForReading } from "./open-for-reading.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
 /**
@@ -130,16 +131,16 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       db = new Database(":memory:");
       createSchema(db);
     } else if (readOnly) {
-      // Not SQLite's readonly flag: that connection leaves -wal and -shm files behind. A normal one
-      // that cannot write removes them at close, and the catalog file is not touched.
-      db = new Database(path, { create: false, readwrite: true });
-      if (!approvalsWritable) db.exec("PRAGMA query_only = ON");
-      db.exec("PRAGMA busy_timeout = 5000");
+      db = openForReading(path, approvalsWritable);
     } else {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       createPrivateFile(path);
       db = new Database(path, { create: true });
       db.exec("PRAGMA journal_mode = WAL");
+      // Each server's sync is one commit: with FULL every commit waited for an fsync, a tenth of the
+      // time of indexing 10,000 servers. In WAL mode NORMAL never corrupts the file; a power cut may
+      // lose the last commits, which the next sync writes again.
+      db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA busy_timeout = 5000");
       createSchema(db);
     }

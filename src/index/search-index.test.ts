@@ -14,6 +14,18 @@ const fields = (name: string, description: string): ToolFields => ({
 });
 
 describe("search index (BM25F over Orama)", () => {
+  test("removes any number of documents before it resolves, so they can be added again at once", async () => {
+    const index = createSearchIndex();
+    const ids = Array.from({ length: 1_200 }, (_, i) => `t${i}`);
+    await index.add(ids.map((id) => ({ id, fields: fields(id, `old wording of ${id}`) })));
+    await index.remove(ids);
+    expect(index.count()).toBe(0);
+    await index.add(ids.map((id) => ({ id, fields: fields(id, `new wording of ${id}`) })));
+    await Bun.sleep(20); // what a late batch of an unfinished remove would take away
+    expect(index.count()).toBe(ids.length);
+    expect((await index.search("t1199 new", 1)).map((hit) => hit.id)).toEqual(["t1199"]);
+  });
+
   test("matches whole words only, never prefixes", async () => {
     const index = createSearchIndex();
     await index.add([{ id: "1", fields: fields("deploy", "Deploy an application") }]);

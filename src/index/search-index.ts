@@ -7,7 +7,7 @@ import {
   insertMultiple,
   load,
   type Orama,
-  removeMultiple,
+  remove,
   save,
   search,
 } from "@orama/orama";
@@ -141,6 +141,7 @@ function wrap(db: ToolIndex): SearchIndex {
   return {
     async add(entries) {
       if (entries.length === 0) return;
+      // Complete when it returns: with a synchronous index component every batch runs in this call.
       await insertMultiple(
         db,
         entries.map((entry) => ({ id: entry.id, ...documentOf(entry.fields) })),
@@ -148,8 +149,10 @@ function wrap(db: ToolIndex): SearchIndex {
       );
     },
     async remove(ids) {
-      if (ids.length === 0) return;
-      await removeMultiple(db, [...ids], 500);
+      // One by one, not removeMultiple: that returns after its first batch and removes the rest on
+      // later timers, so re-inserting a server's 501st changed tool failed ("already exists") and
+      // the tools after it vanished from search when the late batches ran.
+      for (const id of ids) await remove(db, id);
     },
     async search(query, limit) {
       if (limit <= 0) return []; // a query of stop words alone matches nothing in the component

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-approvals.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
@@ -10,7 +11,7 @@ import { withoutLiterals } from "./query-text.ts";
 import { interleaveSteps, requestSteps } from "./request-steps.ts";
 import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
-import { hashTool, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
 import { HYBRID_CANDIDATES, openToolVectors } from "./tool-vectors.ts";
 
@@ -143,17 +144,19 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
 
-  let index: SearchIndex | undefined = loadSearchIndex(snapshotPath, store.generation());
-  let isDirty = false;
-  if (!index || index.count() !== tools.size) {
-    index = createSearchIndex();
-    await index.add(
+  const buildFromCatalog = async (): Promise<SearchIndex> => {
+    const built = createSearchIndex();
+    await built.add(
       store.listDefinitions().map((t) => ({ id: toolKey(t), fields: toolFields(t.server, t.definition) })),
     );
-    isDirty = tools.size > 0;
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
-  }
-  const searchIndex = index;
+    return built;
+  };
+  const saved = loadSearchIndex(snapshotPath, store.generation());
+  let searchIndex = saved && saved.count() === tools.size ? saved : await buildFromCatalog();
+  let isDirty = searchIndex !== saved && tools.size > 0;
+  /** Set while the index may disagree with the catalog: it is then never saved as a snapshot. */
+  let isIndexSuspect = false;
   const vectors = options.embedder
     ? await openToolVectors(options.embedder, store, tools, options)
     : undefined;
@@ -258,6 +261,26 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     unchanged: 0,
   });
 
+  /**
+   * The catalog holds the change already. An index that took only part of it must not be searched
+   * or saved as it is: a snapshot stamped with the catalog's generation would be loaded at every
+   * start, so the tools it missed would stay missing. It is rebuilt from the catalog instead.
+   */
+  const updateIndex = async (removed: string[], added: { id: string; fields: ToolFields }[]) => {
+    try {
+      isIndexSuspect = true;
+      await searchIndex.remove(removed);
+      await searchIndex.add(added);
+      isIndexSuspect = false;
+    } catch (error) {
+      options.logger.warn(
+        `updating the search index failed (${describeError(error)}); rebuilding it from the catalog`,
+      );
+      searchIndex = await buildFromCatalog();
+      isIndexSuspect = false;
+    }
+  };
+
   /** Applies a diff to the map, the names, SQLite and the search index, in that order. */
   const apply = async ({ fresh, gone, unchanged }: CatalogDiff): Promise<SyncCounts> => {
     const updatedKeys = fresh.filter((tool) => tools.has(tool.key)).map((tool) => tool.key);
@@ -270,6 +293,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     if (fresh.length === 0 && gone.length === 0) return counts;
     // Embed first: if the embedder fails, nothing has changed yet and the next sync retries.
     await vectors?.add(fresh);
+    // What a changed tool was approved as is kept, so `approve` can show the change.
+    for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
+    // The catalog next, before memory: if writing it fails (a full disk), the tools in memory still
+    // differ from what the server lists, so the next sync writes them again instead of finding
+    // them unchanged. New tools are stored with their previous name or none; ensureNames() settles them.
+    store.apply({ upserts: fresh, deletes: gone, renames: [] });
     for (const tool of gone) {
       tools.delete(tool.key);
       toolsOfServer.get(tool.server)?.delete(tool.key);
@@ -279,10 +308,6 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       tools.set(tool.key, tool);
       addToServer(toolsOfServer, tool);
     }
-    // What a changed tool was approved as is kept, so `approve` can show the change.
-    for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
-    // New tools are stored with their previous name or none; ensureNames() settles them.
-    store.apply({ upserts: fresh, deletes: gone, renames: [] });
     for (const server of new Set(fresh.map((tool) => tool.server))) {
       approvals?.review(
         server,
@@ -290,11 +315,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       );
     }
     areNamesStale = true;
-    await searchIndex.remove([...gone.map((tool) => tool.key), ...updatedKeys]);
-    await searchIndex.add(
+    isDirty = true;
+    await updateIndex(
+      [...gone.map((tool) => tool.key), ...updatedKeys],
       fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
     );
-    isDirty = true;
     return counts;
   };
 
@@ -357,7 +382,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     persist: () =>
       serialized(async () => {
         ensureNames();
-        if (!isDirty || readOnly) return;
+        if (!isDirty || readOnly || isIndexSuspect) return;
         await searchIndex.saveSnapshot(snapshotPath, store.generation());
         isDirty = false;
       }),

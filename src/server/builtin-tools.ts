@@ -152,6 +152,11 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
             description:
               "Dynamic routing: these tools are now also listed as tools of their own; call them by name",
           },
+          connecting: {
+            type: "object",
+            properties: { servers: { type: "array", items: { type: "string" } }, hint: { type: "string" } },
+            description: "Servers still starting, whose new tools this answer cannot include yet",
+          },
         },
         required: ["query", "tools"],
       },

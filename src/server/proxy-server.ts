@@ -40,6 +40,7 @@ import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
+import { searchWhileConnecting } from "./search-while-connecting.ts";
 import { loose } from "./strict-params.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
@@ -87,7 +88,8 @@ export interface ProxyServerDeps {
   metrics?: ProxyMetrics | undefined;
   /**
    * Settles when the first indexing pass is over. Set only when the proxy started with an empty
-   * index: then a search or call waits for it rather than answering "no tools" on a first run.
+   * index: then a search that finds nothing yet, or a call of a tool not indexed yet, waits for it
+   * rather than answering "no tools" on a first run (search-while-connecting.ts).
    */
   firstIndexing?: Promise<unknown> | undefined;
 }
@@ -165,17 +167,22 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
-      await deps.firstIndexing;
       try {
         // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
-        const result = await retrieveRanked(
-          deps.catalog,
-          deps.plugins,
-          parsed.output.query,
-          parsed.output.topK,
-          deps.minScore,
-          deps.prior,
-        );
+        const result = await searchWhileConnecting({
+          search: () =>
+            retrieveRanked(
+              deps.catalog,
+              deps.plugins,
+              parsed.output.query,
+              parsed.output.topK,
+              deps.minScore,
+              deps.prior,
+            ),
+          firstIndexing: deps.firstIndexing,
+          indexedTools: () => deps.catalog.size(),
+          servers: () => deps.pool.status(),
+        });
         if (parsed.output.notes.length > 0) result.notes = [...parsed.output.notes, ...(result.notes ?? [])];
         searched = new Set(result.tools.map((hit) => hit.name));
         if (session) {

@@ -1,0 +1,45 @@
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+
+/**
+ * The catalog a `serve` hands to everything it builds, with the catalog behind it replaceable: a
+ * serve that started beside another one reads the saved index without writing, and when the other
+ * exits it opens the catalog for writing and puts it here, while its sessions go on. A catalog
+ * replaced stays open until the serve closes (a search may still be reading it).
+ */
+export interface CatalogHandle extends ToolCatalog {
+  replace(next: ToolCatalog): void;
+}
+
+export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
+  let current = first;
+  const replaced: ToolCatalog[] = [];
+  return {
+    get recovered() {
+      return current.recovered;
+    },
+    get capabilities() {
+      return current.capabilities;
+    },
+    size: () => current.size(),
+    get: (name) => current.get(name),
+    names: (server) => current.names(server),
+    definitionOf: (tool) => current.definitionOf(tool),
+    isQuarantined: (tool) => current.isQuarantined(tool),
+    quarantined: () => current.quarantined(),
+    findings: () => current.findings(),
+    approve: (tools) => current.approve(tools),
+    syncServer: (server, tools) => current.syncServer(server, tools),
+    removeServersExcept: (keep) => current.removeServersExcept(keep),
+    forgetServersExcept: (keep) => current.forgetServersExcept(keep),
+    search: (query, limit, minScore) => current.search(query, limit, minScore),
+    searchWithHeld: (query, limit, minScore) => current.searchWithHeld(query, limit, minScore),
+    persist: () => current.persist(),
+    replace(next) {
+      replaced.push(current);
+      current = next;
+    },
+    async close() {
+      for (const catalog of [...replaced, current]) await catalog.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { describeError } from "../errors.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { WriterLock } from "../index/writer-lock.ts";
+import type { Logger } from "../log.ts";
+import type { CatalogHandle } from "./catalog-handle.ts";
+import type { CatalogSync } from "./catalog-sync.ts";
+import { startIndexRequests } from "./index-requests.ts";
+
+/**
+ * Who keeps a data dir's index among the serves on it. The one holding the writer lock writes the
+ * index and re-indexes when `mcpproxy index` asks. Another serve on the same data dir (a second
+ * MCP client started its own) answers its own client from its own servers and writes nothing
+ * there; it tries the lock every second, and once the first one has exited it opens the catalog
+ * for writing, indexes its servers into it and keeps the index from then on.
+ */
+export interface IndexKeeperOptions {
+  lock: WriterLock;
+  dataDir: string;
+  catalog: CatalogHandle;
+  sync: CatalogSync;
+  logger: Logger;
+  /** Opens the data dir's catalog for writing (once this serve holds the lock). */
+  openWritable: () => Promise<ToolCatalog>;
+}
+
+/** How often a serve without the lock tries it. */
+export const TAKE_OVER_EVERY_MS = 1_000;
+
+/** Starts keeping (or waiting to keep) the index; returns a function that stops. */
+export function startIndexKeeper(options: IndexKeeperOptions): () => void {
+  const { lock, dataDir, logger } = options;
+  let stopRequests: (() => void) | undefined;
+  const answerRequests = () => {
+    stopRequests = startIndexRequests(dataDir, () => options.sync.reindex(), logger);
+  };
+  if (lock.isHeld) {
+    answerRequests();
+    return () => stopRequests?.();
+  }
+
+  let isStopped = false;
+  const takeOver = async () => {
+    logger.info(`the mcpproxy that kept the index in ${dataDir} has exited; this one keeps it now`);
+    try {
+      options.catalog.replace(await options.openWritable());
+    } catch (error) {
+      logger.error(`could not open the index in ${dataDir} for writing: ${describeError(error)}`);
+      lock.release();
+      return;
+    }
+    if (isStopped) return;
+    answerRequests();
+    await options.sync.indexAll();
+  };
+  const timer = setInterval(() => {
+    if (!lock.tryAcquire()) return;
+    clearInterval(timer);
+    void takeOver();
+  }, TAKE_OVER_EVERY_MS);
+  timer.unref?.();
+  return () => {
+    isStopped = true;
+    clearInterval(timer);
+    stopRequests?.();
+  };
+}
