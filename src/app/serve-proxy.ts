@@ -18,6 +18,7 @@ import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
+import { upstreamBounds } from "../upstream/upstream-connection.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
@@ -134,9 +135,7 @@ async function run(
     servers: config.servers,
     logger: logger.child("upstream"),
     ancestry: ancestry.forChildren,
-    maxResultBytes: config.maxResultBytes,
-    maxTools: config.maxTools,
-    maxToolListBytes: config.maxToolListBytes,
+    ...upstreamBounds(config),
     healthCheckMs: config.healthCheckMs,
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,

@@ -9,6 +9,7 @@ import { ProxyError } from "../errors.ts";
 import { openWriterLock, type WriterLock } from "../index/writer-lock.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
+import { upstreamBounds } from "../upstream/upstream-connection.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
@@ -56,9 +57,7 @@ export const indexCommand: Command = {
         servers: config.servers,
         logger: logger.child("upstream"),
         ancestry: ancestry.forChildren,
-        maxResultBytes: config.maxResultBytes,
-        maxTools: config.maxTools,
-        maxToolListBytes: config.maxToolListBytes,
+        ...upstreamBounds(config),
         auth: upstreamAuth(config.dataDir),
         stopSignal: stop.signal,
       });

@@ -15,7 +15,7 @@ import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { createLogger } from "../log.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
-import { connectUpstream } from "../upstream/upstream-connection.ts";
+import { connectUpstream, type UpstreamBounds, upstreamBounds } from "../upstream/upstream-connection.ts";
 import { failureFix, missingCommand } from "./server-hints.ts";
 
 /**
@@ -67,7 +67,7 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
     const auth = upstreamAuth(config.dataDir);
     all.push(
       ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, async (server) => {
-        const finding = await checkServer(server, options.env, auth, options.signal);
+        const finding = await checkServer(server, options.env, auth, upstreamBounds(config), options.signal);
         tell(finding);
         return finding;
       })),
@@ -213,6 +213,7 @@ async function checkServer(
   server: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
   auth: UpstreamAuth,
+  bounds: UpstreamBounds,
   signal?: AbortSignal,
 ): Promise<Finding> {
   const subject = server.name;
@@ -241,6 +242,7 @@ async function checkServer(
   try {
     const connection = await connectUpstream(server, {
       env,
+      ...bounds,
       authProvider: auth.providerFor(server),
       ...(signal ? { signal, stopSignal: signal } : {}),
     });

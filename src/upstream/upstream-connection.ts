@@ -73,6 +73,21 @@ export interface UpstreamConnection {
   close(): Promise<void>;
 }
 
+/** What bounds a server's messages and tool list: one place, so serve, index and doctor agree. */
+export type UpstreamBounds = Pick<ConnectOptions, "maxResultBytes" | "maxTools" | "maxToolListBytes">;
+
+export function upstreamBounds(config: {
+  maxResultBytes: number;
+  maxTools: number;
+  maxToolListBytes: number;
+}): UpstreamBounds {
+  return {
+    maxResultBytes: config.maxResultBytes,
+    maxTools: config.maxTools,
+    maxToolListBytes: config.maxToolListBytes,
+  };
+}
+
 export interface ConnectOptions {
   /** Called after the server said its tool list changed and it was listed again. */
   onToolsChanged?: (tools: readonly Tool[]) => void;
