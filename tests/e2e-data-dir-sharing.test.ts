@@ -135,6 +135,16 @@ describe("one writer per data dir", () => {
     );
     expect(kept).toContain("fx__echo");
     expect(second.stderr()).toContain("has exited; this one keeps it now");
+    // Its call statistics too: the call it counted in memory before, and the one since, are saved.
+    const rewrites = async () => {
+      const report = JSON.parse(
+        (await runCli(["stats", "--json", ...flags(sandbox)], sandbox.env())).stdout,
+      ) as {
+        top: { server: string; tool: string; calls: number }[];
+      };
+      return report.top.find((tool) => tool.server === "fx" && tool.tool === "rewrite_tool")?.calls;
+    };
+    expect(await eventually(rewrites, (calls) => calls === 2, 10_000)).toBe(2);
     // And it answers index requests now.
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(indexed.stdout).toContain(`keeps the index in ${sandbox.dataDir}; it re-indexed`);

@@ -21,6 +21,8 @@ export interface IndexKeeperOptions {
   logger: Logger;
   /** Opens the data dir's catalog for writing (once this serve holds the lock). */
   openWritable: () => Promise<ToolCatalog>;
+  /** Called once this serve has taken the data dir over: what else it keeps there starts saving. */
+  onTakenOver?: () => void;
 }
 
 /** How often a serve without the lock tries it. */
@@ -49,6 +51,7 @@ export function startIndexKeeper(options: IndexKeeperOptions): () => void {
       return;
     }
     if (isStopped) return;
+    options.onTakenOver?.();
     answerRequests();
     await options.sync.indexAll();
   };

@@ -173,6 +173,7 @@ async function run(
       sync,
       logger,
       openWritable: () => openCatalog(config, logger, { servers }),
+      onTakenOver: () => stats?.startSaving(),
     }),
   );
   cleanup.defer("stop watching the config", manager.watch());

@@ -1,8 +1,9 @@
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openCallStats, statsReport } from "./call-stats.ts";
+import { openCallStats, STATS_FILE, statsReport } from "./call-stats.ts";
 import { outcomeEvidence, PRIOR_WEIGHT, usagePrior } from "./usage-prior.ts";
 
 const dirs: string[] = [];
@@ -49,6 +50,39 @@ describe("call statistics", () => {
     expect(second.reset({ server: "s", tool: "t" })).toBe(1);
     expect(second.all()).toEqual([]);
     second.close();
+  });
+
+  test("a tally saved by an older release (power-of-two histogram) is merged into when new calls are saved", () => {
+    const dir = tempDir();
+    openCallStats(dir, { persist: true }).close();
+    const db = new Database(join(dir, STATS_FILE));
+    // 10 calls of about 1 ms and one of about 3 s, in the old buckets (bucket i: up to 2^(i/2) ms).
+    const histogram = Array.from({ length: 44 }, (_, i) => (i === 0 ? 10 : i === 24 ? 1 : 0));
+    const old = {
+      calls: 11,
+      successes: 11,
+      isErrors: 0,
+      errors: 0,
+      timeouts: 0,
+      totalMs: 3010,
+      afterSearch: 0,
+      lastCalledAt: 1,
+      histogram,
+    };
+    db.query("INSERT INTO tool_stats (server, tool, tally) VALUES (?, ?, ?)").run(
+      "s",
+      "t",
+      JSON.stringify(old),
+    );
+    db.close();
+    const stats = openCallStats(dir, { persist: true });
+    stats.record({ server: "s", tool: "t", ms: 2, outcome: "ok", afterSearch: false });
+    stats.flush();
+    stats.close();
+    const [t] = openCallStats(dir, { persist: false }).all();
+    expect(t).toMatchObject({ calls: 12, successes: 12 });
+    expect(t!.p95Ms).toBeGreaterThan(1_000); // the old slow call still counts
+    expect(t!.p95Ms).toBeLessThanOrEqual(4_096);
   });
 });
 

@@ -67,6 +67,11 @@ export interface CallStats {
   /** Forgets a server's figures, or one tool's; resolves to how many tools were reset. */
   reset(filter: { server?: string | undefined; tool?: string | undefined }): number;
   flush(): void;
+  /**
+   * Starts saving to the data dir (a serve that took the writer lock over from one that exited):
+   * what it counted in memory meanwhile is saved with the next flush.
+   */
+  startSaving(): void;
   close(): void;
 }
 
@@ -140,7 +145,11 @@ export function openCallStats(
   const logger = options.logger ?? silentLogger;
   const path = join(dataDir, STATS_FILE);
   let db: Database | undefined;
-  if (options.persist) {
+  let saving = false;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const startSaving = () => {
+    if (saving) return;
+    db?.close();
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     // 0600 whatever the umask: it holds what tools were called and how they failed.
     createPrivateFile(path);
@@ -148,9 +157,11 @@ export function openCallStats(
     db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
     db.exec(`CREATE TABLE IF NOT EXISTS tool_stats (
       server TEXT NOT NULL, tool TEXT NOT NULL, tally TEXT NOT NULL, PRIMARY KEY (server, tool))`);
-  } else if (existsSync(path)) {
-    db = new Database(path, { readonly: true });
-  }
+    saving = true;
+    timer = setInterval(flush, FLUSH_MS);
+    timer.unref?.();
+  };
+  if (!options.persist && existsSync(path)) db = new Database(path, { readonly: true });
   const pending = new Map<string, { server: string; tool: string; tally: Tally }>();
   const key = (server: string, tool: string) => `${server}\u0000${tool}`;
   /** Each session's last error per tool, for the sessions that met one lately (bounded). */
@@ -168,7 +179,7 @@ export function openCallStats(
   /** Set while writing fails: said once, and once more when it works again. */
   let failure: { dropped: number } | undefined;
   const flush = () => {
-    if (pending.size === 0 || !options.persist || !db) return;
+    if (pending.size === 0 || !saving || !db) return;
     const batch = [...pending.values()];
     try {
       const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
@@ -176,7 +187,7 @@ export function openCallStats(
       db.transaction(() => {
         for (const { server, tool, tally } of batch) {
           const row = read.get(server, tool) as { tally: string } | null;
-          const merged = row ? add(JSON.parse(row.tally) as Tally, tally) : tally;
+          const merged = row ? add(parseTally(row.tally), tally) : tally;
           write.run(server, tool, JSON.stringify(merged));
         }
       })();
@@ -204,8 +215,7 @@ export function openCallStats(
       failure = undefined;
     }
   };
-  const timer = options.persist ? setInterval(flush, FLUSH_MS) : undefined;
-  timer?.unref?.();
+  if (options.persist) startSaving();
 
   return {
     record(call) {
@@ -266,7 +276,7 @@ export function openCallStats(
         (!filter.server || filter.server === server) && (!filter.tool || filter.tool === tool);
       let count = 0;
       for (const [k, entry] of pending) if (matches(entry.server, entry.tool)) pending.delete(k);
-      if (db && options.persist) {
+      if (db && saving) {
         const remove = db.query("DELETE FROM tool_stats WHERE server = ? AND tool = ?");
         for (const entry of stored().values()) {
           if (!matches(entry.server, entry.tool)) continue;
@@ -277,6 +287,7 @@ export function openCallStats(
       return count;
     },
     flush,
+    startSaving,
     close() {
       clearInterval(timer);
       flush();

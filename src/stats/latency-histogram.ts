@@ -31,15 +31,31 @@ export function observe(histogram: LatencyHistogram, ms: number): void {
   histogram.maxMs = histogram.maxMs === undefined ? ms : Math.max(histogram.maxMs, ms);
 }
 
-/** Adds `from` into `into` (figures of one tool from disk and from memory). */
+/**
+ * Adds `from` into `into` (figures of one tool from disk and from memory). Extremes stay known only
+ * while both sides know theirs: calls read from the first format have none, and a merged maximum
+ * taken from the newer calls alone would cap the p95 below an old slow call.
+ */
 export function merge(into: LatencyHistogram, from: LatencyHistogram): LatencyHistogram {
+  const extreme = (
+    a: LatencyHistogram,
+    b: LatencyHistogram,
+    key: "minMs" | "maxMs",
+    f: (x: number, y: number) => number,
+  ) => {
+    const [x, y] = [a[key], b[key]];
+    if ((x === undefined && hasCalls(a)) || (y === undefined && hasCalls(b))) return undefined;
+    return x === undefined ? y : y === undefined ? x : f(x, y);
+  };
+  const minMs = extreme(into, from, "minMs", Math.min);
+  const maxMs = extreme(into, from, "maxMs", Math.max);
   for (const [i, n] of Object.entries(from.buckets)) into.buckets[i] = (into.buckets[i] ?? 0) + n;
-  const pick = (a: number | undefined, b: number | undefined, f: (x: number, y: number) => number) =>
-    a === undefined ? b : b === undefined ? a : f(a, b);
-  into.minMs = pick(into.minMs, from.minMs, Math.min);
-  into.maxMs = pick(into.maxMs, from.maxMs, Math.max);
+  into.minMs = minMs;
+  into.maxMs = maxMs;
   return into;
 }
+
+const hasCalls = (histogram: LatencyHistogram) => Object.keys(histogram.buckets).length > 0;
 
 /** The latency below which `fraction` of the calls fell (nearest rank), or 0 with no calls. */
 export function percentile(histogram: LatencyHistogram, fraction: number): number {
