@@ -65,6 +65,8 @@ describe("a server whose variable is not set", () => {
     expect(byName.remote?.state).toBe("failed");
     expect(byName.remote?.error).toContain(`environment variable ${HOST} is not set`);
     expect(proxy.stderr()).toContain(`environment variable ${TOKEN} is not set`);
+    // Said as what it is: never started, not a server that could not be reached.
+    expect(proxy.stderr()).not.toContain("could not connect");
   });
 
   test("index and doctor name the variable and go on with the others", async () => {

@@ -75,7 +75,9 @@ export async function refreshCatalog(
       options.logger.warn(`${outcome.server}: ${outcome.error}`);
     } else {
       report = { name: outcome.server, error: outcome.error ?? "unknown error", toolCount: 0 };
-      options.logger.warn(`${outcome.server}: could not connect: ${report.error}`);
+      options.logger.warn(
+        outcome.notStarted ? `${report.error}` : `${outcome.server}: could not connect: ${report.error}`,
+      );
     }
     reports.push(report);
     options.onServerDone?.(report, reports.length, connecting.length);

@@ -85,6 +85,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
           reviewListed(catalog, outcome);
           await sync.resync(name, outcome.tools);
         } else if (outcome.awaitingApproval) logger.child(name).warn(outcome.error ?? "awaits approval");
+        else if (outcome.notStarted) logger.warn(outcome.error ?? `${name} is not started`);
         else if (!outcome.stopped)
           logger.child(name).warn(`could not connect: ${outcome.error ?? "unknown error"}`);
       }),

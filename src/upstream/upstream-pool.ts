@@ -68,6 +68,8 @@ export interface ConnectOutcome {
   error?: string | undefined;
   /** Not started: an agent wrote it and a person has not approved it (`mcpproxy approve`). */
   awaitingApproval?: boolean | undefined;
+  /** Not started: its config cannot run as it is (a variable it needs is not set); `error` says why. */
+  notStarted?: boolean | undefined;
   /** Not connected because the pool closed first (the proxy is stopping): not a failure of the server. */
   stopped?: boolean | undefined;
 }
@@ -356,6 +358,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         server: slot.config.name,
         error: refusal,
         ...(slot.config.awaitingApproval ? { awaitingApproval: true } : {}),
+        ...(slot.config.configProblem ? { notStarted: true } : {}),
       };
     }
     try {
