@@ -8,7 +8,7 @@
  *
  *   bun bench/load-bench.ts [--rounds N]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -16,7 +16,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { FIXTURE } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, currentRssMiB, startProxyStdio } from "./proxy-process.ts";
 
 const SERVERS = 10;
 const CONCURRENCY = 200;
@@ -116,15 +116,6 @@ export async function runLoadBench(rounds = 20): Promise<LoadReport> {
 
 /** Blocks of 10,000 calls after the timed rounds, RSS read after each. */
 const BLOCKS = 6;
-
-/** Resident set size now (VmRSS) of a live process in MiB, from /proc; NaN where there is none. */
-function currentRssMiB(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 export function formatLoadReport(report: LoadReport): string {
   const f = (n: number) => n.toFixed(2);

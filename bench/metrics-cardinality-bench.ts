@@ -9,13 +9,13 @@
  *
  * `--binary /work/baseline/mcpproxy` measures another build with the same fixture and calls.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createSandbox, fixtureEntry, watchOutput } from "../tests/helpers.ts";
-import { BINARY, peakRssMiB } from "./proxy-process.ts";
+import { BINARY, cpuSeconds, currentRssMiB, peakRssMiB } from "./proxy-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -26,11 +26,6 @@ const { values } = parseArgs({
 });
 const count = Number(values.tools);
 const CONCURRENCY = 50;
-
-function rssMiB(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return kb / 1024;
-}
 
 const sandbox = createSandbox();
 const toolsFile = join(sandbox.dir, "tools.json");
@@ -45,7 +40,10 @@ writeFileSync(
   ),
 );
 sandbox.writeConfig({
-  mcpServers: { many: { ...fixtureEntry({ args: ["--tools-file", toolsFile] }), timeoutMs: 120_000 } },
+  // maxTools: more than the default 10,000 bound of one server's list (a release before it ignores the key).
+  mcpServers: {
+    many: { ...fixtureEntry({ args: ["--tools-file", toolsFile] }), timeoutMs: 120_000, maxTools: count },
+  },
   mcpproxy: {
     metrics: true,
     ...(values["tool-limit"] ? { metricsToolLimit: Number(values["tool-limit"]) } : {}),
@@ -72,27 +70,36 @@ try {
   await stderr.waitFor(/servers indexed/, 300_000);
   const client = new Client({ name: "metrics-bench", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(url));
-  const before = rssMiB(child.pid);
+  const before = currentRssMiB(child.pid);
+  const cpuBefore = cpuSeconds(child.pid);
   const started = performance.now();
+  let failed = 0;
   for (let start = 0; start < count; start += CONCURRENCY) {
-    await Promise.all(
+    const results = await Promise.all(
       Array.from({ length: Math.min(CONCURRENCY, count - start) }, (_, i) =>
         client.callTool({ name: "call_tool", arguments: { name: `many__tool_${start + i}` } }),
       ),
     );
+    failed += results.filter((result) => result.isError).length;
   }
+  // Figures of calls that never reached a tool would measure nothing.
+  if (failed > 0) throw new Error(`${failed} of ${count} calls failed`);
   const callsS = (performance.now() - started) / 1000;
+  const cpuAfterCalls = cpuSeconds(child.pid);
   const scrapeStarted = performance.now();
   const text = await (await fetch(new URL("/metrics", url))).text();
   const scrapeMs = performance.now() - scrapeStarted;
+  const scrapeCpu = cpuSeconds(child.pid) - cpuAfterCalls;
   const series = text.split("\n").filter((line) => line && !line.startsWith("#")).length;
-  const after = rssMiB(child.pid);
+  const after = currentRssMiB(child.pid);
   await client.close();
   const figures = {
     binary: values.binary,
     tools: count,
     calls: count,
     callsSeconds: Math.round(callsS * 10) / 10,
+    callsCpuSeconds: Math.round((cpuAfterCalls - cpuBefore) * 10) / 10,
+    scrapeCpuSeconds: Math.round(scrapeCpu * 100) / 100,
     series,
     scrapeBytes: Buffer.byteLength(text),
     scrapeMs: Math.round(scrapeMs),

@@ -14,10 +14,28 @@ export function requireBinary(): string {
 
 /** Peak resident set size (VmHWM) of a live process in MiB, from /proc; NaN where there is no /proc. */
 export function peakRssMiB(pid: number): number {
+  return statusMiB(pid, "VmHWM");
+}
+
+/** Resident set size now (VmRSS) of a live process in MiB, from /proc; NaN where there is none. */
+export function currentRssMiB(pid: number): number {
+  return statusMiB(pid, "VmRSS");
+}
+
+function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1]);
-    return kb / 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)?.[1]) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** User + system CPU seconds a live process has used, from /proc; NaN where there is none. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return Number.NaN;
   }

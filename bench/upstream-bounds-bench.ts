@@ -11,7 +11,6 @@
  * another binary by copying it to dist/mcpproxy first. Bounded in count and time; figures, not
  * pass/fail. Linux only (it reads /proc).
  */
-import { readFileSync } from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   connectHttp,
@@ -21,7 +20,7 @@ import {
   startHttpProxy,
   watchOutput,
 } from "../tests/helpers.ts";
-import { peakRssMiB } from "./proxy-process.ts";
+import { cpuSeconds, peakRssMiB } from "./proxy-process.ts";
 
 const MB = 1_000_000;
 
@@ -43,16 +42,6 @@ interface LatencySummary {
   p50: number;
   p95: number;
   calls: number;
-}
-
-/** User + system CPU seconds a live process has used, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 async function startRemote(args: string[]) {
