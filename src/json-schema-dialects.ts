@@ -37,21 +37,34 @@ export function dialectOf(schema: unknown): SchemaDialect {
   return "2020-12";
 }
 
-const instances = new Map<SchemaDialect, Ajv>();
+/**
+ * How many schemas one Ajv compiles before a fresh one takes its place. Ajv keeps every schema it
+ * compiled in its code scope, `removeSchema` or not, so one instance for the life of the proxy grew
+ * with every tool ever called or listed (measured: +110 MiB over 20,000 tools called once).
+ * Validators already compiled keep working; an instance goes once none of them is kept.
+ */
+export const COMPILES_PER_INSTANCE = 1_000;
 
-/** The Ajv for a schema's dialect, made the first time that dialect is seen. */
+const instances = new Map<SchemaDialect, { ajv: Ajv; compiles: number }>();
+
+/**
+ * The Ajv to compile `schema` with, for its dialect. Each call counts as one compile: call it once
+ * per schema to compile, and keep the instance if it is needed again for that schema.
+ */
 export function ajvFor(schema: unknown): Ajv {
   const dialect = dialectOf(schema);
-  let ajv = instances.get(dialect);
-  if (!ajv) {
-    ajv =
+  let current = instances.get(dialect);
+  if (!current || current.compiles >= COMPILES_PER_INSTANCE) {
+    const ajv =
       dialect === "2020-12"
         ? new Ajv2020(OPTIONS)
         : dialect === "2019-09"
           ? new Ajv2019(OPTIONS)
           : new Ajv(OPTIONS);
     addFormats(ajv);
-    instances.set(dialect, ajv);
+    current = { ajv, compiles: 0 };
+    instances.set(dialect, current);
   }
-  return ajv;
+  current.compiles++;
+  return current.ajv;
 }

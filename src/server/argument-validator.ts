@@ -1,4 +1,4 @@
-import type { ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { ajvFor } from "../json-schema-dialects.ts";
 import type { Logger } from "../log.ts";
@@ -24,7 +24,7 @@ export function createArgumentValidator(
   options: { unchecked: ReadonlySet<string>; logger: Logger },
 ): ArgumentValidator {
   /** By tool hash, least recently used first; `null` for a schema that did not compile. */
-  const compiled = new Map<string, { validate: ValidateFunction | null; schema: object }>();
+  const compiled = new Map<string, { validate: ValidateFunction | null; schema: object; ajv: Ajv }>();
 
   const validatorOf = (tool: CatalogTool) => {
     const known = compiled.get(tool.hash);
@@ -35,10 +35,11 @@ export function createArgumentValidator(
     }
     const schema = catalog.definitionOf(tool)?.inputSchema ?? {};
     let validate: ValidateFunction | null = null;
+    // The dialect the schema declares (2020-12 when none), made on first use: most proxies
+    // start more often than they are called.
+    const ajv = ajvFor(schema);
     try {
-      // The dialect the schema declares (2020-12 when none), made on first use: most proxies
-      // start more often than they are called.
-      validate = ajvFor(schema).compile(schema);
+      validate = ajv.compile(schema);
     } catch (error) {
       options.logger.debug(
         `the input schema of ${tool.name} does not compile, so its arguments are not checked`,
@@ -47,11 +48,11 @@ export function createArgumentValidator(
         },
       );
     }
-    compiled.set(tool.hash, { validate, schema });
+    compiled.set(tool.hash, { validate, schema, ajv });
     if (compiled.size > VALIDATORS_KEPT) {
-      const [oldest, entry] = compiled.entries().next().value as [string, { schema: object }];
+      const [oldest, entry] = compiled.entries().next().value as [string, { schema: object; ajv: Ajv }];
       compiled.delete(oldest);
-      ajvFor(entry.schema).removeSchema(entry.schema);
+      entry.ajv.removeSchema(entry.schema);
     }
     return validate;
   };

@@ -9,7 +9,8 @@ import { ajvFor } from "../json-schema-dialects.ts";
  * requests never use. These are made the first time something needs them, one per JSON Schema
  * dialect (the SDK's own is draft-07 only; see json-schema-dialects.ts).
  */
-const shared = new Map<object, AjvJsonSchemaValidator>();
+// Weak: an Ajv replaced after its share of compiles (json-schema-dialects.ts) goes with its wrapper.
+const shared = new WeakMap<object, AjvJsonSchemaValidator>();
 
 export const sharedSchemaValidator: jsonSchemaValidator = {
   getValidator<T>(schema: JsonSchemaType) {
