@@ -406,6 +406,38 @@ describe("mcpproxy doctor as servers answer", () => {
     for (const finding of findings) expect(finding.fix ?? "").not.toContain("run its command by hand");
     expect(result.stdout).not.toContain("secret-value");
   });
+
+  test("a server that does not answer in time is said to be slow, a URL one and a command alike", async () => {
+    const sandbox = scope.sandbox();
+    // Accepts the connection and the request, and never answers.
+    const silent = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Promise<Response>(() => {}),
+    });
+    scope.defer(() => silent.stop(true));
+    const url = `http://127.0.0.1:${silent.port}/mcp`;
+    sandbox.writeConfig({
+      mcpServers: {
+        quiet: { url, timeoutMs: 1_000 },
+        sleepy: fixtureEntry({ args: ["--init-delay", "30000"], timeoutMs: 1_000 }),
+      },
+    });
+    const result = await runCli(
+      ["doctor", "--json", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      sandbox.env(),
+    );
+    expect(result.code).toBe(1);
+    const findings = (JSON.parse(result.stdout) as { findings: { subject: string; fix?: string }[] })
+      .findings;
+    const fixOf = (subject: string) => findings.find((finding) => finding.subject === subject)?.fix;
+    expect(fixOf("quiet")).toBe(
+      `it did not answer in time: check that ${url} answers (\`curl -i ${url}\`), or raise timeoutMs`,
+    );
+    expect(fixOf("sleepy")).toBe(
+      "it did not answer in time: run its command by hand to see what it waits for, or raise timeoutMs",
+    );
+  });
 });
 
 describe("mcpproxy with no arguments", () => {
