@@ -22,5 +22,5 @@ async function main(): Promise<number> {
 }
 
 const code = await main();
-await flushOutput();
-process.exit(code);
+const lost = await flushOutput();
+process.exit(lost && code === 0 ? 1 : code);

@@ -86,3 +86,29 @@ describe("output to a slow pipe arrives whole", () => {
     expect(JSON.parse(waiting.stdout).quarantined).toHaveLength(TOOL_COUNT);
   });
 });
+
+describe("output that cannot be written", () => {
+  const shell = (script: string) => {
+    const child = Bun.spawn(["bash", "-c", script, "bash", requireBinary()], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  };
+
+  test.skipIf(process.platform !== "linux")(
+    "a full device is a failure that is said (exit 1), not a silent success",
+    async () => {
+      const [, stderr, code] = await shell('"$1" --help > /dev/full');
+      expect(code).toBe(1);
+      expect(stderr).toContain("mcpproxy: could not write the output (ENOSPC)");
+    },
+  );
+
+  test("a reader that stops early (| head) is no failure", async () => {
+    const [stdout, stderr, code] = await shell('set -o pipefail; "$1" --help | head -c 10');
+    expect(stdout).toHaveLength(10);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+  });
+});
