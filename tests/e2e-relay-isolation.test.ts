@@ -89,7 +89,7 @@ describe("two sessions, concurrent calls, each model sees only its own request",
     const proxy = await proxyFor(stdioEntry());
     const a = await sessionWithModel(proxy.url, "model-A");
     const b = await sessionWithModel(proxy.url, "model-B");
-    const [fromA, fromB] = await askBoth(a, b, { name_call: true, delay_ms: 200 });
+    const [fromA, fromB] = await askBoth(a, b, { name_call: true, together: 2 });
     expect(textOf(fromA)).toBe("model said: model-A read: private notes of A");
     expect(textOf(fromB)).toBe("model said: model-B read: private notes of B");
     expect(a.seen).toEqual(["private notes of A"]);
@@ -100,7 +100,7 @@ describe("two sessions, concurrent calls, each model sees only its own request",
     const proxy = await proxyFor(stdioEntry());
     const a = await sessionWithModel(proxy.url, "model-A");
     const b = await sessionWithModel(proxy.url, "model-B");
-    const [fromA, fromB] = await askBoth(a, b, { delay_ms: 300 });
+    const [fromA, fromB] = await askBoth(a, b, { together: 2 });
     expect(fromA.isError).toBe(true);
     expect(fromB.isError).toBe(true);
     expect(textOf(fromA)).toContain("calls of several sessions were in flight");
