@@ -2,12 +2,11 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   cleanupAfterEach,
-  connectHttp,
   connectStdio,
   eventually,
   FIXTURE,
   fixtureEntry,
-  startHttpProxy,
+  httpProxyWithClient,
   watchOutput,
 } from "./helpers.ts";
 
@@ -46,16 +45,7 @@ async function startRemote(transport: Transport, args: string[] = []): Promise<s
 }
 
 async function proxyWith(servers: Record<string, unknown>, env: Record<string, string> = {}) {
-  const sandbox = scope.sandbox();
-  sandbox.writeConfig({ mcpServers: servers });
-  const proxy = await startHttpProxy(sandbox, [], env);
-  scope.defer(() => proxy.stop());
-  const client = await connectHttp(proxy.url);
-  scope.defer(() => client.close());
-  const health = async () =>
-    (await (await fetch(new URL("/health", proxy.url))).json()) as {
-      servers: { name: string; state: string; error?: string; tools: number }[];
-    };
+  const { proxy, client, health } = await httpProxyWithClient(scope, servers, env);
   const settled = () =>
     eventually(
       health,

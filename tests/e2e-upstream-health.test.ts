@@ -2,11 +2,11 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   cleanupAfterEach,
-  connectHttp,
   eventually,
   fixtureEntry,
+  httpProxyWithClient,
+  type ServerHealth,
   startHttpFixture,
-  startHttpProxy,
 } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -18,26 +18,9 @@ setDefaultTimeout(60_000);
 
 const scope = cleanupAfterEach();
 
-interface ServerHealth {
-  name: string;
-  state: string;
-  error?: string;
-  retryAt?: string;
-  failures?: number;
-  circuitOpen?: boolean;
-}
-
 async function proxyWith(servers: Record<string, unknown>, env: Record<string, string> = {}) {
-  const sandbox = scope.sandbox();
-  sandbox.writeConfig({ mcpServers: servers });
-  const proxy = await startHttpProxy(sandbox, [], env);
-  scope.defer(() => proxy.stop());
-  const client = await connectHttp(proxy.url);
-  scope.defer(() => client.close());
-  const health = async (name: string) =>
-    ((await (await fetch(new URL("/health", proxy.url))).json()) as { servers: ServerHealth[] }).servers.find(
-      (server) => server.name === name,
-    )!;
+  const { client, health: report } = await httpProxyWithClient(scope, servers, env);
+  const health = async (name: string) => (await report()).servers.find((server) => server.name === name)!;
   return { client, health };
 }
 

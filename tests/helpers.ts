@@ -298,6 +298,37 @@ export function cleanupAfterEach() {
   };
 }
 
+/** One server's entry in `/health` (the fields the tests read). */
+export interface ServerHealth {
+  name: string;
+  state: string;
+  error?: string;
+  tools?: number;
+  retryAt?: string;
+  failures?: number;
+  circuitOpen?: boolean;
+}
+
+/**
+ * `serve` over HTTP on `servers`, with an MCP client connected and `/health` to read; all of it
+ * ended after the test.
+ */
+export async function httpProxyWithClient(
+  scope: ReturnType<typeof cleanupAfterEach>,
+  servers: Record<string, unknown>,
+  env: Record<string, string> = {},
+) {
+  const sandbox = scope.sandbox();
+  sandbox.writeConfig({ mcpServers: servers });
+  const proxy = await startHttpProxy(sandbox, [], env);
+  scope.defer(() => proxy.stop());
+  const client = await connectHttp(proxy.url);
+  scope.defer(() => client.close());
+  const health = async () =>
+    (await (await fetch(new URL("/health", proxy.url))).json()) as { servers: ServerHealth[] };
+  return { sandbox, proxy, client, health };
+}
+
 /** mulberry32: a small seeded generator in [0, 1), for fuzz inputs and bootstrap resampling that can be replayed. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
