@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { auth, type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+} from "@modelcontextprotocol/client";
+import { auth, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { PRODUCT } from "../version.ts";
 import type { OAuthStore } from "./oauth-store.ts";

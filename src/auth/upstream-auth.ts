@@ -1,4 +1,4 @@
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { createOAuthProvider } from "./oauth-provider.ts";
 import { openOAuthStore } from "./oauth-store.ts";

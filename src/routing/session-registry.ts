@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { createSessionRouting, type SessionRouting, type SessionRoutingOptions } from "./session-routing.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
 import type { ToolsChangedEvent } from "../plugin-api.ts";
 import { createToolPool, type PoolChange } from "./tool-pool.ts";

@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 
 /** The tools the proxy itself offers. Upstream tools can never take these names. */

@@ -1,6 +1,4 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { LoggingLevel, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { LoggingLevel, Server, ServerContext } from "@modelcontextprotocol/server";
 
 /**
  * Every client session of the proxy (one MCP `Server` each, stdio or HTTP), so that what an
@@ -17,13 +15,13 @@ export interface ClientSession {
   readonly subscriptions: Set<string>;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = ServerContext;
 
 /** A tools/call in flight: its session, and the call's own way to send to the client. */
 export interface CallContext {
   session: ClientSession;
-  sendRequest: Extra["sendRequest"];
-  sendNotification: Extra["sendNotification"];
+  send: Extra["mcpReq"]["send"];
+  notify: Extra["mcpReq"]["notify"];
 }
 
 export interface ClientSessions {
@@ -79,7 +77,7 @@ export function createClientSessions(): ClientSessions {
     },
     beginCall(session, extra) {
       const key = `${session.id}:${++counter}`;
-      calls.set(key, { session, sendRequest: extra.sendRequest, sendNotification: extra.sendNotification });
+      calls.set(key, { session, send: extra.mcpReq.send, notify: extra.mcpReq.notify });
       return key;
     },
     endCall: (key) => void calls.delete(key),

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { CallStats } from "../stats/call-stats.ts";
 import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";

@@ -1,33 +1,22 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import {
-  CompleteRequestSchema,
   CompleteResultSchema,
   EmptyResultSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
   GetPromptResultSchema,
-  ListPromptsRequestSchema,
   ListPromptsResultSchema,
-  ListResourcesRequestSchema,
   ListResourcesResultSchema,
-  ListResourceTemplatesRequestSchema,
   ListResourceTemplatesResultSchema,
-  McpError,
-  ReadResourceRequestSchema,
   ReadResourceResultSchema,
-  RootsListChangedNotificationSchema,
-  type ServerCapabilities,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/core";
+import type { Server, ServerCapabilities, StandardSchemaV1 } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { describeError } from "../errors.ts";
 import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { mergedHint } from "./cache-hints.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { federatedName, federatedUri, upstreamName, upstreamUri } from "./federated-names.ts";
+import type { ClientEra } from "./proxy-server.ts";
 
 /**
  * Resources, prompts, completion and logging of every upstream, served to one client session
@@ -50,6 +39,8 @@ export interface FederationDeps {
   serverNames(): readonly string[];
   /** Pinning of prompts and templates, and servers held whole (index/capability-approvals.ts). */
   capabilities?: CapabilityApprovals | undefined;
+  /** A modern client's lists and reads carry cache hints (cache-hints.ts); a legacy one's do not. */
+  era?: ClientEra | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -66,15 +57,30 @@ function decodeCursor(text: string | undefined): Cursor | undefined {
     if (cursor && typeof cursor === "object" && Object.values(cursor).every((c) => typeof c === "string"))
       return cursor as Cursor;
   } catch {}
-  throw new McpError(ErrorCode.InvalidParams, "unknown cursor: pass the nextCursor of the previous page");
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    "unknown cursor: pass the nextCursor of the previous page",
+  );
 }
 
-export function serveFederation(server: Server, session: ClientSession, deps: FederationDeps): void {
+/**
+ * `session` is the legacy client session (subscriptions and `logging/setLevel` live in it); a
+ * 2026-07-28 request has none: it gets no subscribe, unsubscribe or setLevel (the revision removed
+ * them), and its lists and reads carry cache hints (cache-hints.ts).
+ */
+export function serveFederation(
+  server: Server,
+  session: ClientSession | undefined,
+  deps: FederationDeps,
+): void {
   const { pool, capabilities } = deps;
+  /** A modern answer's cache fields, from the upstream results it was made of. */
+  const hinted = <T extends object>(answer: T, from: readonly unknown[]) =>
+    deps.era === "modern" ? { ...answer, ...mergedHint(from) } : answer;
   /** A server held whole offers nothing: its reads, prompts and completions are refused. */
   const unheld = (owner: string) => {
     const hold = capabilities?.serverHold(owner);
-    if (hold) throw new McpError(ErrorCode.InvalidRequest, hold);
+    if (hold) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, hold);
     return owner;
   };
   /** Only what was approved of a server's prompts and templates is listed (the rest is held). */
@@ -88,14 +94,16 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
    * every connected server that declares the feature), its items renamed. A client that never
    * pages still sees every server; one whose servers page gets a cursor that goes on with them.
    */
-  async function page<T extends AnySchema, K extends string>(
+  async function page<T extends StandardSchemaV1, K extends string>(
     feature: Feature,
     method: string,
     schema: T,
     key: K,
     cursorText: string | undefined,
     rename: (server: string, item: Record<string, unknown>) => Record<string, unknown>,
-  ): Promise<Record<K, unknown[]> & { nextCursor?: string }> {
+    // The items are relayed as their servers sent them (renamed), not re-typed: `never[]` lets the
+    // page stand for any list result.
+  ): Promise<Record<K, never[]> & { nextCursor?: string }> {
     const from = decodeCursor(cursorText);
     const servers = from
       ? Object.keys(from)
@@ -106,6 +114,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
           .filter((owner) => !capabilities?.serverHold(owner))
           .sort();
     const next: Cursor = {};
+    const answered: unknown[] = [];
     const pages = await Promise.all(
       servers.map(async (owner) => {
         try {
@@ -116,6 +125,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
             schema,
           )) as Record<string, unknown>;
           if (capabilities?.serverHold(owner)) return [];
+          answered.push(result);
           if (typeof result.nextCursor === "string" && result.nextCursor) next[owner] = result.nextCursor;
           const items = ((result[key] as Record<string, unknown>[] | undefined) ?? []).filter(
             (item) => item && typeof item === "object" && typeof item.name === "string",
@@ -127,17 +137,20 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
         }
       }),
     );
-    return {
-      [key]: pages.flat(),
-      ...(Object.keys(next).length > 0 ? { nextCursor: encodeCursor(next) } : {}),
-    } as Record<K, unknown[]> & { nextCursor?: string };
+    return hinted(
+      {
+        [key]: pages.flat(),
+        ...(Object.keys(next).length > 0 ? { nextCursor: encodeCursor(next) } : {}),
+      },
+      answered,
+    ) as Record<K, never[]> & { nextCursor?: string };
   }
 
   const byUri = (uri: string) => {
     const owner = upstreamUri(uri);
     if (!owner) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `unknown resource ${uri}: this proxy's resource URIs are mcpproxy://<server>/<uri>, as resources/list gives them`,
       );
     }
@@ -146,7 +159,10 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   const byName = (name: string, what: string) => {
     const owner = upstreamName(name, deps.serverNames());
     if (!owner) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown ${what} ${name}: its name starts with <server>__`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `unknown ${what} ${name}: its name starts with <server>__`,
+      );
     }
     return owner;
   };
@@ -154,22 +170,22 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   const heldPrompt = (owner: { server: string; name: string }) => {
     unheld(owner.server);
     if (capabilities?.isHeld(owner.server, "prompt", owner.name)) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
         `the prompt ${owner.name} of ${owner.server} is new or changed since it was approved, and is held until ` +
           `the user runs \`mcpproxy approve ${owner.server}\``,
       );
     }
     return owner;
   };
-  const forward = <T extends AnySchema>(
+  const forward = <T extends StandardSchemaV1>(
     owner: string,
     method: string,
     params: Record<string, unknown>,
     schema: T,
-  ): Promise<SchemaOutput<T>> => pool.request(owner, { method, params }, schema);
+  ): Promise<StandardSchemaV1.InferOutput<T>> => pool.request(owner, { method, params }, schema);
 
-  server.setRequestHandler(ListResourcesRequestSchema, (request) =>
+  server.setRequestHandler("resources/list", (request) =>
     page(
       "resources",
       "resources/list",
@@ -183,7 +199,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
       }),
     ),
   );
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
+  server.setRequestHandler("resources/templates/list", (request) =>
     page(
       "resources",
       "resources/templates/list",
@@ -197,7 +213,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
       }),
     ),
   );
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler("resources/read", async (request) => {
     const owner = byUri(request.params.uri);
     unheld(owner.server);
     const result = await forward(
@@ -206,31 +222,18 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
       { ...request.params, uri: owner.uri },
       ReadResourceResultSchema,
     );
-    return {
-      ...result,
-      contents: result.contents.map((content) => ({
-        ...content,
-        uri: federatedUri(owner.server, content.uri),
-      })),
-    };
+    return hinted(
+      {
+        ...result,
+        contents: result.contents.map((content) => ({
+          ...content,
+          uri: federatedUri(owner.server, content.uri),
+        })),
+      },
+      [result],
+    );
   });
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    const owner = byUri(request.params.uri);
-    unheld(owner.server);
-    const isFirst = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
-    if (isFirst) await forward(owner.server, "resources/subscribe", { uri: owner.uri }, EmptyResultSchema);
-    session.subscriptions.add(request.params.uri);
-    return {};
-  });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-    const owner = byUri(request.params.uri);
-    session.subscriptions.delete(request.params.uri);
-    const isLast = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
-    if (isLast) await forward(owner.server, "resources/unsubscribe", { uri: owner.uri }, EmptyResultSchema);
-    return {};
-  });
-
-  server.setRequestHandler(ListPromptsRequestSchema, (request) =>
+  server.setRequestHandler("prompts/list", (request) =>
     page(
       "prompts",
       "prompts/list",
@@ -243,7 +246,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
       }),
     ),
   );
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler("prompts/get", async (request) => {
     const owner = heldPrompt(byName(request.params.name, "prompt"));
     const result = await forward(
       owner.server,
@@ -260,7 +263,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
     } as typeof result;
   });
 
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  server.setRequestHandler("completion/complete", async (request) => {
     const { ref } = request.params;
     if (ref.type === "ref/prompt") {
       const owner = heldPrompt(byName(ref.name, "prompt"));
@@ -281,7 +284,25 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
     );
   });
 
-  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+  // What only a legacy session has: resource subscriptions, its log level, and roots changes.
+  if (!session) return;
+  server.setRequestHandler("resources/subscribe", async (request) => {
+    const owner = byUri(request.params.uri);
+    unheld(owner.server);
+    const isFirst = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
+    if (isFirst) await forward(owner.server, "resources/subscribe", { uri: owner.uri }, EmptyResultSchema);
+    session.subscriptions.add(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler("resources/unsubscribe", async (request) => {
+    const owner = byUri(request.params.uri);
+    session.subscriptions.delete(request.params.uri);
+    const isLast = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
+    if (isLast) await forward(owner.server, "resources/unsubscribe", { uri: owner.uri }, EmptyResultSchema);
+    return {};
+  });
+
+  server.setRequestHandler("logging/setLevel", async (request) => {
     session.level = request.params.level;
     const level = deps.sessions.mostVerboseLevel() ?? request.params.level;
     await Promise.all(
@@ -300,7 +321,7 @@ export function serveFederation(server: Server, session: ClientSession, deps: Fe
   });
 
   // The client's roots changed: every server may be using them (they reach servers through the proxy).
-  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+  server.setNotificationHandler("notifications/roots/list_changed", async () => {
     for (const { connection } of pool.live())
       await connection.client.sendRootsListChanged().catch(() => undefined);
   });

@@ -1,21 +1,11 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  McpError,
-  type Progress,
-  type ServerNotification,
-  type ServerRequest,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, ServerContext, Tool } from "@modelcontextprotocol/server";
+import { ProtocolError, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
 import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
-import type { ToolCall } from "../plugin-api.ts";
+import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
@@ -41,7 +31,6 @@ import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
-import { loose } from "./strict-params.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
   runUpstreamServers,
@@ -121,8 +110,22 @@ export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
   };
 }
 
-export function createProxyServer(deps: ProxyServerDeps): Server {
-  const routingMode = deps.routing ?? "call-tool";
+/**
+ * Which revision a client speaks: `legacy` (2025-11-25 and older: `initialize`, one session per
+ * connection) or `modern` (2026-07-28: stateless requests, each carrying its protocol version and
+ * capabilities). A modern client has no session, so it gets one fixed, cacheable tools/list
+ * (`retrieve_tools`, `call_tool` and the management tools) whatever `--routing` says: the revision
+ * forbids a list that varies with earlier requests. Dynamic and auto routing stay for legacy sessions.
+ */
+export type ClientEra = "legacy" | "modern";
+
+/** How long a modern client may keep the proxy's own tools/list and server/discover answers. */
+export const OWN_LIST_TTL_MS = 60_000;
+
+export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legacy"): Server {
+  const modern = era === "modern";
+  const routingMode = modern ? "call-tool" : (deps.routing ?? "call-tool");
+  const ownHint = { ttlMs: OWN_LIST_TTL_MS, cacheScope: "public" } as const;
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
     {
@@ -132,6 +135,8 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
       },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: sharedSchemaValidator,
+      // Only modern answers carry cache fields: a 2025 client would see them as stray keys.
+      ...(modern ? { cacheHints: { "tools/list": ownHint, "server/discover": ownHint } } : {}),
     },
   );
   const builtins = [
@@ -141,29 +146,35 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
   ];
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
-  const session = openSession(deps, routingMode, server);
-  const opened = deps.clients?.open(server);
+  // No session for a modern request: the factory that built this server may be answering a probe,
+  // and a per-request server must leave nothing behind.
+  const session = modern ? undefined : openSession(deps, routingMode, server);
+  const opened = modern ? undefined : deps.clients?.open(server);
   const client = opened && deps.clients ? { session: opened, sessions: deps.clients } : undefined;
-  /** The tools this session's last retrieve_tools showed (a call to one counts as "after a search"). */
+  /**
+   * The tools this session's last retrieve_tools showed (a call to one counts as "after a search").
+   * A modern request is not tied to an earlier search, so its calls never count as after one.
+   */
   let searched: ReadonlySet<string> = new Set();
-  if (client) {
-    serveFederation(server, client.session, {
+  if (deps.clients) {
+    serveFederation(server, client?.session, {
       pool: deps.pool,
-      sessions: client.sessions,
+      sessions: deps.clients,
       logger: deps.logger,
       serverNames: () => deps.pool.status().map((status) => status.name),
       capabilities: deps.catalog.capabilities,
+      era,
     });
   }
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler("tools/list", async () => ({
     tools: session ? [...builtins, ...session.listed()] : builtins,
   }));
 
-  server.setRequestHandler(loose(CallToolRequestSchema), async (raw, extra): Promise<CallToolResult> => {
-    // The SDK's Server has checked the params against CallToolRequestSchema (-32602 if they do not fit).
+  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult> => {
+    // The SDK's Server has checked the params against the spec's schema (-32602 if they do not fit).
     const { name, arguments: args, _meta } = raw.params;
-    const forwarding = () => callOptionsFor(_meta?.progressToken, extra, client);
+    const forwarding = () => callOptionsFor(_meta?.progressToken, ctx, client);
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
@@ -184,7 +195,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
           servers: () => deps.pool.status(),
         });
         if (parsed.output.notes.length > 0) result.notes = [...parsed.output.notes, ...(result.notes ?? [])];
-        searched = new Set(result.tools.map((hit) => hit.name));
+        if (!modern) searched = new Set(result.tools.map((hit) => hit.name));
         if (session) {
           const registered = await session.register(
             result.tools.flatMap((hit) => {
@@ -193,7 +204,7 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
                 ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
                 : [];
             }),
-            () => extra.sendNotification({ method: "notifications/tools/list_changed" }),
+            () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
           );
           if (session.state() === "dynamic") result.registered = registered;
         }
@@ -249,21 +260,21 @@ export function createProxyServer(deps: ProxyServerDeps): Server {
  */
 function callOptionsFor(
   progressToken: string | number | undefined,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  extra: ServerContext,
   clients: { session: ClientSession; sessions: ClientSessions } | undefined,
 ): CallOptions & { flushed(result: CallToolResult): Promise<CallToolResult> } {
   const sending: Promise<unknown>[] = [];
   // Named to the pool, so what the upstream asks the client while it serves this call comes here.
   const caller = clients?.sessions.beginCall(clients.session, extra);
   return {
-    signal: extra.signal,
+    signal: extra.mcpReq.signal,
     ...(caller && clients ? { caller, session: clients.session.id } : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>
             void sending.push(
-              extra
-                .sendNotification({
+              extra.mcpReq
+                .notify({
                   method: "notifications/progress",
                   params: { ...progress, progressToken },
                 })
@@ -406,7 +417,11 @@ async function forwardOnce(
     report.forwarded = true;
     let result = await deps.pool.callTool(target.server, target.tool, sent, context);
     if (deps.plugins?.has("transformToolResult")) {
-      result = (await deps.plugins.transformToolResult({ ...call, result })) as CallToolResult;
+      // Plugins see the result as the plugin API types it (its structuredContent an object).
+      result = (await deps.plugins.transformToolResult({
+        ...call,
+        result: result as ToolResult,
+      })) as CallToolResult;
     }
     report.outcome = result.isError ? "isError" : "ok";
     outcome = report.outcome;
@@ -415,7 +430,7 @@ async function forwardOnce(
   } catch (error) {
     report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
     let failed: CallToolResult;
-    if (error instanceof McpError) {
+    if (error instanceof ProtocolError) {
       // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
       const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
       failed = errorResult(

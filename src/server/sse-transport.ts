@@ -1,5 +1,5 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId, Transport } from "@modelcontextprotocol/server";
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { createJsonLineSplitter, idOfTruncatedMessage, isJsonRpcMessage } from "../upstream/json-lines.ts";
 
 /**
@@ -44,7 +44,7 @@ export class LineStdioServerTransport implements Transport {
         const id = idOfTruncatedMessage(line.head, line.tail) ?? null;
         this.reply(
           id,
-          ErrorCode.InvalidRequest,
+          ProtocolErrorCode.InvalidRequest,
           `The message of ${line.bytes} bytes is over the limit of ${options.maxRequestBytes} bytes ` +
             "(maxRequestBytes, MCPPROXY_MAX_REQUEST_BYTES); it was not read.",
         );
@@ -89,7 +89,7 @@ export class LineStdioServerTransport implements Transport {
     } catch (error) {
       this.reply(
         null,
-        ErrorCode.ParseError,
+        ProtocolErrorCode.ParseError,
         `Parse error: the line is not JSON (${(error as Error).message}).`,
       );
       return;
@@ -97,7 +97,7 @@ export class LineStdioServerTransport implements Transport {
     if (Array.isArray(parsed)) {
       this.reply(
         null,
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         "Invalid Request: JSON-RPC batches are not supported (MCP removed them); send one message per line.",
       );
       return;
@@ -112,7 +112,7 @@ export class LineStdioServerTransport implements Transport {
     if (hasId || (parsed as { method?: unknown } | null)?.method === undefined) {
       this.reply(
         hasId ? (id as RequestId) : null,
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         'Invalid Request: not a JSON-RPC 2.0 message (it needs "jsonrpc": "2.0", a "method" or a "result"/"error", and an id that is a string or number).',
       );
     }

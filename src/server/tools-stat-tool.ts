@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { type CallStats, statsReport } from "../stats/call-stats.ts";

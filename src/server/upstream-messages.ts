@@ -1,13 +1,11 @@
 import {
-  type ClientCapabilities,
   CreateMessageResultSchema,
   CreateMessageResultWithToolsSchema,
   ElicitResultSchema,
-  ErrorCode,
   ListRootsResultSchema,
-  McpError,
-  type Result,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/core";
+import type { ClientCapabilities, Result } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
 import type { ClientSide } from "../upstream/relay-routing.ts";
 import type { ClientBoundRequest } from "../upstream/upstream-connection.ts";
@@ -41,7 +39,8 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
   return {
     async request(server, request, to, signal) {
       const held = options.isHeld?.(server);
-      if (held) throw new McpError(ErrorCode.InvalidRequest, `${request.method} refused: ${held}`);
+      if (held)
+        throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${request.method} refused: ${held}`);
       const call = "caller" in to ? sessions.call(to.caller) : undefined;
       const session =
         call?.session ??
@@ -52,8 +51,8 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
               .find(Boolean)
           : undefined);
       if (!session) {
-        throw new McpError(
-          ErrorCode.InvalidRequest,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
           "caller" in to
             ? `the call ${request.method} from ${server} belongs to has ended`
             : `no session that called ${server} is still connected to answer ${request.method}`,
@@ -62,8 +61,8 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
       const missing = missingCapability(session.server.getClientCapabilities(), request);
       if (missing) {
         const client = session.server.getClientVersion()?.name ?? "the client";
-        throw new McpError(
-          ErrorCode.InvalidRequest,
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
           `${client}, connected to mcpproxy, does not support ${missing}, so ${request.method} from ${server} cannot be answered`,
         );
       }
@@ -71,7 +70,7 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
       const requestOptions = { signal, timeout: options.relayTimeoutMs };
       const started = performance.now();
       const result = call
-        ? await call.sendRequest(request, schema, requestOptions)
+        ? await call.send(request, schema, requestOptions)
         : await session.server.request(request, schema, requestOptions);
       options.logger.child(server).debug(`relayed ${request.method}`, {
         session: session.id,
@@ -105,7 +104,7 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
           }
           const call = typeof to === "object" ? sessions.call(to.caller) : undefined;
           if (call) {
-            if (passesLevel(params.level, call.session.level)) send(call.sendNotification(named));
+            if (passesLevel(params.level, call.session.level)) send(call.notify(named));
             return;
           }
           if (typeof to === "object") return; // its call ended meanwhile

@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import type { ServerEdit } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";

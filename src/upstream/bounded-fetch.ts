@@ -1,5 +1,5 @@
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { idOfTruncatedMessage, isRequestHead, MESSAGE_TOO_LARGE, tooLargeText } from "./json-lines.ts";
 
 /**
@@ -35,7 +35,7 @@ export function boundedFetch(baseFetch: FetchLike, maxBytes: number): FetchLike 
 /** A body that fails, unread past the limit, once it is longer than `maxBytes`. */
 function boundBody(maxBytes: number, declared: number | undefined): TransformStream<Uint8Array, Uint8Array> {
   let size = 0;
-  const tooLarge = (bytes: string) => new McpError(MESSAGE_TOO_LARGE, tooLargeText(bytes, maxBytes));
+  const tooLarge = (bytes: string) => new ProtocolError(MESSAGE_TOO_LARGE, tooLargeText(bytes, maxBytes));
   return new TransformStream({
     start(controller) {
       if (declared !== undefined && declared > maxBytes) controller.error(tooLarge(String(declared)));

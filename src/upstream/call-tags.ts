@@ -1,5 +1,4 @@
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { FetchLike, JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 
 /**
  * Which call of ours a server's request to the client belongs to (sampling, elicitation, roots

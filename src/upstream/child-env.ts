@@ -1,4 +1,4 @@
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { StdioServerConfig } from "../config/parse-server.ts";
 import { ANCESTRY_ENV } from "./proxy-ancestry.ts";
 

@@ -1,10 +1,5 @@
-import {
-  type CallToolResult,
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
-  type Progress,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/client";
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
@@ -66,7 +61,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   let waiting = 0;
   const onIdle = () => {
     isIdle = true;
-    controller.abort(new McpError(ErrorCode.RequestTimeout, `no answer for ${limits.callTimeoutMs} ms`));
+    controller.abort(new SdkError(SdkErrorCode.RequestTimeout, `no answer for ${limits.callTimeoutMs} ms`));
   };
   let idle = setTimeout(onIdle, limits.callTimeoutMs);
   const restartIdle = () => {
@@ -106,7 +101,6 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
           _meta: { [CALL_META_KEY]: tag },
         },
       },
-      CallToolResultSchema,
       {
         // The SDK's clock bounds the whole call; the idle clock above is ours.
         timeout: limits.maxCallMs,
@@ -141,8 +135,8 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     const isOverTime =
       !isIdle && (error as { data?: { timeout?: unknown } }).data?.timeout === limits.maxCallMs;
     if (
-      error instanceof McpError &&
-      error.code === ErrorCode.RequestTimeout &&
+      error instanceof SdkError &&
+      error.code === SdkErrorCode.RequestTimeout &&
       (isIdle || isOverTime) &&
       !call.signal?.aborted
     ) {
@@ -157,7 +151,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     }
     // The server's own JSON-RPC error is its answer; anything else (a refused POST, a closed
     // pipe) is told without what the transport read from the wire.
-    if (error instanceof McpError || isProxyError(error)) throw error;
+    if (error instanceof ProtocolError || isProxyError(error)) throw error;
     throw new ProxyError("UPSTREAM_UNAVAILABLE", `${tool} on ${server} failed: ${upstreamErrorText(error)}`, {
       cause: error,
     });

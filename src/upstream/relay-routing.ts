@@ -1,4 +1,5 @@
-import { ErrorCode, McpError, type Result } from "@modelcontextprotocol/sdk/types.js";
+import type { Result } from "@modelcontextprotocol/client";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { ActiveCall } from "./forward-call.ts";
 import type { ClientBoundRequest, RelayedNotification } from "./upstream-connection.ts";
@@ -101,8 +102,8 @@ function callOf(
   return sessions.size === 1 ? calls.at(-1) : "ambiguous";
 }
 
-function refused(message: string): McpError {
-  return new McpError(ErrorCode.InvalidRequest, message);
+function refused(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
 }
 
 /** How many sessions a server remembers as its callers (for `relayOutsideCalls`). */

@@ -1,5 +1,5 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client, Tool } from "@modelcontextprotocol/client";
+import { ResultSchema } from "@modelcontextprotocol/core";
 import { DEFAULT_MAX_TOOL_LIST_BYTES, DEFAULT_MAX_TOOLS } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 

@@ -1,28 +1,22 @@
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import type {
+  ClientCapabilities,
+  FetchLike,
+  OAuthClientProvider,
+  Result,
+  ServerNotification,
+  ServerRequest,
+  Tool,
+  Transport,
+} from "@modelcontextprotocol/client";
 import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  SseError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  type ClientCapabilities,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  type Result,
-  type ServerNotification,
-  type ServerRequest,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 import {
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_TOOL_LIST_BYTES,
@@ -201,8 +195,8 @@ export function httpTransport(
  * ("No valid session ID provided"); a legacy SSE server answers the POST with 404 or 400.
  */
 export function isSessionLost(error: unknown): boolean {
-  if (error instanceof StreamableHTTPError) {
-    return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+  if (error instanceof SdkHttpError) {
+    return error.status === 404 || (error.status === 400 && /session/i.test(error.message));
   }
   const message = error instanceof Error ? error.message : "";
   return /Error POSTing to endpoint \(HTTP (404|400)\)/.test(message) && /session/i.test(message);
@@ -272,7 +266,7 @@ export async function connectUpstream(
     try {
       await client.ping({ timeout: PING_TIMEOUT_MS });
     } catch (error) {
-      if (!(error instanceof McpError)) {
+      if (!(error instanceof ProtocolError)) {
         endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
       }
     } finally {
@@ -286,7 +280,7 @@ export async function connectUpstream(
   client.onerror = (error) => {
     if (error instanceof SseError) {
       endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
-    } else if (server.transport === "streamable-http" && !(error instanceof McpError)) {
+    } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
       // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
       void checkAlive();
     }
@@ -312,7 +306,7 @@ export async function connectUpstream(
       }
     } while (isRelistPending && isOpen);
   };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  client.setNotificationHandler("notifications/tools/list_changed", () => {
     if (!isOpen) return;
     if (relisting) {
       isRelistPending = true;
@@ -386,25 +380,25 @@ export async function connectUpstream(
 }
 
 function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
-  for (const schema of [CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema]) {
-    client.setRequestHandler(schema, (request, extra) => {
+  for (const method of ["sampling/createMessage", "elicitation/create", "roots/list"] as const) {
+    client.setRequestHandler(method, (request, ctx) => {
       if (!options.onRequest) {
-        throw new McpError(
-          ErrorCode.MethodNotFound,
+        throw new ProtocolError(
+          ProtocolErrorCode.MethodNotFound,
           `${request.method} is relayed to the agent's client by \`mcpproxy serve\` only`,
         );
       }
-      const tag = tags.callOf(request, extra.requestId);
-      return options.onRequest(request as ClientBoundRequest, extra.signal, tag) as never;
+      const tag = tags.callOf(request, ctx.mcpReq.id);
+      return options.onRequest(request as ClientBoundRequest, ctx.mcpReq.signal, tag) as never;
     });
   }
-  for (const schema of [
-    LoggingMessageNotificationSchema,
-    ResourceUpdatedNotificationSchema,
-    ResourceListChangedNotificationSchema,
-    PromptListChangedNotificationSchema,
-  ]) {
-    client.setNotificationHandler(schema, (notification) => {
+  for (const method of [
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+  ] as const) {
+    client.setNotificationHandler(method, (notification) => {
       options.onNotification?.(notification as RelayedNotification);
     });
   }

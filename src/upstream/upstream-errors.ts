@@ -1,6 +1,5 @@
 import { STATUS_CODES } from "node:http";
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { describeError, isProxyError } from "../errors.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 
@@ -17,8 +16,8 @@ export function upstreamErrorText(error: unknown): string {
 
 function withoutBody(error: unknown): string {
   if (isProxyError(error)) return error.message;
-  if (error instanceof StreamableHTTPError || error instanceof SseError) {
-    const code = typeof error.code === "number" ? error.code : -1;
+  if (error instanceof SdkHttpError || error instanceof SseError) {
+    const code = error instanceof SdkHttpError ? error.status : (error.code ?? -1);
     if (code > 0) return statusLine(code);
     return clip(error.message);
   }

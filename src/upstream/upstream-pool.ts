@@ -1,5 +1,5 @@
-import type { AnySchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
-import { type CallToolResult, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, StandardSchemaV1, Tool } from "@modelcontextprotocol/client";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
@@ -98,12 +98,12 @@ export interface UpstreamPool {
     options?: CallOptions,
   ): Promise<CallToolResult>;
   /** Any other request to a server (resources, prompts, completion, logging), connecting it if need be. */
-  request<T extends AnySchema>(
+  request<T extends StandardSchemaV1>(
     server: string,
     request: { method: string; params?: Record<string, unknown> },
     resultSchema: T,
     options?: { signal?: AbortSignal | undefined },
-  ): Promise<SchemaOutput<T>>;
+  ): Promise<StandardSchemaV1.InferOutput<T>>;
   /** The servers connected now, with their connections. */
   live(): { server: string; connection: UpstreamConnection }[];
   /**
@@ -511,14 +511,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);
-      let result: SchemaOutput<typeof resultSchema>;
+      let result: StandardSchemaV1.InferOutput<typeof resultSchema>;
       try {
         result = await connection.client.request(request as never, resultSchema, {
           timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
           ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
         });
       } catch (error) {
-        if (error instanceof McpError) throw error;
+        if (error instanceof ProtocolError) throw error;
         throw new ProxyError(
           "UPSTREAM_UNAVAILABLE",
           `${request.method} on ${server} failed: ${upstreamErrorText(error)}`,
