@@ -162,8 +162,23 @@ async function run(
     catalog,
     logger: logger.child("config"),
   });
-  pool.startRetrying();
-  indexing = sync.indexAll();
+  /**
+   * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
+   * the first request that needs them: a 2026-07-28 client in `auto` mode first starts a throw-away
+   * mcpproxy just to ask `server/discover`, and that one must not start every upstream for nothing.
+   * The proxy's own tools/list and server/discover answer without them.
+   */
+  let started: ((value: undefined) => void) | undefined;
+  const upstreamsStarted = new Promise<undefined>((resolve) => {
+    started = resolve;
+  });
+  const startUpstreams = () => {
+    if (!started) return;
+    started(undefined);
+    started = undefined;
+    pool.startRetrying();
+    indexing = sync?.indexAll() ?? indexing;
+  };
   cleanup.defer(
     "stop keeping the index",
     startIndexKeeper({
@@ -199,18 +214,28 @@ async function run(
     metrics,
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
-    firstIndexing: savedTools === 0 ? Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]) : undefined,
+    firstIndexing:
+      savedTools === 0
+        ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))
+        : undefined,
   };
 
   let clientGone: Promise<unknown> = new Promise(() => {});
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
-    const stdio = await startStdioServer(createProxyServer(deps), config.maxRequestBytes);
+    const stdio = startStdioServer((era) => createProxyServer(deps, era), {
+      maxRequestBytes: config.maxRequestBytes,
+      logger,
+      onRequest: (method) => {
+        if (method !== "server/discover") startUpstreams();
+      },
+    });
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
+    startUpstreams();
     const token = isTokenRequired(config.host, config.requireToken)
       ? await loadOrCreateToken(config.dataDir)
       : undefined;
@@ -227,7 +252,7 @@ async function run(
       },
       bindHost: config.host,
       logger,
-      createServer: () => createProxyServer(deps),
+      createServer: (era) => createProxyServer(deps, era),
       health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
       ancestry,
       configPath: config.configPath,

@@ -45,6 +45,9 @@ export interface FederationDeps {
 
 type Feature = "resources" | "prompts";
 
+/** What a 2025 server answers for a resource it does not have. */
+const RESOURCE_NOT_FOUND_2025 = -32002;
+
 /** Where each server's listing goes on: its own cursor, for the servers that have more. */
 type Cursor = Record<string, string>;
 
@@ -154,6 +157,13 @@ export function serveFederation(
         `unknown resource ${uri}: this proxy's resource URIs are mcpproxy://<server>/<uri>, as resources/list gives them`,
       );
     }
+    if (!deps.serverNames().includes(owner.server)) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `unknown resource ${uri}: no server named ${owner.server} is configured`,
+        { uri },
+      );
+    }
     return owner;
   };
   const byName = (name: string, what: string) => {
@@ -221,7 +231,19 @@ export function serveFederation(
       "resources/read",
       { ...request.params, uri: owner.uri },
       ReadResourceResultSchema,
-    );
+    ).catch((error: unknown) => {
+      // 2026-07-28 says a missing resource is -32602 and forbids -32002, which 2025 servers send.
+      if (deps.era === "modern" && (error as { code?: unknown })?.code === RESOURCE_NOT_FOUND_2025) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Resource not found: ${request.params.uri}`,
+          {
+            uri: request.params.uri,
+          },
+        );
+      }
+      throw error;
+    });
     return hinted(
       {
         ...result,

@@ -1,5 +1,10 @@
 import type { Server } from "@modelcontextprotocol/server";
-import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { describeError } from "../errors.ts";
@@ -11,19 +16,23 @@ import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
+import type { ClientEra } from "./proxy-server.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
 /**
- * The HTTP face of the proxy: streamable HTTP MCP at /mcp, the legacy SSE transport at /sse
- * (+ /messages) for old clients, one MCP server per session on both, /health for probes, and the
- * DNS-rebinding guard in front of everything. Bodies, sessions and streams are bounded
- * (http-limits.ts, http-sessions.ts).
+ * The HTTP face of the proxy: MCP at /mcp in both revisions, the legacy SSE transport at /sse
+ * (+ /messages) for old clients, /health for probes, and the DNS-rebinding guard in front of
+ * everything. At /mcp a request that carries the 2026-07-28 `_meta` envelope is served statelessly
+ * (one MCP server per request, by the SDK's createMcpHandler, which also answers every modern
+ * protocol error); `initialize` and requests of an open session are served in that session, as
+ * before (one MCP server per session). Bodies, sessions and streams are bounded (http-limits.ts,
+ * http-sessions.ts).
  */
 export interface HttpAppOptions {
   bindHost: string;
   logger: Logger;
-  createServer: () => Server;
+  createServer: (era: ClientEra) => Server;
   /** The /health answer and its HTTP status. */
   health: (openSessions: () => number) => { httpStatus: 200 | 503; body: Record<string, unknown> };
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
@@ -98,6 +107,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         "authorization",
         "mcp-session-id",
         "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
         "last-event-id",
       ],
       exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
@@ -123,6 +134,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   }
 
+  // Modern requests: a server per request, so nothing a request leaves behind reaches the next one.
+  const modern = createMcpHandler(() => options.createServer("modern"), {
+    legacy: "reject",
+    responseMode: "auto",
+    onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
+  });
+  /** Modern requests in flight (listen streams included): bounded like sessions, as each holds a stream. */
+  let modernInFlight = 0;
+
   app.all("/mcp", async (c) => {
     keepOpen(c);
     const sessionId = c.req.header("mcp-session-id");
@@ -147,8 +167,26 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         () => handle(transport),
       );
     }
+    // GET and DELETE belong to a legacy session; without one there is nothing to stream or end.
     if (c.req.method !== "POST") {
-      return c.json(jsonRpcError("Bad Request: send initialize first (no Mcp-Session-Id header)"), 400);
+      c.header("Allow", "POST");
+      return c.json(
+        jsonRpcError(
+          "Method Not Allowed: without an Mcp-Session-Id, /mcp takes POST (2026-07-28 requests, or initialize)",
+        ),
+        405,
+      );
+    }
+    if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
+      if (modernInFlight >= limits.maxSessions) return full(c);
+      modernInFlight++;
+      try {
+        const response = await modern.fetch(c.req.raw, { parsedBody });
+        return releasedAtEnd(response, () => modernInFlight--);
+      } catch (error) {
+        modernInFlight--;
+        throw error;
+      }
     }
     const isInit = Array.isArray(parsedBody)
       ? parsedBody.some(isInitializeRequest)
@@ -165,7 +203,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await options.createServer().connect(transport);
+    await options.createServer("legacy").connect(transport);
     return sessions.respond(
       () => transport.sessionId,
       () => handle(transport),
@@ -179,7 +217,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sessions.add(transport.sessionId, transport);
     transport.onclose = () => sessions.delete(transport.sessionId);
     const response = transport.response();
-    await options.createServer().connect(transport);
+    await options.createServer("legacy").connect(transport);
     return sessions.respond(
       () => transport.sessionId,
       async () => response,
@@ -216,7 +254,49 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
+      await modern.close().catch(() => undefined);
       await sessions.closeAll();
     },
   };
+}
+
+/**
+ * The response, calling `release` once when its body has been sent, or abandoned by the client
+ * (a streamed answer may outlive the handler by as long as the tool runs).
+ */
+function releasedAtEnd(response: Response, release: () => void): Response {
+  let released = false;
+  const once = () => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  if (!response.body) {
+    once();
+    return response;
+  }
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          once();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        once();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      once();
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

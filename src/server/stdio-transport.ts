@@ -17,6 +17,8 @@ export interface StdioServerTransportOptions {
   input?: ReadableStream<Uint8Array>;
   /** Where messages go (default: this process's stdout). */
   output?: { write(text: string): unknown; flush(): unknown };
+  /** Told the method of each well-formed request before it is dispatched. */
+  onRequest?: ((method: string) => void) | undefined;
 }
 
 export class LineStdioServerTransport implements Transport {
@@ -29,6 +31,15 @@ export class LineStdioServerTransport implements Transport {
   private readonly splitter: ReturnType<typeof createJsonLineSplitter>;
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   private isClosed = false;
+  private readonly onRequest: ((method: string) => void) | undefined;
+  private markClosed: () => void = () => {};
+  /**
+   * Settles when the session ends (the client closed stdin, or `close()`). Kept apart from `onclose`,
+   * which belongs to whoever serves on this transport.
+   */
+  readonly closed = new Promise<void>((resolve) => {
+    this.markClosed = resolve;
+  });
 
   /**
    * Bun's own stdin stream and stdout writer, not process.stdin/stdout: on the call path Node's
@@ -37,6 +48,7 @@ export class LineStdioServerTransport implements Transport {
   constructor(options: StdioServerTransportOptions) {
     this.input = options.input ?? Bun.stdin.stream();
     this.output = options.output ?? Bun.stdout.writer();
+    this.onRequest = options.onRequest;
     this.splitter = createJsonLineSplitter(
       options.maxRequestBytes,
       (line) => this.receive(line),
@@ -80,6 +92,7 @@ export class LineStdioServerTransport implements Transport {
     this.isClosed = true;
     await this.reader?.cancel().catch(() => undefined);
     this.onclose?.();
+    this.markClosed();
   }
 
   private receive(line: string): void {
@@ -103,6 +116,8 @@ export class LineStdioServerTransport implements Transport {
       return;
     }
     if (isJsonRpcMessage(parsed)) {
+      const { method, id } = parsed as { method?: unknown; id?: unknown };
+      if (typeof method === "string" && id !== undefined) this.onRequest?.(method);
       this.onmessage?.(parsed as JSONRPCMessage);
       return;
     }

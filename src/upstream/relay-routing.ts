@@ -52,6 +52,12 @@ export function relayTo(clientSide: ClientSide, source: RelaySource) {
         );
       }
       if (call === "ended") throw refused(`${server()} sent ${request.method} for a call that has ended`);
+      if (call && call.caller === undefined) {
+        throw refused(
+          `${server()} sent ${request.method} during a call whose client has no session to receive it ` +
+            "(a 2026-07-28 request); mcpproxy refuses it rather than send it to another client",
+        );
+      }
       if (call)
         return call.waitOnClient(() =>
           clientSide.request(server(), request, { caller: call.caller! }, signal),
@@ -75,7 +81,7 @@ export function relayTo(clientSide: ClientSide, source: RelaySource) {
       clientSide.notification(
         server(),
         notification,
-        call === "ambiguous" || call === "ended"
+        call === "ambiguous" || call === "ended" || (call && call.caller === undefined)
           ? "unknown-call"
           : call
             ? { caller: call.caller! }
@@ -87,15 +93,16 @@ export function relayTo(clientSide: ClientSide, source: RelaySource) {
 
 /**
  * The call a message belongs to: the one its tag names (`ended` when that call is over: a late
- * request is no one else's); else, when the calls in flight (that have a client session) are all
- * one session's, that session's newest; `ambiguous` when they are several sessions'; undefined
- * when none is in flight.
+ * request is no one else's); else, when the calls in flight are all one session's, that session's
+ * newest; `ambiguous` when they are several sessions'; undefined when none is in flight. A call
+ * without a client session (a 2026-07-28 request) counts as a session of its own, so what it causes
+ * is never taken for another client's.
  */
 function callOf(
   source: RelaySource,
   tag: string | undefined,
 ): ActiveCall | "ambiguous" | "ended" | undefined {
-  const calls = source.active.filter((call) => call.caller !== undefined);
+  const calls = source.active;
   if (tag !== undefined) return calls.find((call) => call.tag === tag) ?? "ended";
   if (calls.length === 0) return undefined;
   const sessions = new Set(calls.map((call) => call.session));

@@ -1,0 +1,400 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  cleanupAfterEach,
+  FIXTURE,
+  fixtureEntry,
+  ROOT,
+  requireBinary,
+  type Sandbox,
+  startHttpProxy,
+  watchOutput,
+} from "./helpers.ts";
+
+setDefaultTimeout(60_000);
+
+/**
+ * Issue 22: clients of MCP revision 2026-07-28. The proxy serves them on the same stdio process
+ * and the same /mcp endpoint as 2025 clients, choosing the era per request: a modern request
+ * carries its version and capabilities in `_meta`, an old client opens with `initialize`. A
+ * modern client has no session: it gets one fixed, cacheable tool list whatever `--routing`
+ * says, and nothing an upstream asks during its call reaches another client.
+ */
+const scope = cleanupAfterEach();
+const MODERN = "2026-07-28";
+const OWN_TOOLS = ["retrieve_tools", "call_tool", "upstream_servers", "tools_stat"];
+
+const serveArgs = (sandbox: Sandbox, extra: string[] = []) => [
+  "serve",
+  "--config",
+  sandbox.configPath,
+  "--data-dir",
+  sandbox.dataDir,
+  ...extra,
+];
+
+/** A v2 client of the proxy over stdio: pinned to 2026-07-28, or `auto` (probe, then fall back). */
+async function stdioClient(
+  sandbox: Sandbox,
+  mode: "pinned" | "auto",
+  options: { args?: string[]; env?: Record<string, string> } = {},
+) {
+  const client = new Client(
+    { name: `modern-${mode}`, version: "1.0.0" },
+    { versionNegotiation: { mode: mode === "pinned" ? { pin: MODERN } : "auto" } },
+  );
+  await client.connect(
+    new StdioClientTransport({
+      command: requireBinary(),
+      args: serveArgs(sandbox, options.args),
+      env: sandbox.env(options.env),
+      stderr: "ignore",
+    }),
+  );
+  scope.defer(() => client.close());
+  return client;
+}
+
+async function httpClient(url: URL, mode: "pinned" | "auto") {
+  const client = new Client(
+    { name: `modern-${mode}`, version: "1.0.0" },
+    { versionNegotiation: { mode: mode === "pinned" ? { pin: MODERN } : "auto" } },
+  );
+  await client.connect(new StreamableHTTPClientTransport(url));
+  scope.defer(() => client.close());
+  return client;
+}
+
+async function httpProxy(sandbox: Sandbox, extra: string[] = []) {
+  const proxy = await startHttpProxy(sandbox, extra);
+  scope.defer(() => proxy.stop());
+  return proxy;
+}
+
+const textOf = (result: unknown) =>
+  ((result as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("\n");
+
+/** The fixture server (v1 SDK: a 2025 upstream) as the one server behind the proxy. */
+function withFixture(sandbox: Sandbox, args: string[] = [], env?: Record<string, string>) {
+  sandbox.writeConfig({ mcpServers: { fx: fixtureEntry({ args, ...(env ? { env } : {}) }) } });
+}
+
+describe("a 2026-07-28 client of mcpproxy", () => {
+  for (const kind of ["stdio", "http"] as const) {
+    test(`pinned to 2026-07-28 over ${kind}: discover, the fixed tool list, a search and a call to a 2025 upstream`, async () => {
+      const sandbox = scope.sandbox();
+      withFixture(sandbox);
+      const client =
+        kind === "stdio"
+          ? await stdioClient(sandbox, "pinned")
+          : await httpClient((await httpProxy(sandbox)).url, "pinned");
+      expect(client.getProtocolEra()).toBe("modern");
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      expect(client.getServerVersion()?.name).toBe("mcpproxy");
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(OWN_TOOLS);
+      const found = await client.callTool({ name: "retrieve_tools", arguments: { query: "echo a message" } });
+      expect(textOf(found)).toContain("fx__echo");
+      const echoed = await client.callTool({
+        name: "call_tool",
+        arguments: { name: "fx__echo", arguments: { message: "from the new era" } },
+      });
+      expect(echoed.isError).toBeFalsy();
+      expect(textOf(echoed)).toContain("from the new era");
+    });
+
+    test(`its tool list does not vary with earlier requests, even with --routing dynamic (${kind})`, async () => {
+      const sandbox = scope.sandbox();
+      withFixture(sandbox);
+      const args = ["--routing", "dynamic"];
+      const client =
+        kind === "stdio"
+          ? await stdioClient(sandbox, "pinned", { args })
+          : await httpClient((await httpProxy(sandbox, args)).url, "pinned");
+      const before = await client.listTools();
+      await client.callTool({ name: "retrieve_tools", arguments: { query: "add two numbers" } });
+      const after = await client.listTools();
+      expect(after.tools).toEqual(before.tools);
+      expect(after.tools.map((tool) => tool.name)).toEqual(OWN_TOOLS);
+    });
+  }
+
+  test("in auto mode over stdio: the probe's throw-away proxy starts no upstream", async () => {
+    // The v2 SDK's stdio client probes the era on a sibling process it then kills. Before, that
+    // sibling started every upstream (this fixture counted two starts for one client).
+    const sandbox = scope.sandbox();
+    const starts = join(sandbox.dir, "starts.log");
+    withFixture(sandbox, [], { FIXTURE_START_LOG: starts });
+    const client = await stdioClient(sandbox, "auto");
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+    const echoed = await client.callTool({
+      name: "call_tool",
+      arguments: { name: "fx__echo", arguments: { message: "once" } },
+    });
+    expect(textOf(echoed)).toContain("once");
+    expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
+  });
+
+  test("in auto mode over HTTP: served in 2026-07-28 at the first request (no fallback to 2025)", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const client = await httpClient((await httpProxy(sandbox)).url, "auto");
+    expect(client.getProtocolEra()).toBe("modern");
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+  });
+
+  test("over stdio, a first request that is a tools/call (no discover) is answered", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const child = Bun.spawn([requireBinary(), ...serveArgs(sandbox)], {
+      env: sandbox.env(),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    scope.defer(() => child.kill());
+    const out = watchOutput(child.stdout);
+    child.stdin.write(
+      `${JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: {
+          name: "call_tool",
+          arguments: { name: "fx__echo", arguments: { message: "first of all" } },
+          _meta: envelope(),
+        },
+      })}\n`,
+    );
+    child.stdin.flush();
+    const line = await out.waitFor(/^(\{.*"id":7\})$/m, 20_000);
+    const answer = JSON.parse(line) as { result: { resultType?: string; content: { text: string }[] } };
+    expect(answer.result.resultType).toBe("complete");
+    expect(answer.result.content[0]?.text).toContain("first of all");
+  });
+});
+
+/** The `_meta` fields every 2026-07-28 request carries. */
+function envelope(capabilities: Record<string, unknown> = {}) {
+  return {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
+    "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  };
+}
+
+interface WireAnswer {
+  status: number;
+  body: { result?: Record<string, unknown>; error?: { code: number; message: string } } | undefined;
+}
+
+/** One raw HTTP request to /mcp, its answer read whether it came as JSON or as an SSE stream. */
+async function post(
+  url: URL,
+  message: Record<string, unknown>,
+  headers: Record<string, string | undefined> = {},
+): Promise<WireAnswer> {
+  const method = String(message.method);
+  const params = message.params as { name?: string; uri?: string } | undefined;
+  const name = params?.name ?? params?.uri;
+  const sent: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+    ...(name ? { "mcp-name": name } : {}),
+  };
+  for (const [key, value] of Object.entries(headers)) {
+    if (value === undefined) delete sent[key];
+    else sent[key] = value;
+  }
+  const response = await fetch(url, {
+    method: "POST",
+    headers: sent,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
+  });
+  const text = await response.text();
+  const data = response.headers.get("content-type")?.includes("text/event-stream")
+    ? text
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trim())
+        .at(-1)
+    : text;
+  return { status: response.status, body: data ? JSON.parse(data) : undefined };
+}
+
+describe("the 2026-07-28 wire at /mcp", () => {
+  test("answers discover and lists with cache hints, and every modern protocol error with its code", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const { url } = await httpProxy(sandbox);
+
+    const discover = await post(url, { method: "server/discover", params: { _meta: envelope() } });
+    expect(discover.status).toBe(200);
+    expect(discover.body?.result?.supportedVersions).toContain(MODERN);
+    expect(discover.body?.result?.resultType).toBe("complete");
+    expect(discover.body?.result).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
+    expect((discover.body?.result?.capabilities as Record<string, unknown>).tools).toBeDefined();
+
+    const list = await post(url, { method: "tools/list", params: { _meta: envelope() } });
+    expect(list.status).toBe(200);
+    expect((list.body?.result?.tools as { name: string }[]).map((tool) => tool.name)).toEqual(OWN_TOOLS);
+    expect(list.body?.result).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
+
+    // No MCP-Protocol-Version header: -32020 (header mismatch), HTTP 400.
+    const headerless = await post(
+      url,
+      { method: "tools/list", params: { _meta: envelope() } },
+      { "mcp-protocol-version": undefined },
+    );
+    expect(headerless.status).toBe(400);
+    expect(headerless.body?.error?.code).toBe(-32020);
+    // Mcp-Name that is not the tool called: -32020.
+    const misnamed = await post(
+      url,
+      {
+        method: "tools/call",
+        params: { name: "retrieve_tools", arguments: { query: "x" }, _meta: envelope() },
+      },
+      { "mcp-name": "call_tool" },
+    );
+    expect(misnamed.status).toBe(400);
+    expect(misnamed.body?.error?.code).toBe(-32020);
+    // A version the proxy does not speak: -32022, naming the ones it does.
+    const future = await post(
+      url,
+      {
+        method: "tools/list",
+        params: { _meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
+      },
+      { "mcp-protocol-version": "2099-01-01" },
+    );
+    expect(future.status).toBe(400);
+    expect(future.body?.error?.code).toBe(-32022);
+    // No clientCapabilities in _meta: -32602.
+    const capless = await post(url, {
+      method: "tools/list",
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } },
+    });
+    expect(capless.status).toBe(400);
+    expect(capless.body?.error?.code).toBe(-32602);
+    // A method the revision removed: 404, -32601.
+    const ping = await post(url, { method: "ping", params: { _meta: envelope() } });
+    expect(ping.status).toBe(404);
+    expect(ping.body?.error?.code).toBe(-32601);
+    // GET without a session: nothing to stream (405), where it was a 400 before.
+    const get = await fetch(url, { headers: { accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    // A 2025 request outside any session is still told to initialize first.
+    const legacy = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    expect(legacy.status).toBe(400);
+    expect(await legacy.text()).toContain("send initialize first");
+  });
+
+  test("a modern tools/call answers with resultType, and a missing resource is -32602 (not 2025's -32002)", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        fx: fixtureEntry(),
+        caps: {
+          command: process.execPath,
+          args: [join(ROOT, "tests", "fixtures", "capabilities-server.ts")],
+        },
+      },
+    });
+    const { url } = await httpProxy(sandbox);
+    const called = await post(url, {
+      method: "tools/call",
+      params: {
+        name: "call_tool",
+        arguments: { name: "fx__echo", arguments: { message: "hello" } },
+        _meta: envelope(),
+      },
+    });
+    expect(called.status).toBe(200);
+    expect(called.body?.result?.resultType).toBe("complete");
+    expect(textOf(called.body?.result)).toContain("hello");
+    // A URI the proxy never handed out, and one its server says it does not have.
+    for (const uri of ["mcpproxy://nowhere/thing", "mcpproxy://caps/file:///missing/notes"]) {
+      const missing = await post(url, { method: "resources/read", params: { uri, _meta: envelope() } });
+      expect(missing.body?.error, uri).toMatchObject({ code: -32602 });
+    }
+    const found = await post(url, {
+      method: "resources/read",
+      params: { uri: "mcpproxy://caps/file:///etc/hostname", _meta: envelope() },
+    });
+    expect((found.body?.result?.contents as { text: string }[])[0]?.text).toBe("the-host-name");
+    // Built from a 2025 server's answer, which says nothing of how long it holds: not to be cached.
+    expect(found.body?.result).toMatchObject({ ttlMs: 0, cacheScope: "private" });
+  });
+});
+
+describe("what an upstream asks during a modern client's call", () => {
+  async function relayFixtureOverHttp() {
+    const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--relay-tools"], {
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    scope.defer(() => child.kill());
+    const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
+    return `http://127.0.0.1:${port}/mcp`;
+  }
+
+  for (const upstream of ["stdio", "http"] as const) {
+    test(`never reaches a 2025 session calling the same ${upstream} server at the same time`, async () => {
+      const sandbox = scope.sandbox();
+      sandbox.writeConfig({
+        mcpServers: {
+          fx:
+            upstream === "stdio"
+              ? fixtureEntry({ args: ["--relay-tools"] })
+              : { url: await relayFixtureOverHttp() },
+        },
+      });
+      const proxy = await httpProxy(sandbox);
+      // The 2025 session has a model, and records every request it is asked to answer.
+      const seen: string[] = [];
+      const legacy = new V1Client({ name: "legacy-B", version: "1" }, { capabilities: { sampling: {} } });
+      legacy.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        const first = request.params.messages[0]?.content;
+        seen.push(first && "text" in first ? String(first.text) : "");
+        return { model: "B", role: "assistant", content: { type: "text", text: "B answered" } };
+      });
+      await legacy.connect(new V1StreamableHTTPClientTransport(proxy.url));
+      scope.defer(() => legacy.close());
+      const modern = await httpClient(proxy.url, "pinned");
+      const ask = (client: { callTool: V1Client["callTool"] }, prompt: string) =>
+        client.callTool({
+          name: "call_tool",
+          arguments: { name: "fx__ask_model", arguments: { prompt, together: 2 } },
+        });
+      const [fromModern] = await Promise.all([
+        ask(modern as unknown as { callTool: V1Client["callTool"] }, "private notes of A"),
+        ask(legacy, "notes of B"),
+      ]);
+      expect(seen.join(" ")).not.toContain("of A");
+      expect(textOf(fromModern)).not.toContain("B answered");
+      expect(fromModern.isError).toBe(true);
+      if (upstream === "http") {
+        // The request came on the modern call's own stream: refused, and B's own still reached B.
+        expect(textOf(fromModern)).toContain("no session to receive it");
+        expect(seen).toEqual(["notes of B"]);
+      } else {
+        // Nothing says whose call it is: with two clients' calls in flight, neither gets it.
+        expect(textOf(fromModern)).toContain("refuses it");
+        expect(seen).toEqual([]);
+      }
+    });
+  }
+});
