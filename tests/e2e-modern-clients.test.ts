@@ -241,11 +241,13 @@ describe("the 2026-07-28 wire at /mcp", () => {
     expect(discover.body?.result?.supportedVersions).toContain(MODERN);
     expect(discover.body?.result?.resultType).toBe("complete");
     expect(discover.body?.result).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
-    expect((discover.body?.result?.capabilities as Record<string, unknown>).tools).toBeDefined();
+    expect(discover.body?.result?.capabilities).toHaveProperty("tools");
 
     const list = await post(url, { method: "tools/list", params: { _meta: envelope() } });
     expect(list.status).toBe(200);
-    expect((list.body?.result?.tools as { name: string }[]).map((tool) => tool.name)).toEqual(OWN_TOOLS);
+    expect(((list.body?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toEqual(
+      OWN_TOOLS,
+    );
     expect(list.body?.result).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
 
     // No MCP-Protocol-Version header: -32020 (header mismatch), HTTP 400.
@@ -334,7 +336,7 @@ describe("the 2026-07-28 wire at /mcp", () => {
       method: "resources/read",
       params: { uri: "mcpproxy://caps/file:///etc/hostname", _meta: envelope() },
     });
-    expect((found.body?.result?.contents as { text: string }[])[0]?.text).toBe("the-host-name");
+    expect(((found.body?.result?.contents ?? []) as { text: string }[])[0]?.text).toBe("the-host-name");
     // Built from a 2025 server's answer, which says nothing of how long it holds: not to be cached.
     expect(found.body?.result).toMatchObject({ ttlMs: 0, cacheScope: "private" });
   });
