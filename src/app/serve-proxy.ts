@@ -8,6 +8,7 @@ import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
+import { passthroughNaming } from "../server/federated-names.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
 import { createMetrics } from "../server/metrics.ts";
@@ -26,6 +27,7 @@ import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
+import { passthroughConfig } from "./passthrough.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
@@ -36,6 +38,11 @@ export const TERMINAL_HINT =
   "mcpproxy serve speaks MCP (JSON-RPC) on stdin/stdout, for an MCP client to start it: " +
   'give your client {"command": "mcpproxy", "args": ["serve"]}, try it with ' +
   "`npx @modelcontextprotocol/inspector mcpproxy serve`, or use --transport http. Ctrl-C stops it.\n";
+
+export interface ServeOptions {
+  /** `--passthrough SERVER` (passthrough.ts). */
+  passthrough?: string | undefined;
+}
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
 export const FIRST_INDEXING_WAIT_MS = 15_000;
@@ -50,14 +57,21 @@ export async function serveProxy(
   logger: Logger,
   /** Reads the config again as it was read at start (the same flags and environment); `text` instead of the file. */
   reloadConfig: (text?: string) => ResolvedConfig = () => config,
+  options: ServeOptions = {},
 ): Promise<number> {
+  if (options.passthrough !== undefined) {
+    const name = options.passthrough;
+    const load = reloadConfig;
+    config = passthroughConfig(config, name);
+    reloadConfig = (text) => passthroughConfig(load(text), name);
+  }
   const cleanup = createCleanupStack();
   // Aborted the moment serve stops: servers are ended at once, not on the polite schedule, because
   // the client gives us no more time than that schedule takes (child-process-transport.ts).
   const stopping = new AbortController();
   let failures: string[];
   try {
-    const reason = await run(config, ancestry, logger, cleanup, reloadConfig, stopping.signal);
+    const reason = await run(config, ancestry, logger, cleanup, reloadConfig, stopping.signal, options);
     logger.info(`shutting down (${reason})`);
   } finally {
     stopping.abort();
@@ -76,6 +90,7 @@ async function run(
   cleanup: CleanupStack,
   reloadConfig: (text?: string) => ResolvedConfig,
   stopSignal: AbortSignal,
+  options: ServeOptions,
 ): Promise<string> {
   // A busy port or a wrong --host is said first, before any server is started.
   if (config.transport !== "stdio") await checkListenAddress(config.host, config.port);
@@ -141,7 +156,13 @@ async function run(
     maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools, listed) => {
       if (listed) reviewListed(catalog, { server, listed });
-      void sync?.resync(server, tools);
+      const resynced = sync?.resync(server, tools);
+      // In passthrough the server's tools are the client's tool list: tell every session it changed.
+      if (server === options.passthrough)
+        void resynced?.then(() => {
+          for (const session of clients.all())
+            void session.server.sendToolListChanged().catch(() => undefined);
+        });
     },
     auth: upstreamAuth(config.dataDir),
     stopSignal,
@@ -150,6 +171,7 @@ async function run(
       logger: logger.child("relay"),
       relayTimeoutMs: config.maxCallMs,
       isHeld: (server) => catalog.capabilities?.serverHold(server),
+      naming: options.passthrough !== undefined ? passthroughNaming(options.passthrough) : undefined,
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
@@ -214,8 +236,9 @@ async function run(
     metrics,
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
+    passthrough: options.passthrough,
     firstIndexing:
-      savedTools === 0
+      (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))
         : undefined,
   };

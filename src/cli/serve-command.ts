@@ -11,7 +11,7 @@ export const serveCommand: Command = {
     "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto] [--strict-plugins] [--log-level L] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto] [--passthrough SERVER] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -31,6 +31,13 @@ export const serveCommand: Command = {
         "--routing R        call-tool (default: only retrieve_tools and call_tool), dynamic (found tools are " +
         "registered as tools of their own and the client is told with list_changed) or auto (dynamic for " +
         "clients that re-list their tools when told); or MCPPROXY_ROUTING_TYPE",
+    },
+    passthrough: {
+      type: "string",
+      help:
+        "--passthrough S    serve the one configured server S under its own tool, prompt and resource names " +
+        "(no retrieve_tools or call_tool), with approvals, limits, stats and plugins still in the path: a bridge " +
+        "between stdio and HTTP and between MCP revisions",
     },
     "strict-plugins": {
       type: "boolean",
@@ -54,8 +61,12 @@ export const serveCommand: Command = {
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };
     const config = loadCommandConfig(values, overrides);
     const ancestry = resolveAncestry(config.configPath, process.env);
-    return serveProxy(config, ancestry, commandLogger(config), (text) =>
-      loadCommandConfig(values, overrides, text),
+    return serveProxy(
+      config,
+      ancestry,
+      commandLogger(config),
+      (text) => loadCommandConfig(values, overrides, text),
+      { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined },
     );
   },
 };

@@ -47,3 +47,32 @@ export function upstreamName(
     ? undefined
     : { server: best, name: name.slice(best.length + NAME_SEPARATOR.length) };
 }
+
+/**
+ * How the resources and prompts of upstreams are named to a client: federated (above), or, for
+ * `serve --passthrough SERVER`, under the one server's own names and URIs.
+ */
+export interface Naming {
+  uri(server: string, uri: string): string;
+  /** The server and its own URI, or undefined for a URI this proxy did not hand out. */
+  fromUri(uri: string): { server: string; uri: string } | undefined;
+  name(server: string, name: string): string;
+  fromName(name: string, servers: Iterable<string>): { server: string; name: string } | undefined;
+}
+
+export const FEDERATED_NAMING: Naming = {
+  uri: federatedUri,
+  fromUri: upstreamUri,
+  name: federatedName,
+  fromName: upstreamName,
+};
+
+/** Every name and URI is the one server's own, unchanged both ways. */
+export function passthroughNaming(server: string): Naming {
+  return {
+    uri: (_, uri) => uri,
+    fromUri: (uri) => ({ server, uri }),
+    name: (_, name) => name,
+    fromName: (name) => ({ server, name }),
+  };
+}

@@ -15,7 +15,7 @@ import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { mergedHint } from "./cache-hints.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
-import { federatedName, federatedUri, upstreamName, upstreamUri } from "./federated-names.ts";
+import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 import type { ClientEra } from "./proxy-server.ts";
 
 /**
@@ -41,6 +41,13 @@ export interface FederationDeps {
   capabilities?: CapabilityApprovals | undefined;
   /** A modern client's lists and reads carry cache hints (cache-hints.ts); a legacy one's do not. */
   era?: ClientEra | undefined;
+  /** How names and URIs are shown to the client (default: federated, `server__name`, `mcpproxy://server/uri`). */
+  naming?: Naming | undefined;
+  /**
+   * Awaited before a list: in passthrough the lists are the one server's, so they wait for it to
+   * connect rather than answer empty while it starts.
+   */
+  ready?: (() => Promise<unknown>) | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -77,6 +84,7 @@ export function serveFederation(
   deps: FederationDeps,
 ): void {
   const { pool, capabilities } = deps;
+  const naming = deps.naming ?? FEDERATED_NAMING;
   /** A modern answer's cache fields, from the upstream results it was made of. */
   const hinted = <T extends object>(answer: T, from: readonly unknown[]) =>
     deps.era === "modern" ? { ...answer, ...mergedHint(from) } : answer;
@@ -108,6 +116,7 @@ export function serveFederation(
     // page stand for any list result.
   ): Promise<Record<K, never[]> & { nextCursor?: string }> {
     const from = decodeCursor(cursorText);
+    await deps.ready?.();
     const servers = from
       ? Object.keys(from)
       : pool
@@ -150,7 +159,7 @@ export function serveFederation(
   }
 
   const byUri = (uri: string) => {
-    const owner = upstreamUri(uri);
+    const owner = naming.fromUri(uri);
     if (!owner) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -167,7 +176,7 @@ export function serveFederation(
     return owner;
   };
   const byName = (name: string, what: string) => {
-    const owner = upstreamName(name, deps.serverNames());
+    const owner = naming.fromName(name, deps.serverNames());
     if (!owner) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -204,8 +213,8 @@ export function serveFederation(
       request.params?.cursor,
       (owner, r) => ({
         ...r,
-        uri: federatedUri(owner, String(r.uri)),
-        name: federatedName(owner, String(r.name)),
+        uri: naming.uri(owner, String(r.uri)),
+        name: naming.name(owner, String(r.name)),
       }),
     ),
   );
@@ -218,8 +227,8 @@ export function serveFederation(
       request.params?.cursor,
       (owner, t) => ({
         ...t,
-        uriTemplate: federatedUri(owner, String(t.uriTemplate)),
-        name: federatedName(owner, String(t.name)),
+        uriTemplate: naming.uri(owner, String(t.uriTemplate)),
+        name: naming.name(owner, String(t.name)),
       }),
     ),
   );
@@ -249,7 +258,7 @@ export function serveFederation(
         ...result,
         contents: result.contents.map((content) => ({
           ...content,
-          uri: federatedUri(owner.server, content.uri),
+          uri: naming.uri(owner.server, content.uri),
         })),
       },
       [result],
@@ -264,7 +273,7 @@ export function serveFederation(
       request.params?.cursor,
       (owner, p) => ({
         ...p,
-        name: federatedName(owner, String(p.name)),
+        name: naming.name(owner, String(p.name)),
       }),
     ),
   );
@@ -280,7 +289,11 @@ export function serveFederation(
       ...result,
       messages: result.messages.map((message) => ({
         ...message,
-        content: federatedContent(owner.server, message.content as unknown as Record<string, unknown>),
+        content: federatedContent(
+          naming,
+          owner.server,
+          message.content as unknown as Record<string, unknown>,
+        ),
       })),
     } as typeof result;
   });
@@ -350,13 +363,17 @@ export function serveFederation(
 }
 
 /** A prompt message's content with the URIs of the resources it embeds or links made federated. */
-function federatedContent(server: string, content: Record<string, unknown>): Record<string, unknown> {
+function federatedContent(
+  naming: Naming,
+  server: string,
+  content: Record<string, unknown>,
+): Record<string, unknown> {
   if (content.type === "resource_link" && typeof content.uri === "string") {
-    return { ...content, uri: federatedUri(server, content.uri) };
+    return { ...content, uri: naming.uri(server, content.uri) };
   }
   const resource = content.resource as Record<string, unknown> | undefined;
   if (content.type === "resource" && resource && typeof resource.uri === "string") {
-    return { ...content, resource: { ...resource, uri: federatedUri(server, resource.uri) } };
+    return { ...content, resource: { ...resource, uri: naming.uri(server, resource.uri) } };
   }
   return content;
 }

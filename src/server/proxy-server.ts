@@ -27,6 +27,7 @@ import {
 } from "./builtin-tools.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
+import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
@@ -81,6 +82,11 @@ export interface ProxyServerDeps {
    * rather than answering "no tools" on a first run (search-while-connecting.ts).
    */
   firstIndexing?: Promise<unknown> | undefined;
+  /**
+   * `serve --passthrough SERVER`: the client sees that one server's tools, prompts and resources
+   * under their own names (no retrieve_tools or call_tool), with the rest of the proxy in the path.
+   */
+  passthrough?: string | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -124,13 +130,13 @@ export const OWN_LIST_TTL_MS = 60_000;
 
 export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legacy"): Server {
   const modern = era === "modern";
-  const routingMode = modern ? "call-tool" : (deps.routing ?? "call-tool");
+  const routingMode = modern || deps.passthrough ? "call-tool" : (deps.routing ?? "call-tool");
   const ownHint = { ttlMs: OWN_LIST_TTL_MS, cacheScope: "public" } as const;
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
     {
       capabilities: {
-        tools: { listChanged: routingMode !== "call-tool" },
+        tools: { listChanged: routingMode !== "call-tool" || deps.passthrough !== undefined },
         ...(deps.clients ? FEDERATED_CAPABILITIES : {}),
       },
       instructions: INSTRUCTIONS,
@@ -164,7 +170,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       serverNames: () => deps.pool.status().map((status) => status.name),
       capabilities: deps.catalog.capabilities,
       era,
+      ...(deps.passthrough
+        ? { naming: passthroughNaming(deps.passthrough), ready: connecting(deps.pool, deps.passthrough) }
+        : {}),
     });
+  }
+  if (deps.passthrough) {
+    servePassthroughTools(server, deps, deps.passthrough, client);
+    return server;
   }
 
   server.setRequestHandler("tools/list", async () => ({
@@ -250,6 +263,52 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     );
   });
   return server;
+}
+
+/** Connects the server (if it is not) and settles when it is connected or failed. */
+const connecting = (pool: UpstreamPool, server: string) => () => pool.connectServer(server);
+
+/**
+ * The tools of `serve --passthrough SERVER`: the server's approved tools under their own names, in
+ * name order, each call forwarded as call_tool would forward it (approvals, argument checks,
+ * plugins, stats, relays). A tool held for approval is not listed, and a call to it is refused.
+ */
+function servePassthroughTools(
+  server: Server,
+  deps: ProxyServerDeps,
+  owner: string,
+  client: { session: ClientSession; sessions: ClientSessions } | undefined,
+): void {
+  const { catalog } = deps;
+  const tools = () =>
+    catalog
+      .names(owner)
+      .flatMap((name) => {
+        const tool = catalog.get(name);
+        const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
+        return tool && definition ? [{ ...(definition as Tool), name: tool.tool }] : [];
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /** The public name (`server__tool`) of one of the server's tools, by its own name. */
+  const publicName = (name: string) =>
+    catalog.names(owner).find((candidate) => catalog.get(candidate)?.tool === name);
+
+  server.setRequestHandler("tools/list", async () => {
+    // On a first run the list is what the first indexing pass finds, not an empty one.
+    if (deps.firstIndexing && catalog.names(owner).length === 0) await deps.firstIndexing;
+    return { tools: tools() };
+  });
+  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult> => {
+    const { name, arguments: args, _meta } = raw.params;
+    let target = publicName(name);
+    if (!target && deps.firstIndexing) {
+      await deps.firstIndexing;
+      target = publicName(name);
+    }
+    if (!target) return errorResult(`No tool named ${name} on ${owner}.`);
+    const call = callOptionsFor(_meta?.progressToken, ctx, client);
+    return call.flushed(await forwardCall(deps, undefined, target, args, call, new Set()));
+  });
 }
 
 /**
@@ -347,7 +406,8 @@ async function forwardCall(
     session: context.session,
   });
   deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
-  if (outcome === "ok" || context.signal?.aborted) return result;
+  // In passthrough the client knows no other tool to suggest.
+  if (outcome === "ok" || context.signal?.aborted || deps.passthrough) return result;
   const alternatives = await alternativesFor(deps, target).catch(() => []);
   return withAlternatives(result, alternatives);
 }

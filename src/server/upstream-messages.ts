@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import type { ClientSide } from "../upstream/relay-routing.ts";
 import type { ClientBoundRequest } from "../upstream/upstream-connection.ts";
 import { type ClientSessions, passesLevel } from "./client-sessions.ts";
-import { federatedUri } from "./federated-names.ts";
+import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 
 /**
  * Where an upstream's messages to "the client" go, once relay-routing.ts decided whom they belong to:
@@ -32,6 +32,8 @@ export interface UpstreamMessageOptions {
   relayTimeoutMs: number;
   /** Why a server may not reach clients at all (it is held for approval), or undefined. */
   isHeld?: ((server: string) => string | undefined) | undefined;
+  /** How resource URIs are shown to clients (default: federated). */
+  naming?: Naming | undefined;
 }
 
 export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
@@ -115,7 +117,7 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
           return;
         }
         case "notifications/resources/updated": {
-          const uri = federatedUri(server, notification.params.uri);
+          const uri = (options.naming ?? FEDERATED_NAMING).uri(server, notification.params.uri);
           for (const session of sessions.all()) {
             if (session.subscriptions.has(uri)) send(session.server.sendResourceUpdated({ uri }));
           }
