@@ -44,6 +44,9 @@ export interface ServeOptions {
   passthrough?: string | undefined;
 }
 
+/** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
+export const QUIET_START_MS = 3_000;
+
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
 export const FIRST_INDEXING_WAIT_MS = 15_000;
 
@@ -186,9 +189,10 @@ async function run(
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
-   * the first request that needs them: a 2026-07-28 client in `auto` mode first starts a throw-away
-   * mcpproxy just to ask `server/discover`, and that one must not start every upstream for nothing.
-   * The proxy's own tools/list and server/discover answer without them.
+   * the first request other than server/discover (or after QUIET_START_MS): a 2026-07-28 client in
+   * `auto` mode first starts a throw-away mcpproxy just to ask `server/discover`, and that one must
+   * not start every upstream for nothing. The proxy's own tools/list and server/discover answer
+   * without them.
    */
   let started: ((value: undefined) => void) | undefined;
   const upstreamsStarted = new Promise<undefined>((resolve) => {
@@ -253,6 +257,10 @@ async function run(
         if (method !== "server/discover") startUpstreams();
       },
     });
+    // A client slow to send its first request (or serve started by hand) still gets its servers
+    // started in the background; a probe's throw-away process is gone long before this.
+    const quiet = setTimeout(startUpstreams, QUIET_START_MS);
+    cleanup.defer("stop waiting for the first request", () => clearTimeout(quiet));
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
     logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
