@@ -342,6 +342,41 @@ describe("the 2026-07-28 wire at /mcp", () => {
   });
 });
 
+describe("a modern client's call: progress and cancellation on its own request", () => {
+  for (const kind of ["stdio", "http"] as const) {
+    test(`progress reaches the caller, and a cancelled call is cancelled upstream (${kind})`, async () => {
+      const sandbox = scope.sandbox();
+      withFixture(sandbox);
+      const client =
+        kind === "stdio"
+          ? await stdioClient(sandbox, "pinned")
+          : await httpClient((await httpProxy(sandbox)).url, "pinned");
+      const call = (name: string, args: Record<string, unknown>, options = {}) =>
+        client.callTool({ name: "call_tool", arguments: { name, arguments: args } }, options);
+      const progress: number[] = [];
+      const counted = await call(
+        "fx__count_with_progress",
+        { steps: 3, interval_ms: 20 },
+        { onprogress: (update: { progress: number }) => progress.push(update.progress) },
+      );
+      expect(counted.isError).toBeFalsy();
+      expect(progress).toEqual([1, 2, 3]);
+
+      // Over HTTP the client cancels by closing its request's stream; over stdio it says so.
+      const controller = new AbortController();
+      const pending = call("fx__sleep_then_answer", { ms: 30_000 }, { signal: controller.signal });
+      setTimeout(() => controller.abort("the user pressed stop"), 300);
+      await expect(pending).rejects.toThrow();
+      let cancelled: string[] = [];
+      for (let i = 0; i < 100 && cancelled.length === 0; i++) {
+        cancelled = JSON.parse(textOf(await call("fx__cancelled_calls", {})));
+        await Bun.sleep(50);
+      }
+      expect(cancelled).toEqual([expect.stringMatching(/^sleep_then_answer:\d+$/)]);
+    });
+  }
+});
+
 describe("what an upstream asks during a modern client's call", () => {
   async function relayFixtureOverHttp() {
     const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--relay-tools"], {
