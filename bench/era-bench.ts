@@ -17,7 +17,7 @@ import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextpro
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { BINARY, FIXTURE } from "../tests/helpers.ts";
+import { BINARY, FIXTURE, freePort } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv } from "./proxy-process.ts";
 
@@ -92,8 +92,12 @@ async function main() {
     });
     await first.close();
 
-    const http = Bun.spawn([...serve, "--transport", "http", "--port", "0"], { env, stderr: "pipe" });
-    const url = await addressOf(http.stderr);
+    const port = await freePort();
+    const http = Bun.spawn([...serve, "--transport", "http", "--port", String(port)], {
+      env,
+      stderr: "ignore",
+    });
+    const url = await listening(port);
 
     say(`connect + tools/list, median of ${connects} (ms)`);
     for (const mode of MODES) {
@@ -160,15 +164,14 @@ async function timeConnects(count: number, connect: () => Promise<Connected>): P
   return String(round(median(times)));
 }
 
-async function addressOf(stderr: ReadableStream<Uint8Array>): Promise<URL> {
-  const decoder = new TextDecoder();
-  let seen = "";
-  for await (const chunk of stderr) {
-    seen += decoder.decode(chunk);
-    const match = /serving MCP at (http:\/\/\S+?);/.exec(seen);
-    if (match?.[1]) return new URL(match[1]);
+/** The /mcp URL once the proxy answers /health (its logs are at warn level: no address line). */
+async function listening(port: number): Promise<URL> {
+  for (let i = 0; i < 300; i++) {
+    const healthy = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+    if (healthy) return new URL(`http://127.0.0.1:${port}/mcp`);
+    await Bun.sleep(50);
   }
-  throw new Error(`serve did not say where it listens:\n${seen}`);
+  throw new Error(`serve did not listen on ${port}`);
 }
 
 await main();
