@@ -1,5 +1,5 @@
 import { login } from "../auth/login-flow.ts";
-import { openOAuthStore } from "../auth/oauth-store.ts";
+import { currentCredentials, openOAuthStore } from "../auth/oauth-store.ts";
 import { openBrowser } from "../auth/open-browser.ts";
 import { usesOAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
@@ -80,6 +80,9 @@ async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promi
   const outcome = await login({
     server,
     dataDir: config.dataDir,
+    notify(message) {
+      process.stderr.write(`${message}\n`);
+    },
     async open(url) {
       const opened = await openBrowser(url.href);
       process.stderr.write(
@@ -106,14 +109,17 @@ function runStatus(config: ResolvedConfig, name: string | undefined, json: boole
   const now = Date.now();
   const rows = servers.map((server) => {
     const record = openOAuthStore(config.dataDir, server.name, server.url).load();
-    const tokens = record.tokens;
-    const expired = record.expiresAt !== undefined && record.expiresAt <= now;
+    const credentials = currentCredentials(record);
+    const tokens = credentials?.tokens;
+    const expiresAt = credentials?.expiresAt;
+    const expired = expiresAt !== undefined && expiresAt <= now;
     const state = !tokens ? "not logged in" : expired && !tokens.refresh_token ? "expired" : "logged in";
     return {
       server: server.name,
       url: server.url,
       state,
-      ...(record.expiresAt !== undefined ? { expiresAt: new Date(record.expiresAt).toISOString() } : {}),
+      ...(tokens && record.current ? { issuer: record.current } : {}),
+      ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
       refreshable: Boolean(tokens?.refresh_token),
       ...(tokens?.scope ? { scope: tokens.scope } : {}),
     };
@@ -131,7 +137,7 @@ function runStatus(config: ResolvedConfig, name: string | undefined, json: boole
       ? `; access token ${row.expiresAt < new Date(now).toISOString() ? "expired" : "expires"} ${row.expiresAt}${row.refreshable ? " (refreshed automatically)" : ""}`
       : "";
     process.stdout.write(
-      `${row.server}: ${row.state}${row.state === "logged in" ? expiry : ` (run \`mcpproxy auth login ${row.server}\`)`}${row.scope ? `; scope ${row.scope}` : ""}\n`,
+      `${row.server}: ${row.state}${row.state === "logged in" ? expiry : ` (run \`mcpproxy auth login ${row.server}\`)`}${row.scope ? `; scope ${row.scope}` : ""}${row.issuer ? `; authorization server ${row.issuer}` : ""}\n`,
     );
   }
   return 0;
