@@ -19,7 +19,7 @@ export function loginFailure(server: HttpServerConfig, error: unknown): ProxyErr
       "AUTH_FAILED",
       `The authorization response did not come from the authorization server this login started with: its iss ` +
         `${cause.received === undefined ? "is missing, which that server promised to send" : "does not match"} ` +
-        `(expected ${JSON.stringify(cause.expected)}, RFC 9207). It was not used and nothing was saved. ` +
+        `(expected ${JSON.stringify(cause.expected)}, RFC 9207). It was not used, and no token was saved. ` +
         `Someone may be trying to mix up authorization servers: log in again, and if this repeats, check where ${server.name} sends you to log in.`,
       { cause },
     );

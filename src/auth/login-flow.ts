@@ -3,7 +3,7 @@ import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { connectUpstream, httpTransport } from "../upstream/upstream-connection.ts";
 import { loginFailure } from "./login-errors.ts";
-import { type LoginLock, tryLoginLock, waitForLoginLock } from "./login-lock.ts";
+import { tryLoginLock } from "./login-lock.ts";
 import {
   createOAuthProvider,
   DEFAULT_REDIRECT_URL,
@@ -22,8 +22,8 @@ import { currentCredentials, type OAuthRecord, oauthFileNameOf, openOAuthStore }
  * server's tools listed under the new token, so a login that "worked" but is refused is an error
  * here, not in serve.
  *
- * One login per server at a time (a second one says so), and one per fixed callback port (a second
- * one waits); logins of servers on ephemeral ports run side by side.
+ * One login per server at a time (a second one says so); one at a time on a fixed callback port (a
+ * second one waits for it); logins of servers on ephemeral ports run side by side.
  */
 export interface LoginOptions {
   server: HttpServerConfig;
@@ -43,27 +43,25 @@ export type LoginOutcome = "logged-in" | "no-login-needed";
 export async function login(options: LoginOptions): Promise<LoginOutcome> {
   const { server, dataDir } = options;
   const timeoutMs = options.timeoutMs ?? LOGIN_TIMEOUT_MS;
-  const held: LoginLock[] = [];
+  const lock = tryLoginLock(dataDir, oauthFileNameOf(server.name));
+  if (!lock) {
+    throw new ProxyError(
+      "AUTH_FAILED",
+      `A login to ${server.name} is already running (another \`mcpproxy auth login ${server.name}\`): ` +
+        "finish it in the browser, or wait for it to end, then try again if it failed.",
+    );
+  }
   try {
-    const serverLock = tryLoginLock(dataDir, `server-${oauthFileNameOf(server.name)}`);
-    if (!serverLock) {
-      throw new ProxyError(
-        "AUTH_FAILED",
-        `A login to ${server.name} is already running (another \`mcpproxy auth login ${server.name}\`): ` +
-          "finish it in the browser, or wait for it to end, then try again if it failed.",
-      );
-    }
-    held.push(serverLock);
     const store = openOAuthStore(dataDir, server.name, server.url);
     const before = store.load();
-    const callback = await startCallback(before, server, dataDir, timeoutMs, options, held);
+    const callback = await startCallback(before, server, timeoutMs, options);
     try {
       return await authorize(options, store, before, callback, timeoutMs);
     } finally {
       callback.stop();
     }
   } finally {
-    for (const lock of held.reverse()) lock.release();
+    lock.release();
   }
 }
 
@@ -131,50 +129,50 @@ const MAX_AUTHORIZATIONS = 3;
 /**
  * The loopback listener of this login. Its port is the one the stored registration was made with
  * (no new registration needed), else the fixed default for a client registered by hand or a client
- * metadata document, else any free port. A fixed port is held by one login at a time (the others
- * wait); a registration's port that another program took gives way to a free port and a new
- * registration.
+ * metadata document, else any free port. A fixed port that another login holds is waited for (in
+ * this data dir or another); a registration's port that something else holds gives way to a free
+ * port and a new registration.
  */
 async function startCallback(
   record: OAuthRecord,
   server: HttpServerConfig,
-  dataDir: string,
   timeoutMs: number,
   options: LoginOptions,
-  held: LoginLock[],
 ): Promise<CallbackServer> {
   const configured = server.oauth || undefined;
-  const isConfigured = Boolean(configured?.clientId || configured?.clientMetadataUrl);
+  const isFixed = Boolean(configured?.clientId || configured?.clientMetadataUrl);
   const registered = registeredRedirect(record);
   const port = registered
     ? Number(new URL(registered).port) || 0
-    : isConfigured
+    : isFixed
       ? Number(new URL(DEFAULT_REDIRECT_URL).port)
       : 0;
-  if (port === 0) return startCallbackServer(0);
-  const portLock = await waitForLoginLock(dataDir, `port-${port}`, timeoutMs, () =>
-    options.notify?.(
-      `Another mcpproxy login is using the callback port ${port}: waiting for it to finish...`,
-    ),
-  );
-  if (!portLock) {
-    throw new ProxyError(
-      "AUTH_FAILED",
-      `Another mcpproxy login held the callback port ${port} for ${timeoutMs / 1000} s; try again once it ended.`,
-    );
-  }
-  held.push(portLock);
-  try {
-    return startCallbackServer(port);
-  } catch (error) {
-    if (!isConfigured && registered) return startCallbackServer(0);
-    throw new ProxyError(
-      "AUTH_FAILED",
-      `The callback port ${port} (the redirect ${server.name}'s client is registered with) is taken by another program: close it and try again.`,
-      { cause: error },
-    );
+  const deadline = Date.now() + timeoutMs;
+  for (let told = false; ; told = true) {
+    try {
+      return startCallbackServer(port);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EADDRINUSE") throw error;
+      if (!isFixed) return startCallbackServer(0);
+      if (Date.now() > deadline) {
+        throw new ProxyError(
+          "AUTH_FAILED",
+          `The callback port ${port} (the redirect ${server.name}'s client is registered with) stayed taken for ` +
+            `${timeoutMs / 1000} s. Finish the other login using it, or close the program that holds it, and try again.`,
+          { cause: error },
+        );
+      }
+      if (!told) {
+        options.notify?.(
+          `The callback port ${port} is in use (another mcpproxy login?): waiting for it to be free...`,
+        );
+      }
+      await Bun.sleep(PORT_POLL_MS);
+    }
   }
 }
+
+const PORT_POLL_MS = 200;
 
 const DONE_PAGE =
   "<!doctype html><title>mcpproxy</title><p>mcpproxy is logged in. You can close this tab and go back to the terminal.</p>";

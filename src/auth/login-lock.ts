@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { createPrivateFile } from "../index/atomic-file.ts";
 
 /**
- * What keeps two `mcpproxy auth login` runs (two terminals, two scripts) from colliding: a lock per
- * server, held for the whole login, so a second login of the same server says that one is running
- * instead of racing it for the callback port and the token file; and a lock per fixed callback
- * port, for two servers whose registrations name the same loopback port.
+ * What keeps two `mcpproxy auth login` runs of one server (two terminals, two scripts) from
+ * colliding: a lock per server, held for the whole login, so a second login says that one is
+ * running instead of racing it for the callback port and the token file. (Logins of different
+ * servers that need the same fixed callback port wait for it in login-flow.ts.)
  *
  * Each is a lock of the operating system held through SQLite, as writer-lock.ts does: taking it is
  * one atomic step and it is released when its process ends, however it ends, so no stale lock is
@@ -17,8 +17,6 @@ import { createPrivateFile } from "../index/atomic-file.ts";
 export interface LoginLock {
   release(): void;
 }
-
-const POLL_MS = 200;
 
 /** Takes the lock named `name` if it is free now; undefined when another login holds it. */
 export function tryLoginLock(dataDir: string, name: string): LoginLock | undefined {
@@ -44,24 +42,6 @@ export function tryLoginLock(dataDir: string, name: string): LoginLock | undefin
       db.close();
     },
   };
-}
-
-/** Waits for the lock (telling `onWait` once that it waits), up to `timeoutMs`; undefined if it never came. */
-export async function waitForLoginLock(
-  dataDir: string,
-  name: string,
-  timeoutMs: number,
-  onWait: () => void,
-): Promise<LoginLock | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  let told = false;
-  for (;;) {
-    const lock = tryLoginLock(dataDir, name);
-    if (lock || Date.now() > deadline) return lock;
-    if (!told) onWait();
-    told = true;
-    await Bun.sleep(POLL_MS);
-  }
 }
 
 function isBusy(error: unknown): boolean {
