@@ -203,6 +203,19 @@ describe("3. credentials keyed by the authorization server's issuer", () => {
     });
   });
 
+  test("a server that moves to another authorization server in the middle of a login is followed there", async () => {
+    const fixture = await startOAuthFixture(["--migrate-on-first-use"]);
+    const sandbox = sandboxFor(fixture.url);
+    const done = await login(sandbox);
+    expect(done.code).toBe(0);
+    const stats = await fixture.stats();
+    expect(stats.registered.map((r) => r.as)).toEqual(["as1", "as2"]);
+    expect(stats.authorizeRequests.map((r) => r.as)).toEqual(["as1", "as2"]);
+    expect(stats.foreignClients).toBe(0);
+    expect(storedRecord(sandbox).current).toBe(`${fixture.base}/as2`);
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+  });
+
   test("a token file written before credentials were keyed by issuer is still used", async () => {
     const fixture = await startOAuthFixture();
     const sandbox = sandboxFor(fixture.url);

@@ -212,7 +212,12 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
         const expiresAt = tokens.expires_in !== undefined ? now() + tokens.expires_in * 1000 : undefined;
         return { ...withCredentials(record, issuer, (c) => ({ ...c, tokens, expiresAt })), current: issuer };
       });
-      if (isLogin) isLoggedIn = true;
+      if (isLogin) {
+        isLoggedIn = true;
+        // The callback it was kept for is done: the next 401 discovers afresh, so a server that
+        // moved to another authorization server meanwhile is followed there.
+        discovery = undefined;
+      }
     },
     async redirectToAuthorization(url) {
       const asked = url.searchParams.get("scope") ?? undefined;
