@@ -17,7 +17,8 @@ export const authCommand: Command = {
   summary:
     "Log in to remote servers that ask for OAuth: `auth login SERVER` opens the browser ($BROWSER, or prints " +
     "the URL on a headless machine) and takes the code on a loopback redirect; `auth status` shows each " +
-    "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart.",
+    "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart; " +
+    "a second login of a server while one runs says so and stops.",
   usage:
     "mcpproxy auth login SERVER | status [SERVER] [--json] | logout SERVER [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
