@@ -177,6 +177,9 @@ describe("3. credentials keyed by the authorization server's issuer", () => {
 
     await fixture.migrate();
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
+    expect(indexed.stdout + indexed.stderr).toContain(
+      `secure now uses another authorization server (${fixture.base}/as2)`,
+    );
     expect(indexed.stdout + indexed.stderr).toContain("mcpproxy auth login secure");
     // Serving registers nothing, anywhere, and shows the old client to nobody.
     expect((await fixture.stats()).registered.filter((r) => r.as === "as2")).toHaveLength(0);

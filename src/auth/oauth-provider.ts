@@ -159,7 +159,10 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
       }
       if (configured?.clientId) return configuredClient(record, issuer);
       // Serving: registering a client now would be for a login nobody can finish.
-      if (!isLogin) throw needsLogin(server);
+      if (!isLogin) {
+        const moved = issuer !== undefined && Object.keys(record.issuers).some((other) => other !== issuer);
+        throw moved ? movedLogin(server, issuer) : needsLogin(server);
+      }
       return undefined;
     },
     saveClientInformation(clientInformation, ctx) {
@@ -299,6 +302,14 @@ export function needsLogin(server: HttpServerConfig, moreScope?: string): Unauth
     moreScope
       ? `${server.name} needs a login with more scope${more}: run \`mcpproxy auth login ${server.name}\``
       : `${server.name} needs a login (OAuth): run \`mcpproxy auth login ${server.name}\``,
+  );
+}
+
+/** A server that moved to another authorization server: logging in there is a new registration. */
+function movedLogin(server: HttpServerConfig, issuer: string): UnauthorizedError {
+  return new UnauthorizedError(
+    `${server.name} now uses another authorization server (${issuer}), which needs a login of its own: ` +
+      `run \`mcpproxy auth login ${server.name}\``,
   );
 }
 
