@@ -108,7 +108,11 @@ describe("OAuth for remote servers", () => {
     const dir = join(sandbox.dataDir, "oauth");
     const [file] = readdirSync(dir);
     expect(statSync(join(dir, file!)).mode & 0o777).toBe(0o600);
-    const stored = JSON.parse(readFileSync(join(dir, file!), "utf8")) as { tokens: { access_token: string } };
+    const record = JSON.parse(readFileSync(join(dir, file!), "utf8")) as {
+      current: string;
+      issuers: Record<string, { tokens: { access_token: string } }>;
+    };
+    const stored = record.issuers[record.current]!;
     expect(login.stdout + login.stderr).not.toContain(stored.tokens.access_token);
 
     expect(await until(async () => (await stateOf()) === "connected")).toBe(true);

@@ -1,27 +1,41 @@
 import { randomBytes } from "node:crypto";
 import type {
-  OAuthClientInformationMixed,
+  OAuthClientInformationContext,
   OAuthClientMetadata,
   OAuthClientProvider,
-  OAuthTokens,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import { auth, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  auth,
+  computeScopeUnion,
+  isStrictScopeSuperset,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/parse-server.ts";
+import { ProxyError } from "../errors.ts";
 import { PRODUCT } from "../version.ts";
-import type { OAuthStore } from "./oauth-store.ts";
+import { currentCredentials, type OAuthRecord, type OAuthStore, withCredentials } from "./oauth-store.ts";
 
 /**
  * The SDK's OAuthClientProvider over mcpproxy's token store: the SDK runs the MCP authorization
- * protocol (protected-resource and authorization-server discovery, dynamic registration, PKCE,
- * scopes from WWW-Authenticate and step-up, refresh); this decides where things are kept and what
- * a login looks like.
+ * protocol (protected-resource and authorization-server discovery with the metadata `issuer`
+ * checked, registration or a client metadata document URL, PKCE, the RFC 9207 `iss` check, scopes
+ * from WWW-Authenticate and step-up, refresh); this decides where things are kept and what a login
+ * looks like.
  *  - `login` (mcpproxy auth login): the authorization URL goes to `openAuthorizationUrl`, and the
- *    code comes back on a loopback redirect;
+ *    code comes back on a loopback redirect. Stored tokens are not used: a login always authorizes
+ *    afresh, asking for the scope held before and the scope a refused call asked for too;
  *  - `serve` (and index, doctor): no person to ask. A server that needs a login makes the
  *    connection fail with UnauthorizedError, which the pool reports as `needs-login` instead of
- *    retrying; nothing is registered with the authorization server on the way.
- * An access token that expires within a minute (a quarter of its life, for short-lived ones) is
- * refreshed before it is sent, so a call does not meet a 401 first.
+ *    retrying; nothing is registered with the authorization server on the way. The scope it asked
+ *    for is kept for the next login.
+ * Credentials are read and written per authorization server issuer (the SDK passes it), so those of
+ * one authorization server never reach another. Discovery is not cached between runs: a server that
+ * moved to another authorization server is seen at its next 401, and needs a new login there.
+ * An access token that expires within a minute is refreshed before it is sent, so a call does not
+ * meet a 401 first.
  */
 export const REFRESH_MARGIN_MS = 60_000;
 
@@ -36,6 +50,8 @@ export interface OAuthProviderOptions {
   redirectUrl?: string;
   /** Sends the user to the authorization URL (login mode). */
   openAuthorizationUrl?: (url: URL) => Promise<void> | void;
+  /** Scope the login asks for beyond what the server names: what was held, what a refused call asked for. */
+  extraScope?: string | undefined;
   now?: () => number;
 }
 
@@ -48,15 +64,63 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
   const { server, store } = options;
   const now = options.now ?? Date.now;
   const configured = server.oauth || undefined;
+  const isLogin = options.mode === "login";
   let codeVerifier: string | undefined;
   let expectedState: string | undefined;
   let refreshing: Promise<unknown> | undefined;
+  /** The issuer the SDK last named: the one an invalidation is about. */
+  let lastIssuer: string | undefined;
+  /** Discovery made by this login, kept for its callback (the code belongs to that server). */
+  let discovery: OAuthDiscoveryState | undefined;
+  /** Whether this login saved tokens yet (before that, a login uses none). */
+  let isLoggedIn = false;
+  /** The tokens the SDK read before a refresh: a save over newer ones (a login since) is dropped. */
+  let readTokens: StoredOAuthTokens | undefined;
 
-  const registeredRedirect = () => {
-    const info = store.load().clientInformation as { redirect_uris?: string[] } | undefined;
-    return info?.redirect_uris?.[0];
+  const redirectUrl = options.redirectUrl ?? registeredRedirect(store.load()) ?? DEFAULT_REDIRECT_URL;
+  const issuerOf = (ctx: OAuthClientInformationContext | undefined, stamp?: string) => {
+    if (ctx) lastIssuer = ctx.issuer;
+    return ctx?.issuer ?? stamp ?? lastIssuer ?? store.load().current;
   };
-  const redirectUrl = options.redirectUrl ?? registeredRedirect() ?? DEFAULT_REDIRECT_URL;
+
+  /** A stored registration still fit for this config and this login's redirect. */
+  const isUsable = (client: StoredOAuthClientInformation) => {
+    if (configured?.clientId) return client.client_id === configured.clientId;
+    if (isUrlClientId(client.client_id)) return client.client_id === configured?.clientMetadataUrl;
+    const redirects = (client as { redirect_uris?: string[] }).redirect_uris;
+    return !isLogin || !redirects || redirects.includes(redirectUrl);
+  };
+
+  /**
+   * The client registered by hand (oauth.clientId): bound to the first authorization server it is
+   * used with, never offered to another. The binding is kept without the secret, which stays in
+   * the config.
+   */
+  const configuredClient = (record: OAuthRecord, issuer: string | undefined) => {
+    const clientId = configured?.clientId as string;
+    const secret = configured?.clientSecret ? { client_secret: configured.clientSecret } : {};
+    if (issuer === undefined) return { client_id: clientId, ...secret };
+    const boundTo = Object.entries(record.issuers).find(
+      ([other, credentials]) => other !== issuer && credentials.clientInformation?.client_id === clientId,
+    )?.[0];
+    if (boundTo !== undefined) {
+      throw new ProxyError(
+        "AUTH_FAILED",
+        `${server.name} now uses the authorization server ${issuer}, and the oauth.clientId in the config was ` +
+          `registered with ${boundTo}: mcpproxy does not send it to another authorization server. Register ` +
+          "mcpproxy with the new one and put its client id in the config, or remove oauth.clientId to let mcpproxy register itself.",
+      );
+    }
+    if (record.issuers[issuer]?.clientInformation?.client_id !== clientId) {
+      store.update((current) =>
+        withCredentials(current, issuer, (credentials) => ({
+          ...credentials,
+          clientInformation: { client_id: clientId, issuer },
+        })),
+      );
+    }
+    return { client_id: clientId, ...secret, issuer };
+  };
 
   const provider: McpproxyOAuthProvider = {
     get redirectUrl() {
@@ -65,12 +129,17 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
     get expectedState() {
       return expectedState;
     },
+    get clientMetadataUrl() {
+      return configured?.clientMetadataUrl;
+    },
     get clientMetadata(): OAuthClientMetadata {
       return {
         client_name: PRODUCT,
         redirect_uris: [redirectUrl],
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
+        // A program on the user's machine with a loopback redirect (RFC 8252, SEP-837).
+        application_type: "native",
         token_endpoint_auth_method: configured?.clientSecret ? "client_secret_basic" : "none",
         ...(configured?.scopes ? { scope: configured.scopes.join(" ") } : {}),
       };
@@ -79,51 +148,92 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
       expectedState = randomBytes(16).toString("base64url");
       return expectedState;
     },
-    clientInformation(): OAuthClientInformationMixed | undefined {
-      const stored = store.load().clientInformation;
-      if (stored) return stored;
-      if (configured?.clientId) {
-        return {
-          client_id: configured.clientId,
-          ...(configured.clientSecret ? { client_secret: configured.clientSecret } : {}),
-        };
+    clientInformation(ctx) {
+      const issuer = issuerOf(ctx);
+      const record = store.load();
+      const stored = issuer === undefined ? undefined : record.issuers[issuer]?.clientInformation;
+      if (stored && isUsable(stored)) {
+        return configured?.clientSecret && stored.client_id === configured.clientId
+          ? { ...stored, client_secret: configured.clientSecret }
+          : stored;
       }
+      if (configured?.clientId) return configuredClient(record, issuer);
       // Serving: registering a client now would be for a login nobody can finish.
-      if (options.mode === "serve") throw needsLogin(server);
+      if (!isLogin) {
+        const moved = issuer !== undefined && Object.keys(record.issuers).some((other) => other !== issuer);
+        throw moved ? movedLogin(server, issuer) : needsLogin(server);
+      }
       return undefined;
     },
-    saveClientInformation(clientInformation) {
-      store.update((record) => ({ ...record, clientInformation }));
+    saveClientInformation(clientInformation, ctx) {
+      const issuer = issuerOf(ctx, clientInformation.issuer);
+      if (issuer === undefined) throw new Error("the SDK saved a client registration without its issuer");
+      // A client registered by hand keeps its secret in the config only.
+      const { client_secret: _secret, ...withoutSecret } = clientInformation as { client_secret?: string };
+      const kept = clientInformation.client_id === configured?.clientId ? withoutSecret : clientInformation;
+      store.update((record) =>
+        withCredentials(record, issuer, (credentials) => ({
+          ...credentials,
+          clientInformation: kept as StoredOAuthClientInformation,
+        })),
+      );
     },
-    async tokens(): Promise<OAuthTokens | undefined> {
+    async tokens(ctx) {
+      const issuer = issuerOf(ctx);
+      if (isLogin && !isLoggedIn) return undefined;
       const record = store.load();
+      const credentials = ctx ? record.issuers[issuer as string] : currentCredentials(record);
       const expiresSoon =
-        record.expiresAt !== undefined &&
-        record.expiresAt - now() < REFRESH_MARGIN_MS &&
-        record.tokens?.refresh_token;
-      if (expiresSoon && !refreshing) {
-        // auth() reads tokens() itself: `refreshing` makes that inner read return the stored ones.
-        refreshing = auth(provider, { serverUrl: server.url })
+        credentials?.expiresAt !== undefined &&
+        credentials.expiresAt - now() < REFRESH_MARGIN_MS &&
+        credentials.tokens?.refresh_token;
+      // The transport's read (no ctx) refreshes ahead of expiry; auth()'s own read (with one) does not.
+      if (!ctx && !isLogin && expiresSoon) {
+        refreshing ??= auth(provider, {
+          serverUrl: server.url,
+          ...(record.resourceMetadataUrl ? { resourceMetadataUrl: new URL(record.resourceMetadataUrl) } : {}),
+        })
           .catch(() => undefined) // a failed refresh shows as a 401, which runs auth() again
           .finally(() => {
             refreshing = undefined;
           });
         await refreshing;
-        return store.load().tokens;
+        return currentCredentials(store.load())?.tokens;
       }
-      return record.tokens;
+      if (ctx) readTokens = credentials?.tokens;
+      return credentials?.tokens;
     },
-    saveTokens(tokens) {
-      store.update((record) => ({
-        ...record,
-        tokens,
-        ...(tokens.expires_in !== undefined
-          ? { expiresAt: now() + tokens.expires_in * 1000 }
-          : { expiresAt: undefined }),
-      }));
+    saveTokens(tokens, ctx) {
+      const issuer = issuerOf(ctx, tokens.issuer);
+      if (issuer === undefined) throw new Error("the SDK saved tokens without their issuer");
+      const read = readTokens;
+      readTokens = undefined;
+      store.update((record) => {
+        const stored = record.issuers[issuer]?.tokens;
+        // Serving: a login (another process) saved tokens while this refresh ran; keep the login's.
+        if (!isLogin && read && stored && stored.access_token !== read.access_token) return record;
+        const expiresAt = tokens.expires_in !== undefined ? now() + tokens.expires_in * 1000 : undefined;
+        return { ...withCredentials(record, issuer, (c) => ({ ...c, tokens, expiresAt })), current: issuer };
+      });
+      if (isLogin) {
+        isLoggedIn = true;
+        // The callback it was kept for is done: the next 401 discovers afresh, so a server that
+        // moved to another authorization server meanwhile is followed there.
+        discovery = undefined;
+      }
     },
     async redirectToAuthorization(url) {
-      if (options.mode === "serve" || !options.openAuthorizationUrl) throw needsLogin(server);
+      const asked = url.searchParams.get("scope") ?? undefined;
+      if (!isLogin || !options.openAuthorizationUrl) {
+        const held = currentCredentials(store.load())?.tokens?.scope;
+        store.update((record) => ({ ...record, stepUpScope: computeScopeUnion(record.stepUpScope, asked) }));
+        throw needsLogin(
+          server,
+          held !== undefined && isStrictScopeSuperset(asked, held) ? asked : undefined,
+        );
+      }
+      const scope = computeScopeUnion(asked, options.extraScope);
+      if (scope) url.searchParams.set("scope", scope);
       await options.openAuthorizationUrl(url);
     },
     saveCodeVerifier(verifier) {
@@ -134,34 +244,72 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
       return codeVerifier;
     },
     invalidateCredentials(scope) {
+      if (scope === "discovery" || scope === "all") discovery = undefined;
       store.update((record) => {
+        const issuer = lastIssuer ?? record.current;
         switch (scope) {
-          case "all":
-            return { serverUrl: record.serverUrl };
+          case "all": {
+            if (issuer === undefined) return record;
+            const { [issuer]: _dropped, ...issuers } = record.issuers;
+            return { ...record, issuers, current: record.current === issuer ? undefined : record.current };
+          }
           case "client":
-            return { ...record, clientInformation: undefined };
+            return issuer === undefined
+              ? record
+              : withCredentials(record, issuer, (c) => ({ ...c, clientInformation: undefined }));
           case "tokens":
-            return { ...record, tokens: undefined, expiresAt: undefined };
+            return issuer === undefined
+              ? record
+              : withCredentials(record, issuer, (c) => ({ ...c, tokens: undefined, expiresAt: undefined }));
           case "discovery":
-            return { ...record, discoveryState: undefined };
+            return { ...record, resourceMetadataUrl: undefined };
           default:
             return record;
         }
       });
     },
     saveDiscoveryState(state) {
-      store.update((record) => ({ ...record, discoveryState: state }));
+      if (isLogin) discovery = state;
+      if (state.resourceMetadataUrl && state.resourceMetadataUrl !== store.load().resourceMetadataUrl) {
+        store.update((record) => ({ ...record, resourceMetadataUrl: state.resourceMetadataUrl }));
+      }
     },
     discoveryState() {
-      return store.load().discoveryState;
+      return discovery;
     },
   };
   return provider;
 }
 
-export function needsLogin(server: HttpServerConfig): UnauthorizedError {
+/** The redirect a stored registration was made with (the current authorization server's). */
+export function registeredRedirect(record: OAuthRecord): string | undefined {
+  const client = currentCredentials(record)?.clientInformation as { redirect_uris?: string[] } | undefined;
+  return client?.redirect_uris?.[0];
+}
+
+/** A client id that is a client metadata document URL (SEP-991), not a registration. */
+function isUrlClientId(clientId: string): boolean {
+  return /^https:\/\//i.test(clientId);
+}
+
+/** Scope as RFC 6749 §3.3 spells it, to name in a message (it comes from the server). */
+const SCOPE_TEXT = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/;
+
+export function needsLogin(server: HttpServerConfig, moreScope?: string): UnauthorizedError {
+  const more =
+    moreScope && moreScope.length <= 200 && SCOPE_TEXT.test(moreScope) ? ` (it asks for ${moreScope})` : "";
   return new UnauthorizedError(
-    `${server.name} needs a login (OAuth): run \`mcpproxy auth login ${server.name}\``,
+    moreScope
+      ? `${server.name} needs a login with more scope${more}: run \`mcpproxy auth login ${server.name}\``
+      : `${server.name} needs a login (OAuth): run \`mcpproxy auth login ${server.name}\``,
+  );
+}
+
+/** A server that moved to another authorization server: logging in there is a new registration. */
+function movedLogin(server: HttpServerConfig, issuer: string): UnauthorizedError {
+  return new UnauthorizedError(
+    `${server.name} now uses another authorization server (${issuer}), which needs a login of its own: ` +
+      `run \`mcpproxy auth login ${server.name}\``,
   );
 }
 

@@ -1,7 +1,7 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { createOAuthProvider } from "./oauth-provider.ts";
-import { openOAuthStore } from "./oauth-store.ts";
+import { currentCredentials, openOAuthStore } from "./oauth-store.ts";
 
 /**
  * OAuth for the proxy's upstream connections (serve, index, doctor): which servers get it, and how
@@ -33,8 +33,8 @@ export function upstreamAuth(dataDir: string): UpstreamAuth {
     watchLogin(server, onLogin) {
       if (!usesOAuth(server)) return () => undefined;
       const store = storeOf(server);
-      // The tokens, not the file: serving saves discovered metadata there too.
-      const stamp = () => JSON.stringify(store.load().tokens ?? null);
+      // The tokens sent to the server, not the file: serving writes other things there too.
+      const stamp = () => JSON.stringify(currentCredentials(store.load())?.tokens ?? null);
       const before = stamp();
       const timer = setInterval(() => {
         if (stamp() === before) return;

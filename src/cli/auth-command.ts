@@ -1,5 +1,5 @@
 import { login } from "../auth/login-flow.ts";
-import { openOAuthStore } from "../auth/oauth-store.ts";
+import { currentCredentials, openOAuthStore } from "../auth/oauth-store.ts";
 import { openBrowser } from "../auth/open-browser.ts";
 import { usesOAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
@@ -17,7 +17,8 @@ export const authCommand: Command = {
   summary:
     "Log in to remote servers that ask for OAuth: `auth login SERVER` opens the browser ($BROWSER, or prints " +
     "the URL on a headless machine) and takes the code on a loopback redirect; `auth status` shows each " +
-    "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart.",
+    "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart; " +
+    "a second login of a server while one runs says so and stops.",
   usage:
     "mcpproxy auth login SERVER | status [SERVER] [--json] | logout SERVER [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
@@ -80,6 +81,9 @@ async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promi
   const outcome = await login({
     server,
     dataDir: config.dataDir,
+    notify(message) {
+      process.stderr.write(`${message}\n`);
+    },
     async open(url) {
       const opened = await openBrowser(url.href);
       process.stderr.write(
@@ -106,14 +110,17 @@ function runStatus(config: ResolvedConfig, name: string | undefined, json: boole
   const now = Date.now();
   const rows = servers.map((server) => {
     const record = openOAuthStore(config.dataDir, server.name, server.url).load();
-    const tokens = record.tokens;
-    const expired = record.expiresAt !== undefined && record.expiresAt <= now;
+    const credentials = currentCredentials(record);
+    const tokens = credentials?.tokens;
+    const expiresAt = credentials?.expiresAt;
+    const expired = expiresAt !== undefined && expiresAt <= now;
     const state = !tokens ? "not logged in" : expired && !tokens.refresh_token ? "expired" : "logged in";
     return {
       server: server.name,
       url: server.url,
       state,
-      ...(record.expiresAt !== undefined ? { expiresAt: new Date(record.expiresAt).toISOString() } : {}),
+      ...(tokens && record.current ? { issuer: record.current } : {}),
+      ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
       refreshable: Boolean(tokens?.refresh_token),
       ...(tokens?.scope ? { scope: tokens.scope } : {}),
     };
@@ -131,7 +138,7 @@ function runStatus(config: ResolvedConfig, name: string | undefined, json: boole
       ? `; access token ${row.expiresAt < new Date(now).toISOString() ? "expired" : "expires"} ${row.expiresAt}${row.refreshable ? " (refreshed automatically)" : ""}`
       : "";
     process.stdout.write(
-      `${row.server}: ${row.state}${row.state === "logged in" ? expiry : ` (run \`mcpproxy auth login ${row.server}\`)`}${row.scope ? `; scope ${row.scope}` : ""}\n`,
+      `${row.server}: ${row.state}${row.state === "logged in" ? expiry : ` (run \`mcpproxy auth login ${row.server}\`)`}${row.scope ? `; scope ${row.scope}` : ""}${row.issuer ? `; authorization server ${row.issuer}` : ""}\n`,
     );
   }
   return 0;

@@ -70,7 +70,13 @@ export interface HttpServerConfig extends ServerBase {
   /** OAuth settings; `false`: never log in (see schema.ts). */
   oauth?:
     | false
-    | { clientId?: string | undefined; clientSecret?: string | undefined; scopes?: string[] | undefined }
+    | {
+        clientId?: string | undefined;
+        clientSecret?: string | undefined;
+        /** A client metadata document URL used as the client id where the authorization server takes one. */
+        clientMetadataUrl?: string | undefined;
+        scopes?: string[] | undefined;
+      }
     | undefined;
 }
 export type ServerConfig = StdioServerConfig | HttpServerConfig;

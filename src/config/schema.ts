@@ -118,22 +118,49 @@ export const HttpServerSchema = v.object({
   transport: v.optional(httpTransport),
   /**
    * OAuth (the MCP authorization spec): on by default for a server without an Authorization header;
-   * `false` turns it off; an object gives a client registered by hand, and the scopes to ask for.
+   * `false` turns it off; an object gives a client registered by hand, or the URL of a client
+   * metadata document to use as the client id (SEP-991; a person's setting, never an agent's), and
+   * the scopes to ask for.
    */
   oauth: v.optional(
     v.union(
       [
         v.literal(false),
-        v.strictObject({
-          clientId: v.optional(v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"))),
-          clientSecret: v.optional(v.string("must be a string")),
-          scopes: v.optional(v.array(v.string("must be a string"), "must be an array of strings")),
-        }),
+        v.pipe(
+          v.strictObject({
+            clientId: v.optional(v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"))),
+            clientSecret: v.optional(v.string("must be a string")),
+            clientMetadataUrl: v.optional(
+              v.pipe(
+                v.string("must be a string"),
+                v.check(
+                  isClientMetadataUrl,
+                  "must be an https:// URL with a path (the client metadata document)",
+                ),
+              ),
+            ),
+            scopes: v.optional(v.array(v.string("must be a string"), "must be an array of strings")),
+          }),
+          v.check(
+            (oauth) => !(oauth.clientId && oauth.clientMetadataUrl),
+            "give clientId (a client registered by hand) or clientMetadataUrl, not both",
+          ),
+        ),
       ],
-      'must be false or {"clientId", "clientSecret", "scopes"}',
+      'must be false or {"clientId", "clientSecret", "clientMetadataUrl", "scopes"}',
     ),
   ),
 });
+
+/** A client metadata document URL as a client id must be (SEP-991): https, with a path. */
+function isClientMetadataUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" && url.pathname !== "/";
+  } catch {
+    return false;
+  }
+}
 
 const intInRange = (min: number, max: number) =>
   v.pipe(

@@ -15,9 +15,10 @@ import {
  * What an agent's change to a server entry (through `upstream_servers`) becomes in the config
  * file. An agent may write a launch spec and the connection timeouts, nothing else: keys that lower
  * protection (`trust`, `quarantined`, `lazy`, `validateArguments`, `roots`, `relayOutsideCalls`,
- * `enabled`, the approval marks) and `inheritEnv` (the person's variables a server gets) are a
- * person's alone. A launch spec it adds or changes, and a server it enables, are marked as its own
- * and wait for `mcpproxy approve` (launch-spec.ts).
+ * `enabled`, the approval marks), `inheritEnv` (the person's variables a server gets) and
+ * `oauth.clientMetadataUrl` (who mcpproxy logs in as) are a person's alone. A launch spec it adds
+ * or changes, and a server it enables, are marked as its own and wait for `mcpproxy approve`
+ * (launch-spec.ts).
  */
 export const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([
   ...LAUNCH_KEYS,
@@ -27,9 +28,22 @@ export const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([
 
 type Entry = Record<string, unknown>;
 
-/** The keys of `entry` an agent may not set, in the order written. */
+/**
+ * Keys inside `oauth` that only a person sets: a client metadata document URL is the identity
+ * mcpproxy logs in as, and one an agent chose would have the person consent to the agent's client.
+ */
+export const PERSON_OAUTH_KEYS: ReadonlySet<string> = new Set(["clientMetadataUrl"]);
+
+/** The keys of `entry` an agent may not set, in the order written (`oauth.x` for those inside oauth). */
 export function keysRefusedToAgents(entry: Readonly<Entry>): string[] {
-  return Object.keys(entry).filter((key) => !AGENT_SETTABLE_KEYS.has(key));
+  const oauth = entry.oauth;
+  const inOauth =
+    typeof oauth === "object" && oauth !== null
+      ? Object.keys(oauth)
+          .filter((key) => PERSON_OAUTH_KEYS.has(key))
+          .map((key) => `oauth.${key}`)
+      : [];
+  return [...Object.keys(entry).filter((key) => !AGENT_SETTABLE_KEYS.has(key)), ...inOauth];
 }
 
 /** A server an agent adds: its entry, marked as the agent's. */
