@@ -127,11 +127,16 @@ await client.connect(
 async function upstreamTools(): Promise<{ name: string; tool: string; inputSchema?: Schema }[]> {
   if (values.passthrough) {
     const { tools } = await client.listTools();
-    return tools.map((tool) => ({ name: tool.name, tool: tool.name, inputSchema: tool.inputSchema as Schema }));
+    return tools.map((tool) => ({
+      name: tool.name,
+      tool: tool.name,
+      inputSchema: tool.inputSchema as Schema,
+    }));
   }
   const listing = Bun.spawnSync([BINARY, "tools", SERVER, "--json", ...common], { stderr: "inherit" });
-  return (JSON.parse(listing.stdout.toString()) as { tools: { name: string; tool: string; inputSchema?: Schema }[] })
-    .tools;
+  return (
+    JSON.parse(listing.stdout.toString()) as { tools: { name: string; tool: string; inputSchema?: Schema }[] }
+  ).tools;
 }
 
 function callThroughProxy(name: string, args: Record<string, unknown>) {
@@ -145,7 +150,9 @@ await attempt("list tools", async () => {
   tools = await upstreamTools();
   return tools.map((tool) => tool.name);
 });
-const calls = scenarioToolCalls() ?? tools.map((tool) => ({ name: tool.tool, arguments: sampleObject(tool.inputSchema ?? {}, false) }));
+const calls =
+  scenarioToolCalls() ??
+  tools.map((tool) => ({ name: tool.tool, arguments: sampleObject(tool.inputSchema ?? {}, false) }));
 for (const call of calls) {
   const proxied = tools.find((tool) => tool.tool === call.name)?.name ?? call.name;
   await attempt(`call ${call.name}`, () => callThroughProxy(proxied, call.arguments));

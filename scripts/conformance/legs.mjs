@@ -17,7 +17,8 @@ function baseline(file, section, out) {
   const known = LEGS.flatMap((leg) => ERAS.map((era) => `${leg}-${era}`));
   const unknown = Object.keys(doc).filter((key) => !known.includes(key));
   // A misspelt section would silently make its leg strict; say so instead.
-  if (unknown.length > 0) throw new Error(`${file}: unknown section(s) ${unknown.join(", ")}; known: ${known.join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`${file}: unknown section(s) ${unknown.join(", ")}; known: ${known.join(", ")}`);
   writeFileSync(out, JSON.stringify(doc[section] ?? {}));
 }
 
@@ -42,9 +43,11 @@ function tally(outDir, prefix) {
       return dir.startsWith(head) && /^\d{4}-\d\d-\d\dT/.test(dir.slice(head.length));
     });
     if (!file) return true;
-    return JSON.parse(readFileSync(file, "utf8")).some((check) => ["FAILURE", "WARNING"].includes(check.status));
+    return JSON.parse(readFileSync(file, "utf8")).some((check) =>
+      ["FAILURE", "WARNING"].includes(check.status),
+    );
   });
-  console.log([names.length - failing.length, names.length, ...failing].join(" "));
+  process.stdout.write(`${[names.length - failing.length, names.length, ...failing].join(" ")}\n`);
 }
 
 const [command, ...args] = process.argv.slice(2);
