@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
-import { publicDefinition } from "../index/retrieve-tools.ts";
+import { approvedTool, publicDefinition } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
@@ -65,10 +65,12 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   };
 
   const registrable = (name: string): { hash: string; definition: Tool } | undefined => {
-    const tool = catalog.get(name);
-    const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
-    return tool && definition
-      ? { hash: tool.hash, definition: registeredToolOf(publicDefinition(tool, definition)) }
+    const approved = approvedTool(catalog, name);
+    return approved
+      ? {
+          hash: approved.tool.hash,
+          definition: registeredToolOf(publicDefinition(approved.tool, approved.definition)),
+        }
       : undefined;
   };
 

@@ -90,6 +90,16 @@ export function roundScore(score: number): number {
   return Math.round(score * 10_000) / 10_000;
 }
 
+/** A tool by its public name with its definition as listed, unless it is held for approval. */
+export function approvedTool(
+  catalog: ToolCatalog,
+  name: string,
+): { tool: CatalogTool; definition: UpstreamTool } | undefined {
+  const tool = catalog.get(name);
+  const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
+  return tool && definition ? { tool, definition } : undefined;
+}
+
 /**
  * A catalog tool as the agent sees it: under its public name, with everything the upstream
  * declared that helps to choose and call it safely. Shared by retrieve_tools and the tools

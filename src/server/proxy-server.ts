@@ -2,7 +2,7 @@ import type { CallToolResult, Progress, ServerContext, Tool } from "@modelcontex
 import { ProtocolError, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
-import type { RetrievedTool } from "../index/retrieve-tools.ts";
+import { approvedTool, type RetrievedTool } from "../index/retrieve-tools.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { ToolCall, ToolResult } from "../plugin-api.ts";
@@ -284,9 +284,8 @@ function servePassthroughTools(
     catalog
       .names(owner)
       .flatMap((name) => {
-        const tool = catalog.get(name);
-        const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
-        return tool && definition ? [{ ...(definition as Tool), name: tool.tool }] : [];
+        const approved = approvedTool(catalog, name);
+        return approved ? [{ ...(approved.definition as Tool), name: approved.tool.tool }] : [];
       })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   /** The public name (`server__tool`) of one of the server's tools, by its own name. */

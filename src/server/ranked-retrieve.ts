@@ -1,4 +1,5 @@
 import {
+  approvedTool,
   publicDefinition,
   type RetrievedTool,
   type RetrieveToolsResult,
@@ -69,7 +70,6 @@ async function rankedFor(
 }
 
 function fromCatalog(catalog: ToolCatalog, name: string): RetrievedTool | undefined {
-  const tool = catalog.get(name);
-  const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
-  return tool && definition ? { ...publicDefinition(tool, definition), score: 0 } : undefined;
+  const approved = approvedTool(catalog, name);
+  return approved ? { ...publicDefinition(approved.tool, approved.definition), score: 0 } : undefined;
 }
