@@ -17,7 +17,7 @@ import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextpro
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { BINARY, FIXTURE, freePort } from "../tests/helpers.ts";
+import { BINARY, FIXTURE, watchOutput } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv } from "./proxy-process.ts";
 
@@ -92,12 +92,12 @@ async function main() {
     });
     await first.close();
 
-    const port = await freePort();
-    const http = Bun.spawn([...serve, "--transport", "http", "--port", String(port)], {
-      env,
-      stderr: "ignore",
+    // At info level, so serve says where it listens.
+    const http = Bun.spawn([...serve, "--transport", "http", "--port", "0"], {
+      env: { ...env, MCPPROXY_LOG_LEVEL: "info" },
+      stderr: "pipe",
     });
-    const url = await listening(port);
+    const url = new URL(await watchOutput(http.stderr).waitFor(/serving MCP at (http:\/\/\S+?);/, 30_000));
 
     say(`connect + tools/list, median of ${connects} (ms)`);
     for (const mode of MODES) {
@@ -162,16 +162,6 @@ async function timeConnects(count: number, connect: () => Promise<Connected>): P
     await client.close();
   }
   return String(round(median(times)));
-}
-
-/** The /mcp URL once the proxy answers /health (its logs are at warn level: no address line). */
-async function listening(port: number): Promise<URL> {
-  for (let i = 0; i < 300; i++) {
-    const healthy = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-    if (healthy) return new URL(`http://127.0.0.1:${port}/mcp`);
-    await Bun.sleep(50);
-  }
-  throw new Error(`serve did not listen on ${port}`);
 }
 
 await main();

@@ -8,11 +8,12 @@ import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   cleanupAfterEach,
-  FIXTURE,
+  eventually,
   fixtureEntry,
   ROOT,
   requireBinary,
   type Sandbox,
+  startHttpFixture,
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
@@ -77,6 +78,13 @@ async function httpProxy(sandbox: Sandbox, extra: string[] = []) {
   return proxy;
 }
 
+/** A v2 client pinned to 2026-07-28, of `serve` over stdio or over HTTP (`args`: more serve flags). */
+async function pinnedClient(sandbox: Sandbox, kind: "stdio" | "http", args: string[] = []) {
+  return kind === "stdio"
+    ? stdioClient(sandbox, "pinned", { args })
+    : httpClient((await httpProxy(sandbox, args)).url, "pinned");
+}
+
 const textOf = (result: unknown) =>
   ((result as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("\n");
 
@@ -90,10 +98,7 @@ describe("a 2026-07-28 client of mcpproxy", () => {
     test(`pinned to 2026-07-28 over ${kind}: discover, the fixed tool list, a search and a call to a 2025 upstream`, async () => {
       const sandbox = scope.sandbox();
       withFixture(sandbox);
-      const client =
-        kind === "stdio"
-          ? await stdioClient(sandbox, "pinned")
-          : await httpClient((await httpProxy(sandbox)).url, "pinned");
+      const client = await pinnedClient(sandbox, kind);
       expect(client.getProtocolEra()).toBe("modern");
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
       expect(client.getServerVersion()?.name).toBe("mcpproxy");
@@ -113,10 +118,7 @@ describe("a 2026-07-28 client of mcpproxy", () => {
       const sandbox = scope.sandbox();
       withFixture(sandbox);
       const args = ["--routing", "dynamic"];
-      const client =
-        kind === "stdio"
-          ? await stdioClient(sandbox, "pinned", { args })
-          : await httpClient((await httpProxy(sandbox, args)).url, "pinned");
+      const client = await pinnedClient(sandbox, kind, args);
       const before = await client.listTools();
       await client.callTool({ name: "retrieve_tools", arguments: { query: "add two numbers" } });
       const after = await client.listTools();
@@ -347,10 +349,7 @@ describe("a modern client's call: progress and cancellation on its own request",
     test(`progress reaches the caller, and a cancelled call is cancelled upstream (${kind})`, async () => {
       const sandbox = scope.sandbox();
       withFixture(sandbox);
-      const client =
-        kind === "stdio"
-          ? await stdioClient(sandbox, "pinned")
-          : await httpClient((await httpProxy(sandbox)).url, "pinned");
+      const client = await pinnedClient(sandbox, kind);
       const call = (name: string, args: Record<string, unknown>, options = {}) =>
         client.callTool({ name: "call_tool", arguments: { name, arguments: args } }, options);
       const progress: number[] = [];
@@ -369,11 +368,11 @@ describe("a modern client's call: progress and cancellation on its own request",
       const pending = call("fx__sleep_then_answer", { ms: 30_000 }, { signal: controller.signal });
       setTimeout(() => controller.abort("the user pressed stop"), 300);
       await expect(pending).rejects.toThrow();
-      let cancelled: string[] = [];
-      for (let i = 0; i < 100 && cancelled.length === 0; i++) {
-        cancelled = JSON.parse(textOf(await call("fx__cancelled_calls", {})));
-        await Bun.sleep(50);
-      }
+      const cancelled = await eventually(
+        async () => JSON.parse(textOf(await call("fx__cancelled_calls", {}))) as string[],
+        (list) => list.length > 0,
+        5_000,
+      );
       expect(cancelled).toEqual([expect.stringMatching(/^sleep_then_answer:\d+$/)]);
     });
   }
@@ -381,13 +380,9 @@ describe("a modern client's call: progress and cancellation on its own request",
 
 describe("what an upstream asks during a modern client's call", () => {
   async function relayFixtureOverHttp() {
-    const child = Bun.spawn([process.execPath, FIXTURE, "--http", "0", "--relay-tools"], {
-      stdout: "pipe",
-      stderr: "inherit",
-    });
-    scope.defer(() => child.kill());
-    const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
-    return `http://127.0.0.1:${port}/mcp`;
+    const fixture = await startHttpFixture("fx", ["--relay-tools"]);
+    scope.defer(fixture.stop);
+    return fixture.url;
   }
 
   for (const upstream of ["stdio", "http"] as const) {

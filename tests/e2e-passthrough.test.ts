@@ -2,15 +2,13 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { StreamableHTTPClientTransport, Client as V2Client } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   cleanupAfterEach,
+  connectStdio,
   eventually,
   FIXTURE_TOOLS,
   fixtureEntry,
   ROOT,
-  requireBinary,
   runCli,
   type Sandbox,
   startHttpProxy,
@@ -27,16 +25,8 @@ const scope = cleanupAfterEach();
 const CAPS = join(ROOT, "tests", "fixtures", "capabilities-server.ts");
 
 async function passthroughStdio(sandbox: Sandbox, server: string) {
-  const client = new Client({ name: "passthrough-test", version: "1" });
-  await client.connect(
-    new StdioClientTransport({
-      command: requireBinary(),
-      args: ["serve", "--passthrough", server, "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
-      env: sandbox.env(),
-      stderr: "ignore",
-    }),
-  );
-  scope.defer(() => client.close());
+  const { client, close } = await connectStdio(sandbox, {}, ["--passthrough", server]);
+  scope.defer(close);
   return client;
 }
 

@@ -111,10 +111,15 @@ export async function runProcess(
 }
 
 /** A real MCP client talking to `mcpproxy serve` over stdio. */
-export async function connectStdio(sandbox: Sandbox, extraEnv: Record<string, string> = {}) {
+export async function connectStdio(
+  sandbox: Sandbox,
+  extraEnv: Record<string, string> = {},
+  /** More `serve` flags (`--passthrough NAME`, `--routing …`). */
+  extraArgs: string[] = [],
+) {
   const transport = new StdioClientTransport({
     command: requireBinary(),
-    args: ["serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+    args: ["serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir, ...extraArgs],
     env: sandbox.env(extraEnv),
     stderr: "pipe",
   });
