@@ -1,5 +1,4 @@
 import type {
-  ClientCapabilities,
   FetchLike,
   OAuthClientProvider,
   Result,
@@ -12,6 +11,8 @@ import {
   Client,
   ProtocolError,
   ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
   SdkHttpError,
   SSEClientTransport,
   SseError,
@@ -24,6 +25,7 @@ import {
 } from "../config/load-config.ts";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
+import type { EraStore } from "../index/era-store.ts";
 import { createOutputTail, type OutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
@@ -32,6 +34,19 @@ import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
 import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
+import {
+  type EraPlan,
+  eraKey,
+  exitedOnProbe,
+  firstPlan,
+  isWorthStoring,
+  negotiationFor,
+  nextPlan,
+  priorFor,
+  verdictOf,
+} from "./era-negotiation.ts";
+import { CLIENT_CAPABILITIES, watchModernWire } from "./modern-wire.ts";
+import { type ParamHeader, paramHeaderValues, scanParamHeaders } from "./param-headers.ts";
 import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
 import {
   type ListedCapabilities,
@@ -42,18 +57,16 @@ import {
 } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
+import { keepListening, listenFilter } from "./upstream-listen.ts";
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
 export const SHUTTING_DOWN = "the proxy is shutting down";
 
 /**
- * One live MCP client session to one upstream server. A stdio child gets the environment
- * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
- * proxy's whole environment, which may hold secrets meant for other servers.
+ * One live MCP client session to one upstream server, in the protocol era it speaks. A stdio child
+ * gets the environment child-env.ts builds: a baseline, the network/CA/locale set and what the
+ * person named, never the proxy's whole environment, which may hold secrets meant for other servers.
  */
-/** How long a health-check ping may take before the server counts as gone. */
-const PING_TIMEOUT_MS = 10_000;
-
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
@@ -64,6 +77,12 @@ export interface UpstreamConnection {
   readonly tags: CallTags;
   /** The prompts and resource templates it listed when it connected (when it declares them), for pinning. */
   readonly listed: ListedCapabilities;
+  /** The protocol era spoken with it: `modern` (2026-07-28) or `legacy` (the 2025 revisions and older). */
+  readonly era: "modern" | "legacy";
+  /** The protocol version settled on (2026-07-28, 2025-11-25, …). */
+  readonly protocolVersion: string | undefined;
+  /** The Mcp-Param-* headers a call of `tool` sends (a 2026 server over HTTP; param-headers.ts), or undefined. */
+  paramHeaders(tool: string, args: Record<string, unknown> | undefined): Record<string, string> | undefined;
   close(): Promise<void>;
 }
 
@@ -120,6 +139,11 @@ export interface ConnectOptions {
   onRequest?: (request: ClientBoundRequest, signal: AbortSignal, tag: string | undefined) => Promise<Result>;
   /** A log message, a resource update or a resource or prompt list change from the server. */
   onNotification?: (notification: RelayedNotification) => void;
+  /**
+   * Where the server's protocol era is remembered between connects (index/era-store.ts): read to
+   * skip the probe, written when it was found or changed. Unset, every connect probes.
+   */
+  eras?: EraStore | undefined;
 }
 
 /** The requests a server may send its client that the proxy relays to its own clients. */
@@ -137,18 +161,6 @@ export type RelayedNotification = Extract<
       | "notifications/prompts/list_changed";
   }
 >;
-
-/**
- * What the proxy declares to every upstream: it relays sampling, elicitation (form and URL) and
- * roots to the client that made the call. Declared by `index` too, whose handlers refuse: servers
- * such as server-everything list some tools only to clients with these capabilities, and the
- * index must hold the tools that `serve` offers.
- */
-export const CLIENT_CAPABILITIES: ClientCapabilities = {
-  sampling: {},
-  elicitation: { form: {}, url: {} },
-  roots: { listChanged: true },
-};
 
 function createTransport(
   server: ServerConfig,
@@ -213,8 +225,9 @@ export function isConnectionRefused(error: unknown): boolean {
 }
 
 /**
- * Starts the transport, runs initialize and lists every tool, all within `server.timeoutMs`.
- * On failure the child is stopped and the error names the server, the reason and its stderr.
+ * Starts the transport, finds the server's protocol era (era-negotiation.ts), connects and lists
+ * every tool, all within `server.timeoutMs`. On failure the child is stopped and the error names
+ * the server, the reason and its stderr.
  */
 export async function connectUpstream(
   server: ServerConfig,
@@ -233,56 +246,38 @@ export async function connectUpstream(
     maxTools: server.maxTools ?? options.maxTools ?? DEFAULT_MAX_TOOLS,
     maxToolListBytes: server.maxToolListBytes ?? options.maxToolListBytes ?? DEFAULT_MAX_TOOL_LIST_BYTES,
   };
-  const transport = createTransport(server, options, tail, tags);
-  tags.tagCalls(transport);
-  const client = new Client(
-    { name: PRODUCT, version: VERSION },
-    { capabilities: CLIENT_CAPABILITIES, jsonSchemaValidator: sharedSchemaValidator },
-  );
-  relayBetween(client, options, tags);
+  const deadline = Date.now() + server.timeoutMs;
+  // The client of the attempt under way, and after connect the connection's.
+  let client: Client | undefined;
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
   let healthTimer: ReturnType<typeof setInterval> | undefined;
-  client.onclose = () => {
-    clearInterval(healthTimer);
-    if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
-    isOpen = false;
-  };
+  let stopListening: (() => void) | undefined;
   /** Ends an open connection that stopped working; onClosed reports it with this reason. */
   const endWith = (reason: string) => {
     if (!isOpen || isClosing || endReason !== undefined) return;
     endReason = reason;
-    void client.close();
+    void client?.close();
   };
   // A remote server's death shows in nothing the client reads until it sends something: it is
-  // pinged (periodically, and at once when its event stream breaks). An answer of any kind, an
-  // error included, is a live server; a failed request (refused, reset, session gone) ends the
+  // asked whether it is there (periodically, and at once when its event stream breaks): ping in
+  // the 2025 era, server/discover in 2026-07-28, which has no ping. An answer of any kind, an error
+  // included, is a live server; a failed request (refused, reset, session gone) ends the
   // connection, so it reads failed with its retry time instead of connected.
-  let isPinging = false;
+  let isChecking = false;
   const checkAlive = async () => {
-    if (isPinging || !isOpen) return;
-    isPinging = true;
+    if (isChecking || !isOpen || !client) return;
+    isChecking = true;
     try {
-      await client.ping({ timeout: PING_TIMEOUT_MS });
+      if (client.getProtocolEra() === "modern") await client.discover({ timeout: HEALTH_CHECK_TIMEOUT_MS });
+      else await client.ping({ timeout: HEALTH_CHECK_TIMEOUT_MS });
     } catch (error) {
-      if (!(error instanceof ProtocolError)) {
+      if (!isAnswer(error)) {
         endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
       }
     } finally {
-      isPinging = false;
-    }
-  };
-  // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
-  // a real end of the connection arrives through onclose. The exception is the event stream of the
-  // legacy SSE transport: the session lives exactly as long as that stream, and responses to
-  // requests in flight could only ever arrive on it, so when it breaks the connection is over.
-  client.onerror = (error) => {
-    if (error instanceof SseError) {
-      endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
-    } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
-      // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
-      void checkAlive();
+      isChecking = false;
     }
   };
 
@@ -297,7 +292,7 @@ export async function connectUpstream(
     do {
       isRelistPending = false;
       try {
-        const fresh = await listAllTools(client, server.timeoutMs, bounds);
+        const fresh = await listAllTools(client!, server.timeoutMs, bounds);
         if (!isOpen) return;
         current = fresh;
         options.onToolsChanged?.(fresh.tools);
@@ -306,7 +301,7 @@ export async function connectUpstream(
       }
     } while (isRelistPending && isOpen);
   };
-  client.setNotificationHandler("notifications/tools/list_changed", () => {
+  const onToolsChanged = () => {
     if (!isOpen) return;
     if (relisting) {
       isRelistPending = true;
@@ -315,7 +310,46 @@ export async function connectUpstream(
     relisting = relist().finally(() => {
       relisting = undefined;
     });
-  });
+  };
+
+  /** A client wired to this connection's handlers; only the last attempt's reports its end. */
+  const createClient = (plan: EraPlan): Client => {
+    const created = new Client(
+      { name: PRODUCT, version: VERSION },
+      {
+        capabilities: CLIENT_CAPABILITIES,
+        jsonSchemaValidator: sharedSchemaValidator,
+        versionNegotiation: negotiationFor(plan, server, deadline - Date.now()),
+        // A 2026 server's input requests are the caller's to answer, never the proxy's own handlers'.
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    relayBetween(created, options, tags);
+    created.setNotificationHandler("notifications/tools/list_changed", onToolsChanged);
+    created.onclose = () => {
+      if (created !== client) return;
+      clearInterval(healthTimer);
+      stopListening?.();
+      if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
+      isOpen = false;
+    };
+    // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
+    // a real end of the connection arrives through onclose. The exception is the event stream of the
+    // legacy SSE transport: the session lives exactly as long as that stream, and responses to
+    // requests in flight could only ever arrive on it, so when it breaks the connection is over.
+    created.onerror = (error) => {
+      if (created !== client) return;
+      if (error instanceof SseError) {
+        endWith(
+          `the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`,
+        );
+      } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
+        // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
+        void checkAlive();
+      }
+    };
+    return created;
+  };
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
@@ -328,46 +362,51 @@ export async function connectUpstream(
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });
+  timeoutOrAbort.catch(() => undefined);
+  const stored = options.eras?.get(server.name);
+  let plan = firstPlan(server, stored);
+  let transport: Transport | undefined;
   try {
-    const [listing, listed] = await Promise.race([
-      (async () => {
-        await client.connect(transport, { timeout: server.timeoutMs });
-        // Prompts and templates get less time: a server slow to list them still connects.
-        return Promise.all([
-          listAllTools(client, server.timeoutMs, bounds),
-          listCapabilities(client, Math.min(5_000, server.timeoutMs / 2)),
+    for (;;) {
+      transport = createTransport(server, options, tail, tags);
+      tags.tagCalls(transport);
+      watchModernWire(transport, { checkParamHeaders: server.transport === "streamable-http" });
+      const attempt = createClient(plan);
+      client = attempt;
+      const prior = priorFor(plan);
+      const opened = transport;
+      try {
+        const [listing, listed] = await Promise.race([
+          (async () => {
+            await attempt.connect(opened, { timeout: deadline - Date.now(), ...(prior ? { prior } : {}) });
+            // Prompts and templates get less time: a server slow to list them still connects.
+            return Promise.all([
+              listAllTools(attempt, server.timeoutMs, bounds),
+              listCapabilities(attempt, Math.min(5_000, server.timeoutMs / 2)),
+            ]);
+          })(),
+          timeoutOrAbort,
         ]);
-      })(),
-      timeoutOrAbort,
-    ]);
-    isOpen = true;
-    current = listing;
-    if (server.transport !== "stdio" && options.healthCheckMs) {
-      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
-      healthTimer.unref?.();
+        current = listing;
+        return connected(listed);
+      } catch (error) {
+        const next = options.transport || options.signal?.aborted ? undefined : nextPlan(plan, error);
+        if (!next || Date.now() >= deadline) throw error;
+        // Not through the client: its onclose must not end anything, it was never open.
+        await attempt.close().catch(() => undefined);
+        await opened.close().catch(() => undefined);
+        // A child that exits on the probe is a 2025 server; remembered at once, so that a server
+        // that exits on every start (a crash loop) is not probed, and started twice, on each retry.
+        if (exitedOnProbe(error)) {
+          options.eras?.put(server.name, { era: "legacy", key: eraKey(server), checkedAt: Date.now() });
+        }
+        plan = next;
+      }
     }
-    const connection: UpstreamConnection = {
-      server,
-      client,
-      get tools() {
-        return current.tools;
-      },
-      get skipped() {
-        return current.skipped;
-      },
-      tags,
-      listed,
-      async close() {
-        isClosing = true;
-        clearInterval(healthTimer);
-        await client.close().catch(() => undefined);
-      },
-    };
-    return connection;
   } catch (error) {
     isClosing = true;
-    await client.close().catch(() => undefined);
-    await transport.close().catch(() => undefined);
+    await client?.close().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
     // Give the child's last stderr lines a moment to arrive before reporting them.
     await new Promise((resolve) => setTimeout(resolve, 50));
     throw new ProxyError("UPSTREAM_CONNECT_FAILED", connectFailure(server, error, tail.text()), {
@@ -377,6 +416,83 @@ export async function connectUpstream(
     clearTimeout(timer);
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
+
+  /** The connection over the client that connected. */
+  function connected(listed: ListedCapabilities): UpstreamConnection {
+    const live = client!;
+    isOpen = true;
+    const verdict = verdictOf(live, server);
+    if (verdict && options.eras && isWorthStoring(verdict, stored)) options.eras.put(server.name, verdict);
+    const era = live.getProtocolEra() === "modern" ? "modern" : "legacy";
+    if (server.transport !== "stdio" && options.healthCheckMs) {
+      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
+      healthTimer.unref?.();
+    }
+    const filter = era === "modern" ? listenFilter(live) : undefined;
+    if (filter) {
+      stopListening = keepListening(live, filter, {
+        timeoutMs: server.timeoutMs,
+        onReopened: onToolsChanged,
+        onProblem: (reason) => options.onListFailed?.(reason),
+      });
+    }
+    const headers = paramHeadersOf(era === "modern" && server.transport === "streamable-http");
+    return {
+      server,
+      client: live,
+      era,
+      protocolVersion: live.getNegotiatedProtocolVersion(),
+      get tools() {
+        return current.tools;
+      },
+      get skipped() {
+        return current.skipped;
+      },
+      tags,
+      listed,
+      paramHeaders: (tool, args) => headers(current.tools, tool, args),
+      async close() {
+        isClosing = true;
+        clearInterval(healthTimer);
+        stopListening?.();
+        await live.close().catch(() => undefined);
+      },
+    };
+  }
+}
+
+/** How long a health check (ping, or server/discover) may take before the server counts as gone. */
+const HEALTH_CHECK_TIMEOUT_MS = 10_000;
+
+/** An error that is the server's answer (it is there), not a failure to reach it. */
+function isAnswer(error: unknown): boolean {
+  return (
+    error instanceof ProtocolError ||
+    (error instanceof SdkError &&
+      (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType))
+  );
+}
+
+/**
+ * The Mcp-Param-* headers of a call (param-headers.ts), read from the tool's listed input schema;
+ * only for a 2026 server over streamable HTTP. Each tool's marks are read once per tool list.
+ */
+function paramHeadersOf(isMirrored: boolean) {
+  let scannedFor: readonly Tool[] | undefined;
+  let byTool = new Map<string, ParamHeader[]>();
+  return (tools: readonly Tool[], tool: string, args: Record<string, unknown> | undefined) => {
+    if (!isMirrored) return undefined;
+    if (scannedFor !== tools) {
+      scannedFor = tools;
+      byTool = new Map();
+      for (const listed of tools) {
+        const scan = scanParamHeaders(listed.inputSchema);
+        if ("headers" in scan && scan.headers.length > 0) byTool.set(listed.name, scan.headers);
+      }
+    }
+    const headers = byTool.get(tool);
+    return headers ? paramHeaderValues(headers, args) : undefined;
+  };
 }
 
 function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
