@@ -2,7 +2,6 @@ import type { CallToolResult, ClientCapabilities, Progress } from "@modelcontext
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
-import { restoredContent } from "./lenient-results.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
 import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
@@ -96,12 +95,13 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   if (call.signal?.aborted) onCancel();
   else call.signal?.addEventListener("abort", onCancel, { once: true });
   // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
-  // upstream sent it, without the client-side output-schema checks of the SDK.
+  // upstream sent it, without the client-side output-schema checks of the SDK (a 2026 server's
+  // content blocks of no defined type excepted: lenient-results.ts).
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
     const isModern = connection.era === "modern";
     const headers = connection.paramHeaders(tool, call.args);
-    const sent = (await connection.client.request(
+    const result = (await connection.client.request(
       {
         method: "tools/call",
         params: {
@@ -127,7 +127,6 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
         },
       },
     )) as CallToolResult;
-    const result = isModern ? restoredContent(sent) : sent;
     if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
     return result;
   };

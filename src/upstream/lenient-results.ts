@@ -1,10 +1,10 @@
-import { specTypeSchemas } from "@modelcontextprotocol/client";
+import { isSpecType, specTypeSchemas } from "@modelcontextprotocol/client";
 import { scanParamHeaders } from "./param-headers.ts";
 
 /**
  * What the proxy accepts of a server's results, whatever the era: a list is judged entry by entry
- * (a bad entry is left out and reported, never the whole list with it), and a tools/call result
- * goes to the agent as the server sent it.
+ * (a bad entry is left out and reported, never the whole list with it), and one bad part of a
+ * tool's result does not fail the call.
  *
  * On a 2025-era connection the SDK passes results through as they are, and server-lists.ts checks
  * the tools. On a 2026-07-28 connection the SDK checks every result against the revision's strict
@@ -12,15 +12,15 @@ import { scanParamHeaders } from "./param-headers.ts";
  * non-standard content block a whole call. So a modern result is made acceptable to the SDK first
  * (modern-wire.ts calls `acceptableModernResult` on the wire, before the SDK decodes it):
  *  - list entries the SDK would refuse are taken out, and noted under SKIPPED_META_KEY for
- *    listAllTools to report (and to count against the list bounds);
+ *    listAllTools to report (and to count against the list bounds); the key is the proxy's own,
+ *    whatever a server puts there is replaced;
  *  - missing or malformed cache hints (`ttlMs`, `cacheScope`) become "do not cache" (0, private);
- *  - a tools/call result's `content` is set aside under CONTENT_META_KEY and put back by
- *    `restoredContent` once the SDK let the result through: the agent gets the blocks as the
- *    server sent them, as from a 2025 server (the proxy relays, it does not judge content).
- * Both keys are the proxy's own: whatever a server puts there is overwritten.
+ *  - a tools/call content block that is not one of the revision's (a type of its own, a text
+ *    block without text) becomes a text block that says so and holds the block's JSON (cut at
+ *    MAX_BLOCK_CHARS): the call succeeds, the agent sees what came, and the proxy's own server,
+ *    which checks what it sends as strictly, can send it on. The other blocks are passed as sent.
  */
 export const SKIPPED_META_KEY = "io.mcpproxy/skipped";
-export const CONTENT_META_KEY = "io.mcpproxy/content";
 
 /** A list entry left out: why, and its size (it counts against maxToolListBytes as before). */
 export interface SkippedEntry {
@@ -100,13 +100,9 @@ export function acceptableModernResult(
   if (!isObject(result) || (result.resultType !== undefined && result.resultType !== "complete"))
     return result;
   if (result._meta !== undefined && !isObject(result._meta)) return result;
+  if (method === "tools/call") return { ...result, content: passableContent(result.content) };
   const meta: Record<string, unknown> = { ...(result._meta as Record<string, unknown> | undefined) };
   delete meta[SKIPPED_META_KEY];
-  delete meta[CONTENT_META_KEY];
-  if (method === "tools/call") {
-    meta[CONTENT_META_KEY] = result.content;
-    return { ...result, content: [], _meta: meta };
-  }
   const fixed: Record<string, unknown> = { ...result, _meta: meta, ...cacheHints(result) };
   const list = LISTS[method];
   if (!list || !Array.isArray(result[list.key])) return fixed;
@@ -161,14 +157,21 @@ export function skippedIn(result: { _meta?: unknown }): SkippedEntry[] {
   });
 }
 
-/** A modern tools/call result with its content as the server sent it, and the proxy's key gone. */
-export function restoredContent<T extends { content?: unknown; _meta?: unknown }>(result: T): T {
-  if (!isObject(result._meta) || !Object.hasOwn(result._meta, CONTENT_META_KEY)) return result;
-  const { [CONTENT_META_KEY]: content, ...meta } = result._meta;
-  const { _meta: _, content: __, ...rest } = result;
-  return {
-    ...rest,
-    ...(content !== undefined ? { content } : {}),
-    ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
-  } as T;
+/** A call's content as the SDK takes it: each block that is not a valid one told as text instead. */
+function passableContent(content: unknown): unknown[] {
+  if (!Array.isArray(content)) return [];
+  if (content.every((block) => isSpecType.ContentBlock(block))) return content;
+  return content.map((block) => {
+    if (isSpecType.ContentBlock(block)) return block;
+    const type = isObject(block) && typeof block.type === "string" ? `"${block.type}"` : "unknown";
+    const json = JSON.stringify(block) ?? String(block);
+    const shown = json.length > MAX_BLOCK_CHARS ? `${json.slice(0, MAX_BLOCK_CHARS)}…` : json;
+    return {
+      type: "text",
+      text: `[a content block of type ${type} that MCP 2026-07-28 does not define, passed on as text: ${shown}]`,
+    };
+  });
 }
+
+/** The most of an undefined content block's JSON passed on as text. */
+const MAX_BLOCK_CHARS = 2_000;
