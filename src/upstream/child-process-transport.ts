@@ -75,6 +75,11 @@ export class ChildProcessTransport implements Transport {
     return this.child?.stderr ?? null;
   }
 
+  /** The server ended by a signal (killed from outside, or stopped by us), not by exiting itself. */
+  get wasKilled(): boolean {
+    return this.hasExited && Boolean(this.child?.signalCode);
+  }
+
   /**
    * Bun's own spawn and pipes, not node:child_process: on the call path its streams and events
    * cost more than the calls they carry (measured with bench/call-overhead.ts).

@@ -4,8 +4,8 @@ import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
-import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
-import { upstreamErrorText } from "./upstream-errors.ts";
+import type { UpstreamConnection } from "./upstream-connection.ts";
+import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstream-errors.ts";
 
 /**
  * One tools/call on its way upstream, bounded in time two ways: `callTimeoutMs` without an answer

@@ -1,3 +1,5 @@
+import type { Tool } from "@modelcontextprotocol/client";
+
 /**
  * `Mcp-Param-*` headers (MCP 2026-07-28, streamable HTTP "Custom Headers from Tool Parameters"):
  * a tool may mark properties of its input schema with `"x-mcp-header": "Name"`, and a client that
@@ -131,4 +133,26 @@ export function encodeHeaderValue(value: string): string {
     !(value.startsWith(BASE64_OPEN) && value.endsWith(BASE64_CLOSE)) &&
     /^[\x20-\x7e]*$/.test(value);
   return isPlain ? value : `${BASE64_OPEN}${Buffer.from(value, "utf8").toString("base64")}${BASE64_CLOSE}`;
+}
+
+/**
+ * The Mcp-Param-* headers of a call (param-headers.ts), read from the tool's listed input schema;
+ * only for a 2026 server over streamable HTTP. Each tool's marks are read once per tool list.
+ */
+export function paramHeaderLookup(isMirrored: boolean) {
+  let scannedFor: readonly Tool[] | undefined;
+  let byTool = new Map<string, ParamHeader[]>();
+  return (tools: readonly Tool[], tool: string, args: Record<string, unknown> | undefined) => {
+    if (!isMirrored) return undefined;
+    if (scannedFor !== tools) {
+      scannedFor = tools;
+      byTool = new Map();
+      for (const listed of tools) {
+        const scan = scanParamHeaders(listed.inputSchema);
+        if ("headers" in scan && scan.headers.length > 0) byTool.set(listed.name, scan.headers);
+      }
+    }
+    const headers = byTool.get(tool);
+    return headers ? paramHeaderValues(headers, args) : undefined;
+  };
 }

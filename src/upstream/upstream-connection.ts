@@ -1,5 +1,4 @@
 import type {
-  FetchLike,
   OAuthClientProvider,
   Result,
   ServerNotification,
@@ -13,26 +12,21 @@ import {
   ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
-  SdkHttpError,
-  SSEClientTransport,
   SseError,
-  StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import {
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_TOOL_LIST_BYTES,
   DEFAULT_MAX_TOOLS,
 } from "../config/load-config.ts";
-import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import type { EraStore } from "../index/era-store.ts";
-import { createOutputTail, type OutputTail } from "../output-tail.ts";
+import { createOutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
-import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
 import {
   type EraPlan,
@@ -46,8 +40,7 @@ import {
   verdictOf,
 } from "./era-negotiation.ts";
 import { CLIENT_CAPABILITIES, watchModernWire } from "./modern-wire.ts";
-import { type ParamHeader, paramHeaderValues, scanParamHeaders } from "./param-headers.ts";
-import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import { paramHeaderLookup } from "./param-headers.ts";
 import {
   type ListedCapabilities,
   listAllTools,
@@ -56,8 +49,9 @@ import {
   type ToolListing,
 } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
-import { upstreamErrorText } from "./upstream-errors.ts";
+import { closedReason, connectFailure, upstreamErrorText } from "./upstream-errors.ts";
 import { keepListening, listenFilter } from "./upstream-listen.ts";
+import { createTransport } from "./upstream-transport.ts";
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
 export const SHUTTING_DOWN = "the proxy is shutting down";
@@ -162,67 +156,8 @@ export type RelayedNotification = Extract<
   }
 >;
 
-function createTransport(
-  server: ServerConfig,
-  options: ConnectOptions,
-  tail: OutputTail,
-  tags: CallTags,
-): Transport {
-  const env = options.env ?? process.env;
-  switch (server.transport) {
-    case "stdio":
-      return new ChildProcessTransport({
-        command: server.command,
-        args: server.args,
-        env: childEnvironment(server, env, options.ancestry),
-        cwd: server.cwd,
-        maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-        onStderr: (chunk) => tail.push(chunk),
-        stopSignal: options.stopSignal,
-      });
-    case "streamable-http":
-    case "sse":
-      return options.transport ?? httpTransport(server, options.authProvider, options.ancestry, tags.fetch);
-  }
-}
-
-/** The SDK's client transport for an HTTP server: its headers, the proxy chain, OAuth when given. */
-export function httpTransport(
-  server: HttpServerConfig,
-  authProvider?: OAuthClientProvider,
-  ancestry?: string,
-  fetch?: FetchLike,
-): StreamableHTTPClientTransport | SSEClientTransport {
-  const headers = { ...server.headers, ...(ancestry ? { [ANCESTRY_HEADER]: ancestry } : {}) };
-  const extra = { ...(authProvider ? { authProvider } : {}), ...(fetch ? { fetch } : {}) };
-  return server.transport === "sse"
-    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers }, ...extra })
-    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers }, ...extra });
-}
-
-/**
- * Whether a request failed because the server no longer knows our session: it restarted, or
- * expired the session. Such a request never ran, so it is safe to open a new session and send it
- * again. Streamable HTTP servers answer 404 (the spec), some 400 naming the session
- * ("No valid session ID provided"); a legacy SSE server answers the POST with 404 or 400.
- */
-export function isSessionLost(error: unknown): boolean {
-  if (error instanceof SdkHttpError) {
-    return error.status === 404 || (error.status === 400 && /session/i.test(error.message));
-  }
-  const message = error instanceof Error ? error.message : "";
-  return /Error POSTing to endpoint \(HTTP (404|400)\)/.test(message) && /session/i.test(message);
-}
-
-/** Whether a request failed because nothing listens at the server's address: it never arrived. */
-export function isConnectionRefused(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ConnectionRefused") return true;
-    current = current.cause;
-  }
-  return false;
-}
+/** Kept here for `auth login`, which makes the transport it finishes the login on. */
+export { httpTransport } from "./upstream-transport.ts";
 
 /**
  * Starts the transport, finds the server's protocol era (era-negotiation.ts), connects and lists
@@ -368,7 +303,7 @@ export async function connectUpstream(
   let transport: Transport | undefined;
   try {
     for (;;) {
-      transport = createTransport(server, options, tail, tags);
+      transport = createTransport(server, options, (chunk) => tail.push(chunk), tags.fetch);
       tags.tagCalls(transport);
       watchModernWire(transport, { checkParamHeaders: server.transport === "streamable-http" });
       const attempt = createClient(plan);
@@ -390,9 +325,12 @@ export async function connectUpstream(
         current = listing;
         return connected(listed);
       } catch (error) {
-        const next = options.transport || options.signal?.aborted ? undefined : nextPlan(plan, error);
+        // A child killed from outside is not one that exits on the probe: it is not started again.
+        const wasKilled = opened instanceof ChildProcessTransport && opened.wasKilled;
+        const next =
+          options.transport || options.signal?.aborted || wasKilled ? undefined : nextPlan(plan, error);
         if (!next || Date.now() >= deadline) throw error;
-        // Not through the client: its onclose must not end anything, it was never open.
+        // The attempt's client and child end here; its onclose reports nothing, it was never open.
         await attempt.close().catch(() => undefined);
         await opened.close().catch(() => undefined);
         // A child that exits on the probe is a 2025 server; remembered at once, so that a server
@@ -436,7 +374,7 @@ export async function connectUpstream(
         onProblem: (reason) => options.onListFailed?.(reason),
       });
     }
-    const headers = paramHeadersOf(era === "modern" && server.transport === "streamable-http");
+    const headers = paramHeaderLookup(era === "modern" && server.transport === "streamable-http");
     return {
       server,
       client: live,
@@ -473,28 +411,6 @@ function isAnswer(error: unknown): boolean {
   );
 }
 
-/**
- * The Mcp-Param-* headers of a call (param-headers.ts), read from the tool's listed input schema;
- * only for a 2026 server over streamable HTTP. Each tool's marks are read once per tool list.
- */
-function paramHeadersOf(isMirrored: boolean) {
-  let scannedFor: readonly Tool[] | undefined;
-  let byTool = new Map<string, ParamHeader[]>();
-  return (tools: readonly Tool[], tool: string, args: Record<string, unknown> | undefined) => {
-    if (!isMirrored) return undefined;
-    if (scannedFor !== tools) {
-      scannedFor = tools;
-      byTool = new Map();
-      for (const listed of tools) {
-        const scan = scanParamHeaders(listed.inputSchema);
-        if ("headers" in scan && scan.headers.length > 0) byTool.set(listed.name, scan.headers);
-      }
-    }
-    const headers = byTool.get(tool);
-    return headers ? paramHeaderValues(headers, args) : undefined;
-  };
-}
-
 function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
   for (const method of ["sampling/createMessage", "elicitation/create", "roots/list"] as const) {
     client.setRequestHandler(method, (request, ctx) => {
@@ -518,19 +434,4 @@ function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): 
       options.onNotification?.(notification as RelayedNotification);
     });
   }
-}
-
-function connectFailure(server: ServerConfig, error: unknown, stderr: string): string {
-  const code = (error as { code?: unknown })?.code;
-  let reason = upstreamErrorText(error);
-  if (server.transport === "stdio" && code === "ENOENT") {
-    reason = `command not found: ${server.command} (check the command and PATH)`;
-  } else if (/connection closed/i.test(reason)) {
-    reason = "the server closed the connection during initialize (it probably exited)";
-  }
-  return `${reason}${stderr ? `\n  stderr: ${redactSecrets(stderr).split("\n").join("\n          ")}` : ""}`;
-}
-
-function closedReason(stderr: string): string {
-  return `the connection closed${stderr ? `; stderr: ${redactSecrets(stderr.split("\n").slice(-5).join(" | "))}` : ""}`;
 }
