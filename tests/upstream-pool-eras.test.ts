@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { EmptyResultSchema } from "@modelcontextprotocol/core";
-import type { StdioServerConfig } from "../src/config/parse-server.ts";
+import type { HttpServerConfig, StdioServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
-import { FIXTURE, MODERN_FIXTURE } from "./helpers.ts";
+import { FIXTURE, MODERN_FIXTURE, startModernHttpFixture } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -68,5 +71,34 @@ describe("a call to a 2026-07-28 server", () => {
       ["modern", "2026-07-28"],
       ["legacy", "2025-11-25"],
     ]);
+  });
+});
+
+describe("a 404 from a 2026-07-28 server", () => {
+  test("is its answer (an unknown method), not a lost session: the call is not sent again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpproxy-vanishing-"));
+    const calls = join(dir, "calls.log");
+    const remote = await startModernHttpFixture(["--modern-only", "--vanishing-tool"], {
+      FIXTURE_CALL_LOG: calls,
+    });
+    try {
+      const config: HttpServerConfig = {
+        name: "remote",
+        enabled: true,
+        timeoutMs: 15_000,
+        transport: "streamable-http",
+        url: remote.url,
+        headers: {},
+      };
+      const pool = createUpstreamPool({ servers: [config], logger: silentLogger });
+      pools.push(pool);
+      await pool.connectAll();
+      await expect(pool.callTool("remote", "vanishing", {})).rejects.toThrow();
+      expect(existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : []).toEqual(["vanishing"]);
+      expect(pool.status()[0]?.state).toBe("connected");
+    } finally {
+      remote.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
