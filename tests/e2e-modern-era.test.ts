@@ -12,7 +12,7 @@ setDefaultTimeout(30_000);
 /**
  * Issue 22: MCP revision 2026-07-28. First the v2 fixture server is shown to be what it claims
  * (modern clients are served, a 2025 client is refused by `--modern-only`); then the proxy is
- * run against it, which it cannot serve yet.
+ * run against it.
  */
 const MODERN_FIXTURE = join(ROOT, "tests", "fixtures", "modern-server.ts");
 const MODERN_TOOLS = ["add", "echo"];
@@ -139,8 +139,7 @@ describe("mcpproxy index with a 2026-07-28 upstream", () => {
       expectIndexed(await indexModern(kind, []));
     });
 
-    // issue 22: the proxy cannot speak to a modern-only server yet; remove .failing when step 5 lands
-    test.failing(`indexes a modern-only upstream over ${kind}`, async () => {
+    test(`indexes a modern-only upstream over ${kind}`, async () => {
       expectIndexed(await indexModern(kind, ["--modern-only"]));
     });
   }

@@ -10,6 +10,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 export const ROOT = resolve(import.meta.dir, "..");
 export const BINARY = join(ROOT, "dist", "mcpproxy");
 export const FIXTURE = join(ROOT, "tests", "fixtures", "fixture-server.ts");
+/** The SDK v2 fixture that speaks MCP 2026-07-28 (tests/fixtures/modern-server.ts). */
+export const MODERN_FIXTURE = join(ROOT, "tests", "fixtures", "modern-server.ts");
 export const EVERYTHING = join(
   ROOT,
   "node_modules",
@@ -81,6 +83,26 @@ export function fixtureEntry(
 }
 
 /** The published reference server, run with Node as users run it through npx. */
+/** A stdio server entry that runs the 2026-07-28 fixture server under the Bun that runs the tests. */
+export function modernEntry(options: { args?: string[]; env?: Record<string, string> } = {}) {
+  return {
+    command: process.execPath,
+    args: [MODERN_FIXTURE, ...(options.args ?? [])],
+    ...(options.env ? { env: options.env } : {}),
+  };
+}
+
+/** Starts the 2026-07-28 fixture server over HTTP on a free port (`args`: more of its flags). */
+export async function startModernHttpFixture(args: string[] = [], env: Record<string, string> = {}) {
+  const child = Bun.spawn([process.execPath, MODERN_FIXTURE, "--http", "0", ...args], {
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
+  return { url: `http://127.0.0.1:${port}/mcp`, child, stop: () => child.kill() };
+}
+
 export function everythingEntry() {
   return { command: "node", args: [EVERYTHING, "stdio"] };
 }
@@ -312,6 +334,7 @@ export interface ServerHealth {
   retryAt?: string;
   failures?: number;
   circuitOpen?: boolean;
+  protocolVersion?: string;
 }
 
 /**

@@ -20,6 +20,12 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     get capabilities() {
       return current.capabilities;
     },
+    // Stable for the pool that holds it, whichever catalog is current.
+    eras: {
+      get: (server) => current.eras?.get(server),
+      put: (server, verdict) => current.eras?.put(server, verdict),
+      forgetExcept: (keep) => current.eras?.forgetExcept(keep),
+    },
     size: () => current.size(),
     get: (name) => current.get(name),
     names: (server) => current.names(server),

@@ -37,6 +37,7 @@ export function healthReport(
         transport: server.transport,
         tools: server.toolCount,
         ...(server.connectedSince ? { connectedSince: new Date(server.connectedSince).toISOString() } : {}),
+        ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
         ...(server.error ? { error: server.error.split("\n")[0] } : {}),
         ...retrySchedule(server),
       })),

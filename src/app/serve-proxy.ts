@@ -169,6 +169,7 @@ async function run(
     },
     auth: upstreamAuth(config.dataDir),
     stopSignal,
+    eras: catalog.eras,
     clientSide: upstreamMessages({
       sessions: clients,
       logger: logger.child("relay"),

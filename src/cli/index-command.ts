@@ -60,6 +60,7 @@ export const indexCommand: Command = {
         ...upstreamBounds(config),
         auth: upstreamAuth(config.dataDir),
         stopSignal: stop.signal,
+        eras: catalog.eras,
       });
       const isTty = Boolean(process.stderr.isTTY);
       const progress = (report: ServerReport, done: number, total: number) => {

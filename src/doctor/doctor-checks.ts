@@ -248,18 +248,17 @@ async function checkServer(
     });
     const ms = Math.round(performance.now() - started);
     const info = connection.client.getServerVersion();
-    // Stdio and streamable HTTP transports keep the version initialize settled on.
-    const protocol = (connection.client.transport as { protocolVersion?: unknown } | undefined)
-      ?.protocolVersion;
+    const protocol = connection.protocolVersion;
     await connection.close();
     return {
       area: "server",
       subject,
       status: connection.tools.length === 0 ? "warn" : "ok",
       detail:
-        `started and answered initialize in ${ms} ms: ${connection.tools.length} tool(s)` +
+        `started and answered ${connection.era === "modern" ? "server/discover" : "initialize"} in ${ms} ms: ` +
+        `${connection.tools.length} tool(s)` +
         (info ? `; it is ${info.name} ${info.version}` : "") +
-        (typeof protocol === "string" ? `, protocol ${protocol}` : "") +
+        (protocol ? `, protocol ${protocol} (${connection.era} era)` : "") +
         (connection.skipped.length > 0 ? `; ${connection.skipped.length} malformed tool(s) left out` : ""),
       ...(connection.tools.length === 0
         ? { fix: "it offers no tools, so the agent will not find anything from it" }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describeError, ProxyError } from "../errors.ts";
 import { createPrivateFile } from "./atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
+import { createEraSchema, type EraStore, openEraStore } from "./era-store.ts";
 import { openForReading } from "./open-for-reading.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
@@ -43,6 +44,8 @@ export interface CatalogStore {
   readonly path: string;
   /** Prompts and resource templates: what servers listed, and what was approved (capability-store.ts). */
   readonly capabilities: CapabilityStore;
+  /** Which protocol era each server spoke when last connected (era-store.ts). */
+  readonly eras: EraStore;
   /** Every tool without its definition: what the proxy keeps in memory. */
   listTools(): ToolRow[];
   /** Every tool with its definition (rebuilding the search index). */
@@ -97,6 +100,7 @@ function createSchema(db: Database): void {
       server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT,
       approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
   createCapabilitySchema(db);
+  createEraSchema(db);
   // A catalog from before approvals existed: what it holds was trusted, so it starts approved.
   if (!db.query("SELECT 1 FROM meta WHERE key = 'approvals'").get()) {
     db.transaction(() => {
@@ -244,9 +248,11 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   });
 
   const capabilities = openCapabilityStore(db, { writable: !readOnly, approvalsWritable });
+  const eras = openEraStore(db, { writable: !readOnly });
   return {
     path,
     capabilities,
+    eras,
     listTools: () =>
       db.query<ToolRow, []>("SELECT server, tool, name, hash FROM tools ORDER BY server, tool").all(),
     listDefinitions() {

@@ -6,6 +6,7 @@ import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-
 import { openOrRebuildStore } from "./catalog-recovery.ts";
 import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
+import type { EraStore } from "./era-store.ts";
 import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { interleaveSteps, requestSteps } from "./request-steps.ts";
@@ -65,8 +66,10 @@ export interface ToolCatalog {
   syncServer(server: string, tools: readonly UpstreamTool[]): Promise<SyncCounts>;
   /** Drops every server not in `keep` (servers removed from the config). */
   removeServersExcept(keep: ReadonlySet<string>): Promise<SyncCounts>;
-  /** Drops the approvals of every server not in `keep`, so that a server added again is a new one. */
+  /** Drops the approvals (and era verdicts) of every server not in `keep`, so that a server added again is a new one. */
   forgetServersExcept(keep: ReadonlySet<string>): void;
+  /** Which protocol era each server spoke when last connected (era-store.ts), for the next connect. */
+  readonly eras?: EraStore | undefined;
   /** Pinning of prompts and resource templates, and servers held whole (with an approval policy). */
   readonly capabilities?: CapabilityApprovals | undefined;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
@@ -376,7 +379,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     },
     syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
-    forgetServersExcept: (keep) => approvals?.forgetServersExcept(keep),
+    forgetServersExcept(keep) {
+      approvals?.forgetServersExcept(keep);
+      store.eras.forgetExcept(keep);
+    },
+    eras: store.eras,
     search: async (query, limit, minScore) => (await searchWithHeld(query, limit, minScore)).hits,
     searchWithHeld,
     persist: () =>

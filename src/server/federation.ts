@@ -343,7 +343,11 @@ export function serveFederation(
     await Promise.all(
       pool
         .live()
-        .filter(({ connection }) => connection.client.getServerCapabilities()?.logging)
+        // A 2026-07-28 server has no logging/setLevel: its level comes with each request.
+        .filter(
+          ({ connection }) =>
+            connection.era === "legacy" && connection.client.getServerCapabilities()?.logging,
+        )
         .map(({ server: owner, connection }) =>
           connection.client
             .setLoggingLevel(level)
@@ -357,8 +361,9 @@ export function serveFederation(
 
   // The client's roots changed: every server may be using them (they reach servers through the proxy).
   server.setNotificationHandler("notifications/roots/list_changed", async () => {
+    // A 2026-07-28 server asks for roots with each request that needs them: nothing to tell it.
     for (const { connection } of pool.live())
-      await connection.client.sendRootsListChanged().catch(() => undefined);
+      if (connection.era === "legacy") await connection.client.sendRootsListChanged().catch(() => undefined);
   });
 }
 

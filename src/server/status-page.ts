@@ -36,7 +36,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
     .map(
       (server) =>
         `<tr><td>${html(server.name)}</td><td class="state-${html(server.state)}">${html(server.state)}</td>` +
-        `<td>${html(server.transport)}</td><td>${server.toolCount}</td>` +
+        `<td>${html(server.transport)}</td><td>${html(server.protocolVersion ?? "")}</td><td>${server.toolCount}</td>` +
         `<td class="error">${server.error ? html(shownError(server.error)) : ""}</td></tr>`,
     )
     .join("");
@@ -61,7 +61,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
     );
   }
   parts.push(
-    `<h2>Servers</h2><table id="servers"><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>last error</th></tr>${rows}</table>`,
+    `<h2>Servers</h2><table id="servers"><tr><th>server</th><th>state</th><th>transport</th><th>protocol</th><th>tools</th><th>last error</th></tr>${rows}</table>`,
   );
   if (sources.stats) {
     const report = statsReport(sources.stats(), {

@@ -87,6 +87,8 @@ export interface ServerRow {
   quarantinedTools: number;
   error?: string;
   connectedSince?: string;
+  /** While connected: the protocol version spoken with it (2026-07-28: the modern era; older: legacy). */
+  protocolVersion?: string;
   /** While it is down: when it is tried again, after how many failures, whether calls fail at once. */
   retryAt?: string;
   failures?: number;
@@ -110,6 +112,7 @@ export function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[
     quarantinedTools: quarantined.get(status.name) ?? 0,
     ...(status.error ? { error: status.error.split("\n")[0]! } : {}),
     ...(status.connectedSince ? { connectedSince: new Date(status.connectedSince).toISOString() } : {}),
+    ...(status.protocolVersion ? { protocolVersion: status.protocolVersion } : {}),
     ...retrySchedule(status),
   }));
 }

@@ -62,8 +62,22 @@ export class ChildProcessTransport implements Transport {
     this.protocolVersion = version;
   }
 
+  /**
+   * `pid` and `stderr` make the SDK treat this as a stdio transport when it probes for the
+   * server's era in place (on this child, not a second one): silence or an exit during the probe
+   * then reads as a 2025 server, not as an error. The stream itself is read here (`onStderr`).
+   */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  get stderr(): ReadableStream<Uint8Array> | null {
+    return this.child?.stderr ?? null;
+  }
+
+  /** The server ended by a signal (killed from outside, or stopped by us), not by exiting itself. */
+  get wasKilled(): boolean {
+    return this.hasExited && Boolean(this.child?.signalCode);
   }
 
   /**

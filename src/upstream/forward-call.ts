@@ -1,10 +1,11 @@
-import type { CallToolResult, Progress } from "@modelcontextprotocol/client";
+import type { CallToolResult, ClientCapabilities, Progress } from "@modelcontextprotocol/client";
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
+import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
-import { isConnectionRefused, isSessionLost, type UpstreamConnection } from "./upstream-connection.ts";
-import { upstreamErrorText } from "./upstream-errors.ts";
+import type { UpstreamConnection } from "./upstream-connection.ts";
+import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstream-errors.ts";
 
 /**
  * One tools/call on its way upstream, bounded in time two ways: `callTimeoutMs` without an answer
@@ -13,7 +14,10 @@ import { upstreamErrorText } from "./upstream-errors.ts";
  * not. When either runs out, or the client cancels, the server is sent notifications/cancelled
  * with its own request id (the SDK does that on abort and on its timeout), and the connection goes
  * on serving other calls. A request refused because the server lost our session never ran: it is
- * sent again, once, on a new session.
+ * sent again, once, on a new session (2025 servers over HTTP: a 2026 server has no sessions, and
+ * its 404 means an unknown method).
+ * To a 2026-07-28 server the call carries the caller's capabilities (`clientCapabilities`; none
+ * when unset) and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts).
  */
 export interface ForwardedCall {
   server: string;
@@ -26,6 +30,8 @@ export interface ForwardedCall {
   caller?: string | undefined;
   /** The client session the call came from. */
   session?: string | undefined;
+  /** What the caller can answer (sampling, elicitation, roots), told to a 2026 server with the call. */
+  clientCapabilities?: ClientCapabilities | undefined;
 }
 
 /** A call in flight, as the server's requests to the client find it (relay-routing.ts). */
@@ -89,22 +95,31 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   if (call.signal?.aborted) onCancel();
   else call.signal?.addEventListener("abort", onCancel, { once: true });
   // A raw tools/call, not client.callTool: the result goes back to the agent exactly as the
-  // upstream sent it, without the client-side output-schema checks of the SDK.
+  // upstream sent it, without the client-side output-schema checks of the SDK (a 2026 server's
+  // content blocks of no defined type excepted: lenient-results.ts).
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
+    const isModern = connection.era === "modern";
+    const headers = connection.paramHeaders(tool, call.args);
     const result = (await connection.client.request(
       {
         method: "tools/call",
         params: {
           name: tool,
           ...(call.args ? { arguments: call.args } : {}),
-          _meta: { [CALL_META_KEY]: tag },
+          _meta: {
+            [CALL_META_KEY]: tag,
+            ...(isModern && call.clientCapabilities
+              ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
+              : {}),
+          },
         },
       },
       {
         // The SDK's clock bounds the whole call; the idle clock above is ours.
         timeout: limits.maxCallMs,
         signal,
+        ...(headers ? { headers } : {}),
         // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
         onprogress: (progress) => {
           restartIdle();
@@ -121,11 +136,12 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     try {
       return await send(connection);
     } catch (error) {
-      const lost = isSessionLost(error)
-        ? "the server no longer knows our session (it restarted or expired it)"
-        : isConnectionRefused(error)
-          ? "the server refused the connection"
-          : undefined;
+      const lost =
+        connection.era === "legacy" && isSessionLost(error)
+          ? "the server no longer knows our session (it restarted or expired it)"
+          : isConnectionRefused(error)
+            ? "the server refused the connection"
+            : undefined;
       if (!lost || signal.aborted || route.isClosed()) throw error;
       await route.drop(connection, lost);
       return await send(await route.connection());

@@ -2,6 +2,8 @@ import type { Client, Tool } from "@modelcontextprotocol/client";
 import { ResultSchema } from "@modelcontextprotocol/core";
 import { DEFAULT_MAX_TOOL_LIST_BYTES, DEFAULT_MAX_TOOLS } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
+import { skippedIn, toolProblem } from "./lenient-results.ts";
+import { CAPABILITIES_META_KEY, CLIENT_CAPABILITIES } from "./modern-wire.ts";
 
 /**
  * What a server lists, every page of it: its tools (bounded in count and bytes across pages), its
@@ -19,11 +21,14 @@ export interface ListedCapabilities {
  */
 export async function listCapabilities(client: Client, timeoutMs: number): Promise<ListedCapabilities> {
   const declared = client.getServerCapabilities();
+  const meta =
+    client.getProtocolEra() === "modern" ? { _meta: { [CAPABILITIES_META_KEY]: CLIENT_CAPABILITIES } } : {};
   const all = async (method: string, key: string) => {
     const items: { name: string }[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const result = (await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, {
+      const params = { ...(cursor ? { cursor } : {}), ...meta };
+      const result = (await client.request({ method, params }, ResultSchema, {
         timeout: timeoutMs,
       })) as Record<string, unknown>;
       const listed = result[key];
@@ -66,8 +71,11 @@ export const DEFAULT_TOOL_LIST_BOUNDS: ToolListBounds = {
 /**
  * Every page of tools/list. Read leniently and checked tool by tool: the SDK's strict result
  * schema would reject a server's whole list for one malformed entry, and the agent would lose
- * all of that server's good tools with it. Each page is bounded by the message limit; the pages
- * together by `bounds` (a server paging without end is stopped there, not at 2.5 GiB).
+ * all of that server's good tools with it (on a 2026 connection the entries it would refuse are
+ * taken out before it sees them: lenient-results.ts). Each page is bounded by the message limit;
+ * the pages together by `bounds` (a server paging without end is stopped there, not at 2.5 GiB),
+ * entries left out included. A 2026 server is asked with the union of the capabilities the
+ * proxy's callers may have: some servers list some tools only to capable clients.
  */
 export async function listAllTools(
   client: Client,
@@ -77,14 +85,18 @@ export async function listAllTools(
   const listing: ToolListing = { tools: [], skipped: [] };
   let cursor: string | undefined;
   let bytes = 0;
+  const isModern = client.getProtocolEra() === "modern";
+  const meta = isModern ? { _meta: { [CAPABILITIES_META_KEY]: CLIENT_CAPABILITIES } } : {};
   for (let page = 0; page < 1000; page++) {
     const result = (await client.request(
-      { method: "tools/list", params: cursor ? { cursor } : {} },
+      { method: "tools/list", params: { ...(cursor ? { cursor } : {}), ...meta } },
       ResultSchema,
       { timeout: timeoutMs },
-    )) as { tools?: unknown; nextCursor?: unknown };
+    )) as { tools?: unknown; nextCursor?: unknown; _meta?: unknown };
     if (!Array.isArray(result.tools)) throw new Error("tools/list returned no tools array");
-    if (listing.tools.length + listing.skipped.length + result.tools.length > bounds.maxTools) {
+    const leftOut = isModern ? skippedIn(result) : [];
+    const count = result.tools.length + leftOut.length;
+    if (listing.tools.length + listing.skipped.length + count > bounds.maxTools) {
       throw new ProxyError(
         "UPSTREAM_CONNECT_FAILED",
         `the server lists more than ${bounds.maxTools} tools, over the limit (maxTools: raise it in ` +
@@ -92,6 +104,7 @@ export async function listAllTools(
       );
     }
     bytes += Buffer.byteLength(JSON.stringify(result.tools));
+    for (const entry of leftOut) bytes += entry.bytes;
     if (bytes > bounds.maxToolListBytes) {
       throw new ProxyError(
         "UPSTREAM_CONNECT_FAILED",
@@ -100,6 +113,7 @@ export async function listAllTools(
           "mcpproxy.maxToolListBytes or MCPPROXY_MAX_TOOL_LIST_BYTES)",
       );
     }
+    for (const entry of leftOut) listing.skipped.push(entry.problem);
     for (const entry of result.tools) {
       const problem = toolProblem(entry);
       if (problem) listing.skipped.push(problem);
@@ -109,14 +123,4 @@ export async function listAllTools(
     if (!cursor) break;
   }
   return listing;
-}
-
-function toolProblem(entry: unknown): string | undefined {
-  if (entry === null || typeof entry !== "object") return "an entry that is not an object";
-  const { name, inputSchema } = entry as { name?: unknown; inputSchema?: unknown };
-  if (typeof name !== "string" || name === "") return "a tool without a name";
-  if (inputSchema === null || typeof inputSchema !== "object" || Array.isArray(inputSchema)) {
-    return `${name} (no inputSchema object)`;
-  }
-  return undefined;
 }

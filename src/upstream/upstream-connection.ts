@@ -1,6 +1,4 @@
 import type {
-  ClientCapabilities,
-  FetchLike,
   OAuthClientProvider,
   Result,
   ServerNotification,
@@ -12,27 +10,37 @@ import {
   Client,
   ProtocolError,
   ProtocolErrorCode,
-  SdkHttpError,
-  SSEClientTransport,
+  SdkError,
+  SdkErrorCode,
   SseError,
-  StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import {
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_TOOL_LIST_BYTES,
   DEFAULT_MAX_TOOLS,
 } from "../config/load-config.ts";
-import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
-import { createOutputTail, type OutputTail } from "../output-tail.ts";
+import type { EraStore } from "../index/era-store.ts";
+import { createOutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";
-import { childEnvironment } from "./child-env.ts";
 import { ChildProcessTransport } from "./child-process-transport.ts";
-import { ANCESTRY_HEADER } from "./proxy-ancestry.ts";
+import {
+  type EraPlan,
+  eraKey,
+  exitedOnProbe,
+  firstPlan,
+  isWorthStoring,
+  negotiationFor,
+  nextPlan,
+  priorFor,
+  verdictOf,
+} from "./era-negotiation.ts";
+import { CLIENT_CAPABILITIES, watchModernWire } from "./modern-wire.ts";
+import { paramHeaderLookup } from "./param-headers.ts";
 import {
   type ListedCapabilities,
   listAllTools,
@@ -41,19 +49,18 @@ import {
   type ToolListing,
 } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
-import { upstreamErrorText } from "./upstream-errors.ts";
+import { closedReason, connectFailure, upstreamErrorText } from "./upstream-errors.ts";
+import { keepListening, listenFilter } from "./upstream-listen.ts";
+import { createTransport } from "./upstream-transport.ts";
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
 export const SHUTTING_DOWN = "the proxy is shutting down";
 
 /**
- * One live MCP client session to one upstream server. A stdio child gets the environment
- * child-env.ts builds: a baseline, the network/CA/locale set and what the person named, never the
- * proxy's whole environment, which may hold secrets meant for other servers.
+ * One live MCP client session to one upstream server, in the protocol era it speaks. A stdio child
+ * gets the environment child-env.ts builds: a baseline, the network/CA/locale set and what the
+ * person named, never the proxy's whole environment, which may hold secrets meant for other servers.
  */
-/** How long a health-check ping may take before the server counts as gone. */
-const PING_TIMEOUT_MS = 10_000;
-
 export interface UpstreamConnection {
   readonly server: ServerConfig;
   readonly client: Client;
@@ -64,6 +71,12 @@ export interface UpstreamConnection {
   readonly tags: CallTags;
   /** The prompts and resource templates it listed when it connected (when it declares them), for pinning. */
   readonly listed: ListedCapabilities;
+  /** The protocol era spoken with it: `modern` (2026-07-28) or `legacy` (the 2025 revisions and older). */
+  readonly era: "modern" | "legacy";
+  /** The protocol version settled on (2026-07-28, 2025-11-25, …). */
+  readonly protocolVersion: string | undefined;
+  /** The Mcp-Param-* headers a call of `tool` sends (a 2026 server over HTTP; param-headers.ts), or undefined. */
+  paramHeaders(tool: string, args: Record<string, unknown> | undefined): Record<string, string> | undefined;
   close(): Promise<void>;
 }
 
@@ -120,6 +133,11 @@ export interface ConnectOptions {
   onRequest?: (request: ClientBoundRequest, signal: AbortSignal, tag: string | undefined) => Promise<Result>;
   /** A log message, a resource update or a resource or prompt list change from the server. */
   onNotification?: (notification: RelayedNotification) => void;
+  /**
+   * Where the server's protocol era is remembered between connects (index/era-store.ts): read to
+   * skip the probe, written when it was found or changed. Unset, every connect probes.
+   */
+  eras?: EraStore | undefined;
 }
 
 /** The requests a server may send its client that the proxy relays to its own clients. */
@@ -138,83 +156,13 @@ export type RelayedNotification = Extract<
   }
 >;
 
-/**
- * What the proxy declares to every upstream: it relays sampling, elicitation (form and URL) and
- * roots to the client that made the call. Declared by `index` too, whose handlers refuse: servers
- * such as server-everything list some tools only to clients with these capabilities, and the
- * index must hold the tools that `serve` offers.
- */
-export const CLIENT_CAPABILITIES: ClientCapabilities = {
-  sampling: {},
-  elicitation: { form: {}, url: {} },
-  roots: { listChanged: true },
-};
-
-function createTransport(
-  server: ServerConfig,
-  options: ConnectOptions,
-  tail: OutputTail,
-  tags: CallTags,
-): Transport {
-  const env = options.env ?? process.env;
-  switch (server.transport) {
-    case "stdio":
-      return new ChildProcessTransport({
-        command: server.command,
-        args: server.args,
-        env: childEnvironment(server, env, options.ancestry),
-        cwd: server.cwd,
-        maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-        onStderr: (chunk) => tail.push(chunk),
-        stopSignal: options.stopSignal,
-      });
-    case "streamable-http":
-    case "sse":
-      return options.transport ?? httpTransport(server, options.authProvider, options.ancestry, tags.fetch);
-  }
-}
-
-/** The SDK's client transport for an HTTP server: its headers, the proxy chain, OAuth when given. */
-export function httpTransport(
-  server: HttpServerConfig,
-  authProvider?: OAuthClientProvider,
-  ancestry?: string,
-  fetch?: FetchLike,
-): StreamableHTTPClientTransport | SSEClientTransport {
-  const headers = { ...server.headers, ...(ancestry ? { [ANCESTRY_HEADER]: ancestry } : {}) };
-  const extra = { ...(authProvider ? { authProvider } : {}), ...(fetch ? { fetch } : {}) };
-  return server.transport === "sse"
-    ? new SSEClientTransport(new URL(server.url), { requestInit: { headers }, ...extra })
-    : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers }, ...extra });
-}
+/** Kept here for `auth login`, which makes the transport it finishes the login on. */
+export { httpTransport } from "./upstream-transport.ts";
 
 /**
- * Whether a request failed because the server no longer knows our session: it restarted, or
- * expired the session. Such a request never ran, so it is safe to open a new session and send it
- * again. Streamable HTTP servers answer 404 (the spec), some 400 naming the session
- * ("No valid session ID provided"); a legacy SSE server answers the POST with 404 or 400.
- */
-export function isSessionLost(error: unknown): boolean {
-  if (error instanceof SdkHttpError) {
-    return error.status === 404 || (error.status === 400 && /session/i.test(error.message));
-  }
-  const message = error instanceof Error ? error.message : "";
-  return /Error POSTing to endpoint \(HTTP (404|400)\)/.test(message) && /session/i.test(message);
-}
-
-/** Whether a request failed because nothing listens at the server's address: it never arrived. */
-export function isConnectionRefused(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ConnectionRefused") return true;
-    current = current.cause;
-  }
-  return false;
-}
-
-/**
- * Starts the transport, runs initialize and lists every tool, all within `server.timeoutMs`.
- * On failure the child is stopped and the error names the server, the reason and its stderr.
+ * Starts the transport, finds the server's protocol era (era-negotiation.ts), connects and lists
+ * every tool, all within `server.timeoutMs`. On failure the child is stopped and the error names
+ * the server, the reason and its stderr.
  */
 export async function connectUpstream(
   server: ServerConfig,
@@ -233,56 +181,38 @@ export async function connectUpstream(
     maxTools: server.maxTools ?? options.maxTools ?? DEFAULT_MAX_TOOLS,
     maxToolListBytes: server.maxToolListBytes ?? options.maxToolListBytes ?? DEFAULT_MAX_TOOL_LIST_BYTES,
   };
-  const transport = createTransport(server, options, tail, tags);
-  tags.tagCalls(transport);
-  const client = new Client(
-    { name: PRODUCT, version: VERSION },
-    { capabilities: CLIENT_CAPABILITIES, jsonSchemaValidator: sharedSchemaValidator },
-  );
-  relayBetween(client, options, tags);
+  const deadline = Date.now() + server.timeoutMs;
+  // The client of the attempt under way, and after connect the connection's.
+  let client: Client | undefined;
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
   let healthTimer: ReturnType<typeof setInterval> | undefined;
-  client.onclose = () => {
-    clearInterval(healthTimer);
-    if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
-    isOpen = false;
-  };
+  let stopListening: (() => void) | undefined;
   /** Ends an open connection that stopped working; onClosed reports it with this reason. */
   const endWith = (reason: string) => {
     if (!isOpen || isClosing || endReason !== undefined) return;
     endReason = reason;
-    void client.close();
+    void client?.close();
   };
   // A remote server's death shows in nothing the client reads until it sends something: it is
-  // pinged (periodically, and at once when its event stream breaks). An answer of any kind, an
-  // error included, is a live server; a failed request (refused, reset, session gone) ends the
+  // asked whether it is there (periodically, and at once when its event stream breaks): ping in
+  // the 2025 era, server/discover in 2026-07-28, which has no ping. An answer of any kind, an error
+  // included, is a live server; a failed request (refused, reset, session gone) ends the
   // connection, so it reads failed with its retry time instead of connected.
-  let isPinging = false;
+  let isChecking = false;
   const checkAlive = async () => {
-    if (isPinging || !isOpen) return;
-    isPinging = true;
+    if (isChecking || !isOpen || !client) return;
+    isChecking = true;
     try {
-      await client.ping({ timeout: PING_TIMEOUT_MS });
+      if (client.getProtocolEra() === "modern") await client.discover({ timeout: HEALTH_CHECK_TIMEOUT_MS });
+      else await client.ping({ timeout: HEALTH_CHECK_TIMEOUT_MS });
     } catch (error) {
-      if (!(error instanceof ProtocolError)) {
+      if (!isAnswer(error)) {
         endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
       }
     } finally {
-      isPinging = false;
-    }
-  };
-  // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
-  // a real end of the connection arrives through onclose. The exception is the event stream of the
-  // legacy SSE transport: the session lives exactly as long as that stream, and responses to
-  // requests in flight could only ever arrive on it, so when it breaks the connection is over.
-  client.onerror = (error) => {
-    if (error instanceof SseError) {
-      endWith(`the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`);
-    } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
-      // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
-      void checkAlive();
+      isChecking = false;
     }
   };
 
@@ -297,7 +227,7 @@ export async function connectUpstream(
     do {
       isRelistPending = false;
       try {
-        const fresh = await listAllTools(client, server.timeoutMs, bounds);
+        const fresh = await listAllTools(client!, server.timeoutMs, bounds);
         if (!isOpen) return;
         current = fresh;
         options.onToolsChanged?.(fresh.tools);
@@ -306,7 +236,7 @@ export async function connectUpstream(
       }
     } while (isRelistPending && isOpen);
   };
-  client.setNotificationHandler("notifications/tools/list_changed", () => {
+  const onToolsChanged = () => {
     if (!isOpen) return;
     if (relisting) {
       isRelistPending = true;
@@ -315,7 +245,46 @@ export async function connectUpstream(
     relisting = relist().finally(() => {
       relisting = undefined;
     });
-  });
+  };
+
+  /** A client wired to this connection's handlers; only the last attempt's reports its end. */
+  const createClient = (plan: EraPlan): Client => {
+    const created = new Client(
+      { name: PRODUCT, version: VERSION },
+      {
+        capabilities: CLIENT_CAPABILITIES,
+        jsonSchemaValidator: sharedSchemaValidator,
+        versionNegotiation: negotiationFor(plan, server, deadline - Date.now()),
+        // A 2026 server's input requests are the caller's to answer, never the proxy's own handlers'.
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    relayBetween(created, options, tags);
+    created.setNotificationHandler("notifications/tools/list_changed", onToolsChanged);
+    created.onclose = () => {
+      if (created !== client) return;
+      clearInterval(healthTimer);
+      stopListening?.();
+      if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
+      isOpen = false;
+    };
+    // Transport errors after connect (garbage on stdout, one failed POST) are not fatal by themselves;
+    // a real end of the connection arrives through onclose. The exception is the event stream of the
+    // legacy SSE transport: the session lives exactly as long as that stream, and responses to
+    // requests in flight could only ever arrive on it, so when it breaks the connection is over.
+    created.onerror = (error) => {
+      if (created !== client) return;
+      if (error instanceof SseError) {
+        endWith(
+          `the SSE event stream ended (${upstreamErrorText(error)}); the server restarted or went away`,
+        );
+      } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
+        // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
+        void checkAlive();
+      }
+    };
+    return created;
+  };
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
@@ -328,46 +297,54 @@ export async function connectUpstream(
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });
+  timeoutOrAbort.catch(() => undefined);
+  const stored = options.eras?.get(server.name);
+  let plan = firstPlan(server, stored);
+  let transport: Transport | undefined;
   try {
-    const [listing, listed] = await Promise.race([
-      (async () => {
-        await client.connect(transport, { timeout: server.timeoutMs });
-        // Prompts and templates get less time: a server slow to list them still connects.
-        return Promise.all([
-          listAllTools(client, server.timeoutMs, bounds),
-          listCapabilities(client, Math.min(5_000, server.timeoutMs / 2)),
+    for (;;) {
+      transport = createTransport(server, options, (chunk) => tail.push(chunk), tags.fetch);
+      tags.tagCalls(transport);
+      watchModernWire(transport, { checkParamHeaders: server.transport === "streamable-http" });
+      const attempt = createClient(plan);
+      client = attempt;
+      const prior = priorFor(plan);
+      const opened = transport;
+      try {
+        const [listing, listed] = await Promise.race([
+          (async () => {
+            await attempt.connect(opened, { timeout: deadline - Date.now(), ...(prior ? { prior } : {}) });
+            // Prompts and templates get less time: a server slow to list them still connects.
+            return Promise.all([
+              listAllTools(attempt, server.timeoutMs, bounds),
+              listCapabilities(attempt, Math.min(5_000, server.timeoutMs / 2)),
+            ]);
+          })(),
+          timeoutOrAbort,
         ]);
-      })(),
-      timeoutOrAbort,
-    ]);
-    isOpen = true;
-    current = listing;
-    if (server.transport !== "stdio" && options.healthCheckMs) {
-      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
-      healthTimer.unref?.();
+        current = listing;
+        return connected(listed);
+      } catch (error) {
+        // A child killed from outside is not one that exits on the probe: it is not started again.
+        const wasKilled = opened instanceof ChildProcessTransport && opened.wasKilled;
+        const next =
+          options.transport || options.signal?.aborted || wasKilled ? undefined : nextPlan(plan, error);
+        if (!next || Date.now() >= deadline) throw error;
+        // The attempt's client and child end here; its onclose reports nothing, it was never open.
+        await attempt.close().catch(() => undefined);
+        await opened.close().catch(() => undefined);
+        // A child that exits on the probe is a 2025 server; remembered at once, so that a server
+        // that exits on every start (a crash loop) is not probed, and started twice, on each retry.
+        if (exitedOnProbe(error)) {
+          options.eras?.put(server.name, { era: "legacy", key: eraKey(server), checkedAt: Date.now() });
+        }
+        plan = next;
+      }
     }
-    const connection: UpstreamConnection = {
-      server,
-      client,
-      get tools() {
-        return current.tools;
-      },
-      get skipped() {
-        return current.skipped;
-      },
-      tags,
-      listed,
-      async close() {
-        isClosing = true;
-        clearInterval(healthTimer);
-        await client.close().catch(() => undefined);
-      },
-    };
-    return connection;
   } catch (error) {
     isClosing = true;
-    await client.close().catch(() => undefined);
-    await transport.close().catch(() => undefined);
+    await client?.close().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
     // Give the child's last stderr lines a moment to arrive before reporting them.
     await new Promise((resolve) => setTimeout(resolve, 50));
     throw new ProxyError("UPSTREAM_CONNECT_FAILED", connectFailure(server, error, tail.text()), {
@@ -377,6 +354,61 @@ export async function connectUpstream(
     clearTimeout(timer);
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
+
+  /** The connection over the client that connected. */
+  function connected(listed: ListedCapabilities): UpstreamConnection {
+    const live = client!;
+    isOpen = true;
+    const verdict = verdictOf(live, server);
+    if (verdict && options.eras && isWorthStoring(verdict, stored)) options.eras.put(server.name, verdict);
+    const era = live.getProtocolEra() === "modern" ? "modern" : "legacy";
+    if (server.transport !== "stdio" && options.healthCheckMs) {
+      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
+      healthTimer.unref?.();
+    }
+    const filter = era === "modern" ? listenFilter(live) : undefined;
+    if (filter) {
+      stopListening = keepListening(live, filter, {
+        timeoutMs: server.timeoutMs,
+        onReopened: onToolsChanged,
+        onProblem: (reason) => options.onListFailed?.(reason),
+      });
+    }
+    const headers = paramHeaderLookup(era === "modern" && server.transport === "streamable-http");
+    return {
+      server,
+      client: live,
+      era,
+      protocolVersion: live.getNegotiatedProtocolVersion(),
+      get tools() {
+        return current.tools;
+      },
+      get skipped() {
+        return current.skipped;
+      },
+      tags,
+      listed,
+      paramHeaders: (tool, args) => headers(current.tools, tool, args),
+      async close() {
+        isClosing = true;
+        clearInterval(healthTimer);
+        stopListening?.();
+        await live.close().catch(() => undefined);
+      },
+    };
+  }
+}
+
+/** How long a health check (ping, or server/discover) may take before the server counts as gone. */
+const HEALTH_CHECK_TIMEOUT_MS = 10_000;
+
+/** An error that is the server's answer (it is there), not a failure to reach it. */
+function isAnswer(error: unknown): boolean {
+  return (
+    error instanceof ProtocolError ||
+    (error instanceof SdkError &&
+      (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType))
+  );
 }
 
 function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
@@ -402,19 +434,4 @@ function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): 
       options.onNotification?.(notification as RelayedNotification);
     });
   }
-}
-
-function connectFailure(server: ServerConfig, error: unknown, stderr: string): string {
-  const code = (error as { code?: unknown })?.code;
-  let reason = upstreamErrorText(error);
-  if (server.transport === "stdio" && code === "ENOENT") {
-    reason = `command not found: ${server.command} (check the command and PATH)`;
-  } else if (/connection closed/i.test(reason)) {
-    reason = "the server closed the connection during initialize (it probably exited)";
-  }
-  return `${reason}${stderr ? `\n  stderr: ${redactSecrets(stderr).split("\n").join("\n          ")}` : ""}`;
-}
-
-function closedReason(stderr: string): string {
-  return `the connection closed${stderr ? `; stderr: ${redactSecrets(stderr.split("\n").slice(-5).join(" | "))}` : ""}`;
 }

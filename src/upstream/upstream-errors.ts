@@ -1,5 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { SdkHttpError, SseError } from "@modelcontextprotocol/client";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, isProxyError } from "../errors.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 
@@ -35,3 +36,44 @@ function statusLine(code: number): string {
 /** Long enough for any error the SDK or a runtime writes; bounded against one made of a whole page. */
 const MAX_CHARS = 300;
 const clip = (text: string) => (text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS)}…` : text);
+
+/**
+ * Whether a request failed because the server no longer knows our session: it restarted, or
+ * expired the session. Such a request never ran, so it is safe to open a new session and send it
+ * again. Streamable HTTP servers answer 404 (the spec), some 400 naming the session
+ * ("No valid session ID provided"); a legacy SSE server answers the POST with 404 or 400.
+ */
+export function isSessionLost(error: unknown): boolean {
+  if (error instanceof SdkHttpError) {
+    return error.status === 404 || (error.status === 400 && /session/i.test(error.message));
+  }
+  const message = error instanceof Error ? error.message : "";
+  return /Error POSTing to endpoint \(HTTP (404|400)\)/.test(message) && /session/i.test(message);
+}
+
+/** Whether a request failed because nothing listens at the server's address: it never arrived. */
+export function isConnectionRefused(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === "ECONNREFUSED" || code === "ConnectionRefused") return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+/** Why a connect failed, with the last of the child's stderr (redacted). */
+export function connectFailure(server: ServerConfig, error: unknown, stderr: string): string {
+  const code = (error as { code?: unknown })?.code;
+  let reason = upstreamErrorText(error);
+  if (server.transport === "stdio" && code === "ENOENT") {
+    reason = `command not found: ${server.command} (check the command and PATH)`;
+  } else if (/connection closed/i.test(reason)) {
+    reason = "the server closed the connection during initialize (it probably exited)";
+  }
+  return `${reason}${stderr ? `\n  stderr: ${redactSecrets(stderr).split("\n").join("\n          ")}` : ""}`;
+}
+
+/** Why an open connection ended, with the last lines of stderr (redacted). */
+export function closedReason(stderr: string): string {
+  return `the connection closed${stderr ? `; stderr: ${redactSecrets(stderr.split("\n").slice(-5).join(" | "))}` : ""}`;
+}

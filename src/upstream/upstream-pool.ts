@@ -1,14 +1,22 @@
-import type { CallToolResult, Progress, StandardSchemaV1, Tool } from "@modelcontextprotocol/client";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  Progress,
+  StandardSchemaV1,
+  Tool,
+} from "@modelcontextprotocol/client";
 import { ProtocolError } from "@modelcontextprotocol/client";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
+import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { type ActiveCall, forwardToolCall, tooDeep } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
+import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { type ClientSide, relayTo, withCaller } from "./relay-routing.ts";
 import {
@@ -56,6 +64,8 @@ export interface ServerStatus {
   failures?: number | undefined;
   /** Set after CIRCUIT_THRESHOLD failures: calls fail at once until `retryAt`. */
   circuitOpen?: boolean | undefined;
+  /** While connected: the protocol version spoken with it (2026-07-28 is the modern era). */
+  protocolVersion?: string | undefined;
 }
 
 export interface ConnectOutcome {
@@ -83,6 +93,8 @@ export interface CallOptions {
   caller?: string | undefined;
   /** The client session the call came from. */
   session?: string | undefined;
+  /** What the caller can answer, told to a 2026 server with the call (a 2025 one was told at initialize). */
+  clientCapabilities?: ClientCapabilities | undefined;
 }
 
 export interface UpstreamPool {
@@ -97,12 +109,20 @@ export interface UpstreamPool {
     args: Record<string, unknown> | undefined,
     options?: CallOptions,
   ): Promise<CallToolResult>;
-  /** Any other request to a server (resources, prompts, completion, logging), connecting it if need be. */
+  /**
+   * Any other request to a server (resources, prompts, completion, logging), connecting it if need
+   * be. A request the 2026-07-28 revision removed (resources/subscribe and unsubscribe,
+   * logging/setLevel, ping) is not sent to a server of that era: it resolves empty.
+   */
   request<T extends StandardSchemaV1>(
     server: string,
     request: { method: string; params?: Record<string, unknown> },
     resultSchema: T,
-    options?: { signal?: AbortSignal | undefined },
+    options?: {
+      signal?: AbortSignal | undefined;
+      /** What the caller can answer, told to a 2026 server with the request. */
+      clientCapabilities?: ClientCapabilities | undefined;
+    },
   ): Promise<StandardSchemaV1.InferOutput<T>>;
   /** The servers connected now, with their connections. */
   live(): { server: string; connection: UpstreamConnection }[];
@@ -163,7 +183,12 @@ export interface UpstreamPoolOptions {
    * server, connected or still starting, is ended at once with its helpers.
    */
   stopSignal?: AbortSignal | undefined;
+  /** Each server's protocol era, remembered between runs (the catalog's); unset, for the pool's life only. */
+  eras?: EraStore | undefined;
 }
+
+/** Methods the 2026-07-28 revision removed: a modern server is not sent them (see `request`). */
+const REMOVED_IN_2026 = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel", "ping"]);
 
 interface Slot {
   config: ServerConfig;
@@ -223,6 +248,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   // Aborted at close: connects still under way stop their children instead of leaving them running.
   const closing = new AbortController();
   let retry: RetryPolicy | undefined;
+  const eras = options.eras ?? createMemoryEraStore();
 
   const scheduleRetry = (slot: Slot) => {
     if (
@@ -279,6 +305,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(options.healthCheckMs ? { healthCheckMs: options.healthCheckMs } : {}),
       signal: closing.signal,
       stopSignal: options.stopSignal,
+      eras,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
       authProvider: options.auth?.providerFor(slot.config),
       onToolsChanged: (tools) => {
@@ -511,9 +538,29 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);
+      const isModern = connection.era === "modern";
+      if (isModern && REMOVED_IN_2026.has(request.method)) {
+        options.logger
+          .child(server)
+          .debug(`${request.method} not sent: the server speaks 2026-07-28, which has no such method`);
+        return {} as StandardSchemaV1.InferOutput<typeof resultSchema>;
+      }
+      const sent =
+        isModern && requestOptions.clientCapabilities
+          ? {
+              ...request,
+              params: {
+                ...request.params,
+                _meta: {
+                  ...(request.params?._meta as Record<string, unknown> | undefined),
+                  [CAPABILITIES_META_KEY]: requestOptions.clientCapabilities,
+                },
+              },
+            }
+          : request;
       let result: StandardSchemaV1.InferOutput<typeof resultSchema>;
       try {
-        result = await connection.client.request(request as never, resultSchema, {
+        result = await connection.client.request(sent as never, resultSchema, {
           timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
           ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
         });
@@ -582,6 +629,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         // Shown on /health, the status page and to agents: known secret shapes never are.
         ...(slot.error ? { error: redactSecrets(slot.error) } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
+        ...(slot.connection?.protocolVersion ? { protocolVersion: slot.connection.protocolVersion } : {}),
         ...(!slot.connection && slot.retryTimer && slot.retryAt
           ? { retryAt: slot.retryAt, failures: slot.failures, circuitOpen: isCircuitOpen(slot.failures) }
           : {}),

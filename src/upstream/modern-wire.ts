@@ -1,0 +1,108 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  PROTOCOL_VERSION_META_KEY,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { acceptableModernResult, LENIENT_METHODS, type ModernResultOptions } from "./lenient-results.ts";
+
+/**
+ * What the proxy changes on the wire of a connection to an upstream, at the transport (below the
+ * SDK, where call-tags.ts also works), for the 2026-07-28 era:
+ *  - Capabilities per request. A 2026 request carries the client's capabilities in its `_meta`
+ *    envelope; the SDK fills in the connection's, which are the proxy's relays (sampling,
+ *    elicitation, roots). A modern upstream is told none unless the request names some under
+ *    CAPABILITIES_META_KEY: the downstream caller's (forwarded per request), or the union for the
+ *    tool listing (servers that list some tools only to capable clients). A 2025 upstream keeps
+ *    the connection's, declared once at initialize.
+ *  - Lenient results: the responses to a modern request for a list or a call are made acceptable
+ *    to the SDK's strict checks before it decodes them (lenient-results.ts).
+ */
+export const CAPABILITIES_META_KEY = "io.mcpproxy/clientCapabilities";
+
+/**
+ * What the proxy declares to a 2025-era upstream at initialize: it relays sampling, elicitation
+ * (form and URL) and roots to the client that made the call. Declared by `index` too, whose
+ * handlers refuse: servers such as server-everything list some tools only to clients with these
+ * capabilities, and the index must hold the tools that `serve` offers. A 2026 upstream gets them
+ * per request instead (its tool listing asks with these, the union of what callers may have).
+ */
+export const CLIENT_CAPABILITIES: ClientCapabilities = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
+
+/** Requests in flight whose answer is made lenient: id → method. Bounded (a cancelled one is never answered). */
+const MAX_PENDING = 10_000;
+
+type OnMessage = NonNullable<Transport["onmessage"]>;
+
+export function watchModernWire(transport: Transport, options: ModernResultOptions): void {
+  const pending = new Map<string, string>();
+
+  const send = transport.send.bind(transport);
+  transport.send = (message, sendOptions) => send(outgoing(message, pending), sendOptions);
+
+  // The SDK (and its era probe) sets onmessage, possibly more than once; whatever it sets is
+  // reached through a wrapper that fixes the answers first. A handler read back and set again
+  // (the probe saves and restores them) is unwrapped, so wrappers never nest.
+  let inner: OnMessage | undefined;
+  const wrappers = new WeakMap<OnMessage, OnMessage>();
+  const unwrapped = new WeakMap<OnMessage, OnMessage>();
+  const wrap = (handler: OnMessage): OnMessage => {
+    let wrapper = wrappers.get(handler);
+    if (!wrapper) {
+      wrapper = ((message, extra) => handler(incoming(message, pending, options), extra)) as OnMessage;
+      wrappers.set(handler, wrapper);
+      unwrapped.set(wrapper, handler);
+    }
+    return wrapper;
+  };
+  inner = transport.onmessage;
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    enumerable: true,
+    get: () => (inner ? wrap(inner) : undefined),
+    set: (handler: OnMessage | undefined) => {
+      inner = handler ? (unwrapped.get(handler) ?? handler) : undefined;
+    },
+  });
+}
+
+function outgoing(message: JSONRPCMessage, pending: Map<string, string>): JSONRPCMessage {
+  if (!("method" in message)) return message;
+  const params = message.params as { _meta?: Record<string, unknown> } | undefined;
+  const meta = params?._meta;
+  if (!meta) return message;
+  const isModern = Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY);
+  if (!isModern && !Object.hasOwn(meta, CAPABILITIES_META_KEY)) return message;
+  const { [CAPABILITIES_META_KEY]: asked, ...rest } = meta;
+  if (isModern) {
+    rest[CLIENT_CAPABILITIES_META_KEY] = asked ?? {};
+    if ("id" in message && LENIENT_METHODS.has(message.method)) {
+      if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value as string);
+      pending.set(String(message.id), message.method);
+    }
+  }
+  const { _meta: _, ...others } = params!;
+  return {
+    ...message,
+    params: Object.keys(rest).length > 0 ? { ...others, _meta: rest } : others,
+  } as JSONRPCMessage;
+}
+
+function incoming(
+  message: JSONRPCMessage,
+  pending: Map<string, string>,
+  options: ModernResultOptions,
+): JSONRPCMessage {
+  if (pending.size === 0 || "method" in message || !("id" in message)) return message;
+  const key = String(message.id);
+  const method = pending.get(key);
+  if (method === undefined) return message;
+  pending.delete(key);
+  if (!("result" in message)) return message;
+  return { ...message, result: acceptableModernResult(method, message.result, options) } as JSONRPCMessage;
+}
