@@ -10,6 +10,7 @@ import { MAX_STDIO_LISTENS } from "../src/server/stdio-server.ts";
 import {
   cleanupAfterEach,
   eventually,
+  fixtureEntry,
   ROOT,
   requireBinary,
   runCli,
@@ -331,6 +332,56 @@ for (const kind of ["stdio", "http"] as const) {
     });
   });
 }
+
+describe("subscriptions/listen in passthrough (HTTP)", () => {
+  test("a stream hears of the server's tool changes: its tool list is the server's own", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry({ args: ["--storm-tools"] }) } });
+    const proxy = await startHttpProxy(sandbox, ["--passthrough", "fx"]);
+    scope.defer(() => proxy.stop());
+    const { client } = newClient("passthrough");
+    let toolsChanged = 0;
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      toolsChanged++;
+    });
+    await client.connect(new StreamableHTTPClientTransport(proxy.url));
+    scope.defer(() => client.close());
+    const subscription = await listen(client, { toolsListChanged: true });
+    expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+    await client.callTool({ name: "storm_list_changed", arguments: { count: 1 } });
+    expect(
+      await eventually(
+        () => toolsChanged,
+        (count) => count > 0,
+        10_000,
+      ),
+    ).toBeGreaterThan(0);
+  });
+
+  test("resource subscriptions use the server's own URIs", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { caps: capsEntry(sandbox, "caps") } });
+    const proxy = await startHttpProxy(sandbox, ["--passthrough", "caps"]);
+    scope.defer(() => proxy.stop());
+    const { client, heard } = newClient("passthrough");
+    await client.connect(new StreamableHTTPClientTransport(proxy.url));
+    scope.defer(() => client.close());
+    await untilListed(client, HOSTNAME);
+    const subscription = await listen(client, { resourceSubscriptions: [HOSTNAME] });
+    expect(subscription.honoredFilter).toEqual({ resourceSubscriptions: [HOSTNAME] });
+    expect(textOf(await client.callTool({ name: "touch_resource", arguments: { uri: HOSTNAME } }))).toContain(
+      "touched",
+    );
+    expect(
+      await eventually(
+        () => heard.updated,
+        (seen) => seen.length > 0,
+        10_000,
+      ),
+    ).toEqual([HOSTNAME]);
+    expect(subscribeLog(sandbox, "caps")).toEqual([`subscribe ${HOSTNAME}`]);
+  });
+});
 
 describe("bounds on listen streams", () => {
   test("over HTTP, streams count against maxSessions: one more is refused until one ends", async () => {

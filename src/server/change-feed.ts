@@ -48,8 +48,7 @@ export function createChangeFeed(sessions: ClientSessions, logger: Logger): Chan
       return () => void attached.delete(notifier);
     },
     toolsChanged() {
-      for (const session of sessions.all())
-        sent("tools/list_changed", session.server.sendToolListChanged());
+      for (const session of sessions.all()) sent("tools/list_changed", session.server.sendToolListChanged());
       each((notifier) => notifier.toolsChanged());
     },
     promptsChanged() {
