@@ -508,6 +508,43 @@ describe("subscriptions/listen beside legacy sessions (HTTP)", () => {
     ]);
   });
 
+  test("a prompt held after it changed, then approved, reaches a stream as prompts list_changed each time", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { caps: capsEntry(sandbox, "caps") } });
+    const proxy = await startProxy(sandbox, "http");
+    const { client, heard } = await proxy.connect();
+    await untilListed(client, federated("caps", HOSTNAME));
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(["caps__greet"]);
+    await settleListWatch();
+    await listen(client, { promptsListChanged: true });
+    const told = async (what: () => Promise<unknown>) => {
+      const before = heard.prompts;
+      await what();
+      return eventually(
+        () => heard.prompts,
+        (count) => count > before,
+        10_000,
+      ).then((count) => count - before);
+    };
+    // The server rewrites its prompt (and says so); once listed, the changed prompt is held.
+    expect(
+      await told(() => callTool(client, "caps__rewrite_prompt", { description: "Greet, reworded" })),
+    ).toBe(1);
+    expect((await client.listPrompts()).prompts).toEqual([]);
+    await settleListWatch();
+    // A person approves the change in another process: the prompt is back, and the stream is told.
+    const approving = told(() =>
+      runCli(
+        ["approve", "caps/greet", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        sandbox.env(),
+      ),
+    );
+    expect(await approving).toBeGreaterThan(0);
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.description)).toEqual([
+      "Greet, reworded",
+    ]);
+  });
+
   test("a quiet stream gets keep-alives (listenKeepAliveMs) and, at shutdown, the empty answer to its request", async () => {
     const sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { caps: capsEntry(sandbox, "caps") } });
