@@ -72,11 +72,13 @@ export function createListenAdmission(options: ListenAdmissionOptions): ListenAd
         if (why) logger.debug(`listen: not honouring ${uri}: ${why}`);
         else if (kept.length < MAX_LISTEN_URIS) kept.push(uri);
       }
+      // A refusal is the server's to give and the client's to live with (the acknowledgement went
+      // out already): at debug level, as a client could ask for a thousand at a time.
       for (const uri of kept) {
         options.subscriptions
           .add(holder, uri)
           .catch((error: unknown) =>
-            logger.warn(`listen: subscribing to ${uri} failed; no updates of it: ${describeError(error)}`),
+            logger.debug(`listen: subscribing to ${uri} failed; no updates of it: ${describeError(error)}`),
           );
       }
       let isReleased = false;
