@@ -7,13 +7,16 @@ import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
+import { createChangeFeed } from "../server/change-feed.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
 import { passthroughNaming } from "../server/federated-names.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
+import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
@@ -26,6 +29,7 @@ import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
+import { startListWatch } from "./list-watch.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
 import { reviewListed } from "./refresh-catalog.ts";
@@ -143,7 +147,16 @@ async function run(
       })
     : undefined;
   const sessions = createSessionRegistry();
-  const clients = createClientSessions();
+  const naming = options.passthrough !== undefined ? passthroughNaming(options.passthrough) : undefined;
+  // Who wants which resource's updates, legacy sessions and listen streams alike (the pool is
+  // made below: these run only once clients come).
+  const subscriptions = createResourceSubscriptions({
+    pool: { request: (server, request, schema) => pool.request(server, request, schema) },
+    logger: logger.child("subscriptions"),
+    naming,
+  });
+  const clients = createClientSessions(subscriptions);
+  const changes = createChangeFeed(clients, logger.child("listen"));
 
   let sync: CatalogSync | undefined;
   let indexing: Promise<void> = Promise.resolve();
@@ -160,22 +173,19 @@ async function run(
     onToolsChanged: (server, tools, listed) => {
       if (listed) reviewListed(catalog, { server, listed });
       const resynced = sync?.resync(server, tools);
-      // In passthrough the server's tools are the client's tool list: tell every session it changed.
-      if (server === options.passthrough)
-        void resynced?.then(() => {
-          for (const session of clients.all())
-            void session.server.sendToolListChanged().catch(() => undefined);
-        });
+      // In passthrough the server's tools are the client's tool list: tell every client it changed.
+      if (server === options.passthrough) void resynced?.then(() => changes.toolsChanged());
     },
     auth: upstreamAuth(config.dataDir),
     stopSignal,
     eras: catalog.eras,
     clientSide: upstreamMessages({
       sessions: clients,
+      changes,
       logger: logger.child("relay"),
       relayTimeoutMs: config.maxCallMs,
       isHeld: (server) => catalog.capabilities?.serverHold(server),
-      naming: options.passthrough !== undefined ? passthroughNaming(options.passthrough) : undefined,
+      naming,
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
@@ -219,6 +229,17 @@ async function run(
     }),
   );
   cleanup.defer("stop watching the config", manager.watch());
+  cleanup.defer(
+    "stop watching the federated lists",
+    startListWatch({ pool, approvals: () => catalog.capabilities, changes, logger }),
+  );
+  const listens = createListenAdmission({
+    subscriptions,
+    pool,
+    serverHold: (server) => catalog.capabilities?.serverHold(server),
+    logger: logger.child("listen"),
+    naming,
+  });
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -257,6 +278,8 @@ async function run(
       onRequest: (method) => {
         if (method !== "server/discover") startUpstreams();
       },
+      changes,
+      listens,
     });
     // A client slow to send its first request (or serve started by hand) still gets its servers
     // started in the background; a probe's throw-away process is gone long before this.
@@ -285,6 +308,9 @@ async function run(
       bindHost: config.host,
       logger,
       createServer: (era) => createProxyServer(deps, era),
+      changes,
+      listens,
+      keepAliveMs: config.listenKeepAliveMs,
       health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
       ancestry,
       configPath: config.configPath,

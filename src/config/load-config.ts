@@ -78,6 +78,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     callTimeoutMs: 120_000,
     maxCallMs: 20 * 60_000,
     sessionIdleMs: 15 * 60_000,
+    listenKeepAliveMs: 15_000,
     routing: "call-tool",
     toolsLimit: 15,
     truncateOutputLen: 0,

@@ -33,10 +33,14 @@ export interface CapabilityApprovals {
   /** Why the whole server is held (quarantined on first sight, nothing approved yet), or undefined. */
   serverHold(server: string): string | undefined;
   quarantined(): QuarantinedCapability[];
+  /** What is held now, without definitions or findings (cheaper than `quarantined`). */
+  held(): Pick<QuarantinedCapability, "server" | "kind" | "name" | "reason">[];
   /** Approves these as they were listed last; resolves to how many. */
   approve(items: readonly { server: string; kind: PinnedKind; name: string }[]): number;
   /** A person approved a server held whole: it may show what it approves. */
   approveServer(server: string): void;
+  /** Changes when approvals may have changed (capability-store.ts `version`). */
+  version(): string;
 }
 
 /** The hash of what the model reads of an item (its `_meta` and icons are not read). */
@@ -130,6 +134,19 @@ export function openCapabilityApprovals(
         });
     },
 
+    held() {
+      const approved = approvedHashes();
+      return store
+        .listed()
+        .filter((row) => row.kind !== "server" && approved.get(key(row)) !== row.hash)
+        .map((row) => ({
+          server: row.server,
+          kind: row.kind as PinnedKind,
+          name: row.name,
+          reason: approved.has(key(row)) ? ("changed" as const) : ("new" as const),
+        }));
+    },
+
     approve(items) {
       const listed = new Map(store.listed().map((row) => [key(row), row]));
       const rows = items.flatMap((item) => {
@@ -143,6 +160,8 @@ export function openCapabilityApprovals(
     approveServer(server) {
       store.approve([{ server, kind: "server", name: "", hash: "approved" }]);
     },
+
+    version: () => store.version(),
   };
   return approvals;
 }

@@ -30,6 +30,11 @@ export interface CapabilityStore {
   approve(items: readonly (CapabilityRow & { definition?: Record<string, unknown> | undefined })[]): void;
   /** Drops what is kept of the servers not in `keep`; returns how many servers lost something. */
   forgetExcept(keep: ReadonlySet<string>): number;
+  /**
+   * Changes when what is listed or approved may have changed: this store wrote, or another process
+   * (`mcpproxy approve`) committed to the catalog (SQLite's data_version). Cheap: one pragma.
+   */
+  version(): string;
 }
 
 export function createCapabilitySchema(db: Database): void {
@@ -88,9 +93,12 @@ export function openCapabilityStore(
     return [...out.values()];
   };
   const replacedKinds = new Set<string>();
+  /** Writes made through this store (in the file or in memory). */
+  let writes = 0;
 
   return {
     putListed(server, kind, items) {
+      writes++;
       if (options.writable && isStored) {
         db.transaction(() => {
           db.run("DELETE FROM capabilities WHERE server = ? AND kind = ?", [server, kind]);
@@ -115,6 +123,7 @@ export function openCapabilityStore(
         (row) => row.server === server && row.kind === kind && row.name === name,
       )?.definition,
     approve(items) {
+      writes++;
       if (!(options.approvalsWritable && isStored)) {
         for (const item of items) memoryApprovals.set(key(item), item);
         return;
@@ -142,6 +151,7 @@ export function openCapabilityStore(
       const servers = new Set([...storedListed(), ...storedApprovals()].map((row) => row.server));
       const gone = [...servers].filter((server) => !keep.has(server));
       if (gone.length === 0 || !(options.approvalsWritable && isStored)) return 0;
+      writes++;
       db.transaction(() => {
         for (const server of gone) {
           db.run("DELETE FROM capabilities WHERE server = ?", [server]);
@@ -149,6 +159,10 @@ export function openCapabilityStore(
         }
       })();
       return gone.length;
+    },
+    version() {
+      const row = db.query<{ data_version: number }, []>("PRAGMA data_version").get();
+      return `${row?.data_version ?? 0}:${writes}`;
     },
   };
 }

@@ -1,17 +1,18 @@
 import type { LoggingLevel, Server, ServerContext } from "@modelcontextprotocol/server";
+import type { ResourceSubscriptions } from "./resource-subscriptions.ts";
 
 /**
  * Every client session of the proxy (one MCP `Server` each, stdio or HTTP), so that what an
  * upstream sends towards "the client" reaches the right one: a request or log message made while
  * serving a call goes to the session that made the call, on that call's own stream; a resource
- * update to the sessions that subscribed to it; a list change to all.
+ * update to the sessions that subscribed to it; a list change to all (change-feed.ts).
  */
 export interface ClientSession {
   readonly id: string;
   readonly server: Server;
   /** Set by `logging/setLevel`: log messages below it are not sent to this session. */
   level?: LoggingLevel | undefined;
-  /** Federated URIs this session subscribed to. */
+  /** Federated URIs this session subscribed to (held in `ClientSessions.subscriptions` under the session's id). */
   readonly subscriptions: Set<string>;
 }
 
@@ -36,6 +37,8 @@ export interface ClientSessions {
   all(): ClientSession[];
   /** The most verbose level any session asked for (`logging/setLevel`), forwarded upstream. */
   mostVerboseLevel(): LoggingLevel | undefined;
+  /** The upstream subscriptions, shared with listen streams; a closed session's are released. */
+  readonly subscriptions: ResourceSubscriptions;
 }
 
 /** RFC 5424 order, as MCP uses it: debug is the most verbose. */
@@ -55,7 +58,7 @@ export function passesLevel(level: LoggingLevel, threshold: LoggingLevel | undef
   return threshold === undefined || LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);
 }
 
-export function createClientSessions(): ClientSessions {
+export function createClientSessions(subscriptions: ResourceSubscriptions): ClientSessions {
   const sessions = new Map<string, ClientSession>();
   const calls = new Map<string, CallContext>();
   let counter = 0;
@@ -71,6 +74,7 @@ export function createClientSessions(): ClientSessions {
       const previous = server.onclose;
       server.onclose = () => {
         sessions.delete(session.id);
+        subscriptions.release(session.id);
         previous?.();
       };
       return session;
@@ -83,6 +87,7 @@ export function createClientSessions(): ClientSessions {
     endCall: (key) => void calls.delete(key),
     call: (key) => calls.get(key),
     byId: (id) => sessions.get(id),
+    subscriptions,
     all: () => [...sessions.values()],
     mostVerboseLevel() {
       let most: LoggingLevel | undefined;

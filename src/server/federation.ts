@@ -1,6 +1,5 @@
 import {
   CompleteResultSchema,
-  EmptyResultSchema,
   GetPromptResultSchema,
   ListPromptsResultSchema,
   ListResourcesResultSchema,
@@ -321,19 +320,17 @@ export function serveFederation(
 
   // What only a legacy session has: resource subscriptions, its log level, and roots changes.
   if (!session) return;
+  // The owning server is subscribed once for every session and listen stream that wants the URI.
   server.setRequestHandler("resources/subscribe", async (request) => {
-    const owner = byUri(request.params.uri);
-    unheld(owner.server);
-    const isFirst = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
-    if (isFirst) await forward(owner.server, "resources/subscribe", { uri: owner.uri }, EmptyResultSchema);
+    unheld(byUri(request.params.uri).server);
+    await deps.sessions.subscriptions.add(session.id, request.params.uri);
     session.subscriptions.add(request.params.uri);
     return {};
   });
   server.setRequestHandler("resources/unsubscribe", async (request) => {
-    const owner = byUri(request.params.uri);
+    byUri(request.params.uri);
     session.subscriptions.delete(request.params.uri);
-    const isLast = !deps.sessions.all().some((other) => other.subscriptions.has(request.params.uri));
-    if (isLast) await forward(owner.server, "resources/unsubscribe", { uri: owner.uri }, EmptyResultSchema);
+    await deps.sessions.subscriptions.remove(session.id, request.params.uri);
     return {};
   });
 

@@ -11,9 +11,11 @@ import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { bearerToken } from "./bearer-token.ts";
+import type { ChangeFeed } from "./change-feed.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
+import { isListenRequest, type ListenAdmission } from "./listen-admission.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import type { ClientEra } from "./proxy-server.ts";
@@ -25,9 +27,10 @@ import { renderStatusPage, type StatusSources } from "./status-page.ts";
  * (+ /messages) for old clients, /health for probes, and the DNS-rebinding guard in front of
  * everything. At /mcp a request that carries the 2026-07-28 `_meta` envelope is served statelessly
  * (one MCP server per request, by the SDK's createMcpHandler, which also answers every modern
- * protocol error); `initialize` and requests of an open session are served in that session, as
- * before (one MCP server per session). Bodies, sessions and streams are bounded (http-limits.ts,
- * http-sessions.ts).
+ * protocol error and serves `subscriptions/listen` streams); `initialize` and requests of an open
+ * session are served in that session, as before (one MCP server per session). Bodies, sessions and
+ * streams are bounded (http-limits.ts, http-sessions.ts); modern requests in flight, listen streams
+ * included, count against `maxSessions` too.
  */
 export interface HttpAppOptions {
   bindHost: string;
@@ -45,6 +48,12 @@ export interface HttpAppOptions {
   metrics?: ProxyMetrics | undefined;
   /** The status page at `/` (status-page.ts). */
   status?: StatusSources | undefined;
+  /** Where the modern listen streams hear of changes (the handler's `notify` is attached). */
+  changes?: ChangeFeed | undefined;
+  /** Holds each listen stream's resource subscriptions until it ends. */
+  listens?: ListenAdmission | undefined;
+  /** How often a quiet listen stream gets a keep-alive comment, in ms (the SDK's 15 s by default). */
+  keepAliveMs?: number | undefined;
 }
 
 export interface HttpApp {
@@ -138,10 +147,32 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const modern = createMcpHandler(() => options.createServer("modern"), {
     legacy: "reject",
     responseMode: "auto",
+    maxSubscriptions: limits.maxSessions,
+    ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
   });
+  const detachListens = options.changes?.attach(modern.notify);
   /** Modern requests in flight (listen streams included): bounded like sessions, as each holds a stream. */
   let modernInFlight = 0;
+  /** Serves a modern request; a listen stream's subscriptions are held until its response ends. */
+  const serveModern = async (request: Request, parsedBody: unknown) => {
+    const listen =
+      options.listens && isListenRequest(parsedBody)
+        ? options.listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)
+        : undefined;
+    modernInFlight++;
+    const release = () => {
+      modernInFlight--;
+      listen?.release();
+    };
+    try {
+      const response = await modern.fetch(request, { parsedBody: listen?.message ?? parsedBody });
+      return releasedAtEnd(response, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
 
   app.all("/mcp", async (c) => {
     keepOpen(c);
@@ -179,14 +210,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
       if (modernInFlight >= limits.maxSessions) return full(c);
-      modernInFlight++;
-      try {
-        const response = await modern.fetch(c.req.raw, { parsedBody });
-        return releasedAtEnd(response, () => modernInFlight--);
-      } catch (error) {
-        modernInFlight--;
-        throw error;
-      }
+      return serveModern(c.req.raw, parsedBody);
     }
     const isInit = Array.isArray(parsedBody)
       ? parsedBody.some(isInitializeRequest)
@@ -254,6 +278,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
+      detachListens?.();
+      // Each listen stream ends gracefully: the empty answer to its request.
       await modern.close().catch(() => undefined);
       await sessions.closeAll();
     },

@@ -19,6 +19,10 @@ export interface StdioServerTransportOptions {
   output?: { write(text: string): unknown; flush(): unknown };
   /** Told the method of each well-formed request before it is dispatched. */
   onRequest?: ((method: string) => void) | undefined;
+  /** Sees each well-formed message before it is dispatched, and hands back what is dispatched in its place. */
+  onMessage?: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
+  /** Sees each message sent to the client. */
+  onSend?: ((message: JSONRPCMessage) => void) | undefined;
 }
 
 export class LineStdioServerTransport implements Transport {
@@ -32,6 +36,8 @@ export class LineStdioServerTransport implements Transport {
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   private isClosed = false;
   private readonly onRequest: ((method: string) => void) | undefined;
+  private readonly onMessage: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
+  private readonly onSend: ((message: JSONRPCMessage) => void) | undefined;
   private markClosed: () => void = () => {};
   /**
    * Settles when the session ends (the client closed stdin, or `close()`). Kept apart from `onclose`,
@@ -49,6 +55,8 @@ export class LineStdioServerTransport implements Transport {
     this.input = options.input ?? Bun.stdin.stream();
     this.output = options.output ?? Bun.stdout.writer();
     this.onRequest = options.onRequest;
+    this.onMessage = options.onMessage;
+    this.onSend = options.onSend;
     this.splitter = createJsonLineSplitter(
       options.maxRequestBytes,
       (line) => this.receive(line),
@@ -83,6 +91,7 @@ export class LineStdioServerTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
+    this.onSend?.(message);
     this.output.write(`${JSON.stringify(message)}\n`);
     await this.output.flush();
   }
@@ -118,7 +127,8 @@ export class LineStdioServerTransport implements Transport {
     if (isJsonRpcMessage(parsed)) {
       const { method, id } = parsed as { method?: unknown; id?: unknown };
       if (typeof method === "string" && id !== undefined) this.onRequest?.(method);
-      this.onmessage?.(parsed as JSONRPCMessage);
+      const message = parsed as JSONRPCMessage;
+      this.onmessage?.(this.onMessage ? this.onMessage(message) : message);
       return;
     }
     const id = (parsed as { id?: unknown } | null)?.id;

@@ -9,6 +9,7 @@ import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
 import type { ClientSide } from "../upstream/relay-routing.ts";
 import type { ClientBoundRequest } from "../upstream/upstream-connection.ts";
+import type { ChangeNotifier } from "./change-feed.ts";
 import { type ClientSessions, passesLevel } from "./client-sessions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 
@@ -22,11 +23,14 @@ import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
  *  - log messages go to the calling session, outside calls to every session that asked for them
  *    with logging/setLevel, named `<server>` or `<server>/<logger>`; one that may belong to any of
  *    several sessions' calls goes to none (the proxy's log has it at debug level);
- *  - resource updates go to the sessions subscribed to that resource, under its federated URI;
- *  - resource and prompt list changes go to every session.
+ *  - resource updates go, under their federated URI, to the sessions and listen streams subscribed
+ *    to that resource; resource and prompt list changes to every session and every listen stream
+ *    that asked for them (change-feed.ts).
  */
 export interface UpstreamMessageOptions {
   sessions: ClientSessions;
+  /** Where list changes and resource updates go, in both eras. */
+  changes: ChangeNotifier;
   logger: Logger;
   /** How long a relayed request may wait for the client (a person may be answering it). */
   relayTimeoutMs: number;
@@ -116,18 +120,16 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
           }
           return;
         }
-        case "notifications/resources/updated": {
-          const uri = (options.naming ?? FEDERATED_NAMING).uri(server, notification.params.uri);
-          for (const session of sessions.all()) {
-            if (session.subscriptions.has(uri)) send(session.server.sendResourceUpdated({ uri }));
-          }
+        case "notifications/resources/updated":
+          options.changes.resourceUpdated(
+            (options.naming ?? FEDERATED_NAMING).uri(server, notification.params.uri),
+          );
           return;
-        }
         case "notifications/resources/list_changed":
-          for (const session of sessions.all()) send(session.server.sendResourceListChanged());
+          options.changes.resourcesChanged();
           return;
         case "notifications/prompts/list_changed":
-          for (const session of sessions.all()) send(session.server.sendPromptListChanged());
+          options.changes.promptsChanged();
           return;
         default:
           return unhandled(notification);
