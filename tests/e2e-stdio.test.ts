@@ -203,6 +203,13 @@ describe("mcpproxy serve over stdio", () => {
     expect(text(badArgs)).toStartWith("Invalid arguments for fixture__add_numbers: a must be number.");
     const missing = await call({ name: "fixture__echo", arguments: {} });
     expect(text(missing)).toStartWith("Invalid arguments for fixture__echo: message is required.");
+    // An optional argument sent as null (strict function calls do) is read as not given and left
+    // out; a required one is still refused.
+    const optionalNull = await call({ name: "fixture__show_environment", arguments: { values_of: null } });
+    expect(optionalNull.isError).toBeFalsy();
+    expect(JSON.parse(text(optionalNull))).toContain("FIXTURE_VAR");
+    const requiredNull = await call({ name: "fixture__echo", arguments: { message: null } });
+    expect(text(requiredNull)).toStartWith("Invalid arguments for fixture__echo: message must be string.");
 
     const badTopK = await proxy.client.callTool({
       name: "retrieve_tools",

@@ -11,11 +11,19 @@ import type { Logger } from "../log.ts";
  * read from the catalog only on a miss). A schema that does not compile is not enforced (logged
  * once), and a server can be left unchecked altogether (`validateArguments: false`, for servers
  * whose schemas do not describe what they accept).
+ * An optional argument given as `null` where its schema has no null is read as not given, and left
+ * out of the call, when that makes the call fit: models asked for strict function calls send null
+ * for every optional field they leave unset, and MCP reads null as absent (SEP-2243: no
+ * Mcp-Param header for a null). Only a call that does not fit as given is changed.
  */
 export interface ArgumentValidator {
-  /** Why the arguments do not fit the tool's schema, or undefined when they do. */
-  problems(tool: CatalogTool, args: Readonly<Record<string, unknown>>): string | undefined;
+  /** The arguments to forward, or why they do not fit the tool's schema. */
+  check(tool: CatalogTool, args: Readonly<Record<string, unknown>>): ArgumentCheck;
 }
+
+export type ArgumentCheck =
+  | { args: Readonly<Record<string, unknown>>; problems?: undefined }
+  | { problems: string };
 
 export const VALIDATORS_KEPT = 256;
 
@@ -58,13 +66,30 @@ export function createArgumentValidator(
   };
 
   return {
-    problems(tool, args) {
-      if (options.unchecked.has(tool.server)) return undefined;
+    check(tool, args) {
+      if (options.unchecked.has(tool.server)) return { args };
       const validate = validatorOf(tool);
-      if (!validate || validate(args)) return undefined;
-      return (validate.errors ?? []).map(describeProblem).join("; ");
+      if (!validate || validate(args)) return { args };
+      const problems = (validate.errors ?? []).map(describeProblem).join("; ");
+      const withoutNulls = withoutOptionalNulls(args, validate.schema);
+      if (withoutNulls && validate(withoutNulls)) return { args: withoutNulls };
+      return { problems };
     },
   };
+}
+
+/** The arguments without their top-level nulls that the schema does not require, if any were given. */
+function withoutOptionalNulls(
+  args: Readonly<Record<string, unknown>>,
+  schema: unknown,
+): Record<string, unknown> | undefined {
+  const required = new Set<unknown>(
+    schema && typeof schema === "object" && Array.isArray((schema as { required?: unknown }).required)
+      ? (schema as { required: unknown[] }).required
+      : [],
+  );
+  const kept = Object.entries(args).filter(([key, value]) => value !== null || required.has(key));
+  return kept.length < Object.keys(args).length ? Object.fromEntries(kept) : undefined;
 }
 
 function describeProblem(error: ErrorObject): string {

@@ -460,14 +460,14 @@ async function forwardOnce(
       }
       call = decision.call;
     }
-    const problems = deps.arguments?.problems(target, call.arguments);
-    if (problems) {
+    const checked = deps.arguments?.check(target, call.arguments);
+    if (checked?.problems !== undefined) {
       outcome = "invalid arguments";
       return errorResult(
-        `Invalid arguments for ${name}: ${problems}. Call it again with arguments that fit its input schema ` +
+        `Invalid arguments for ${name}: ${checked.problems}. Call it again with arguments that fit its input schema ` +
           `(${RETRIEVE_TOOLS} shows the schema).`,
       );
-    }
+    } else if (checked && checked.args !== call.arguments) call = { ...call, arguments: checked.args };
     // No arguments stay no arguments on the wire, unless a plugin supplied some.
     const sent =
       args === undefined && call.arguments === given
