@@ -83,7 +83,9 @@ start_proxy() {
   pids+=($!)
   proxy_url=$(wait_for 'serving MCP at (http://[0-9.:]+/mcp)' "$dir/proxy.log")
   for _ in $(seq 1 200); do
-    curl -sf "${proxy_url%/mcp}/health" 2>/dev/null | grep -q '"state":"connected"' && return 0
+    # node, not curl: the only tools CI can count on are Node and npm.
+    node -e 'fetch(process.argv[1]).then((r) => r.text()).then((t) => process.exit(/"state":"connected"/.test(t) ? 0 : 1), () => process.exit(1))' \
+      "${proxy_url%/mcp}/health" && return 0
     sleep 0.1
   done
   echo "conformance: the $name proxy did not connect to the fixture within 20 s" >&2
