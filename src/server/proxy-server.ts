@@ -1,5 +1,10 @@
 import type { CallToolResult, InputRequiredResult, ServerContext, Tool } from "@modelcontextprotocol/server";
-import { isInputRequiredResult, ProtocolError, Server } from "@modelcontextprotocol/server";
+import {
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
 import { approvedTool, type RetrievedTool } from "../index/retrieve-tools.ts";
@@ -205,6 +210,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       toolArgs: Record<string, unknown> | undefined,
       run: (options: CallOptions) => Promise<CallToolResult | InputRequiredResult>,
     ) => forwardWithRounds(deps, era, ctx, call, tool, toolArgs, run);
+    // The proxy's own tools never ask for input: a requestState sent to one was minted for another call.
+    if (
+      name !== CALL_TOOL &&
+      !(session && deps.catalog.get(name)) &&
+      ctx.mcpReq.requestState() !== undefined
+    ) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `requestState was not given for ${name}`);
+    }
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
