@@ -418,7 +418,7 @@ describe("a 2025 (SDK v1) client", () => {
       expect(await call("old__ask_user", { question: "Old question?" })).toBe("user said: Bob");
       expect(seen).toEqual(["elicit: What is your name?", "sampling", "roots", "elicit: Old question?"]);
       const prompt = await client.getPrompt({ name: "new__ask_prompt" });
-      expect((prompt.messages[0]?.content as { text: string }).text).toBe("Write about Bob");
+      expect((prompt.messages[0]?.content as { text?: string } | undefined)?.text).toBe("Write about Bob");
     });
   }
 });
