@@ -419,6 +419,10 @@ describe("a 2025 (SDK v1) client", () => {
       expect(seen).toEqual(["elicit: What is your name?", "sampling", "roots", "elicit: Old question?"]);
       const prompt = await client.getPrompt({ name: "new__ask_prompt" });
       expect((prompt.messages[0]?.content as { text?: string } | undefined)?.text).toBe("Write about Bob");
+      // A 2025 server asking during prompts/get reaches the session whose request caused it.
+      const old = await client.getPrompt({ name: "old__ask_prompt" });
+      expect((old.messages[0]?.content as { text?: string } | undefined)?.text).toBe("Write about Bob");
+      expect(seen.at(-1)).toBe("elicit: Which topic?");
     });
   }
 });
