@@ -35,7 +35,7 @@ function poolOf(...servers: StdioServerConfig[]) {
   return pool;
 }
 
-const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]!.text;
+const textOf = (result: object) => ((result as { content: unknown }).content as { text: string }[])[0]!.text;
 
 describe("a call to a 2026-07-28 server", () => {
   test("carries the caller's capabilities when given, and none otherwise", async () => {

@@ -5,6 +5,7 @@ import { removeStaleTemps } from "../index/atomic-file.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
+import { createRequestStateSeal } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createChangeFeed } from "../server/change-feed.ts";
@@ -14,6 +15,7 @@ import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
 import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
+import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { retrieveRanked } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
@@ -240,6 +242,13 @@ async function run(
     logger: logger.child("listen"),
     naming,
   });
+  // Calls of 2026 clients parked while their 2025 server waits for input (parked-calls.ts).
+  const parked = createParkedCalls({
+    waitMs: config.inputWaitMs,
+    maxParked: DEFAULT_MAX_PARKED,
+    logger: logger.child("input"),
+  });
+  cleanup.defer("cancel the calls waiting for input", () => parked.close());
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -263,6 +272,7 @@ async function run(
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     passthrough: options.passthrough,
+    inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))

@@ -79,6 +79,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     maxCallMs: 20 * 60_000,
     sessionIdleMs: 15 * 60_000,
     listenKeepAliveMs: 15_000,
+    inputWaitMs: 5 * 60_000,
     routing: "call-tool",
     toolsLimit: 15,
     truncateOutputLen: 0,

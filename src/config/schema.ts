@@ -269,6 +269,12 @@ export const SETTINGS = {
   bodyTimeoutMs: { env: "MCPPROXY_BODY_TIMEOUT_MS", schema: intInRange(100, 3_600_000) },
   /** How long an HTTP session may go without a request before it is closed, in ms. */
   sessionIdleMs: { env: "MCPPROXY_SESSION_IDLE_MS", schema: intInRange(1_000, 7 * 24 * 3_600_000) },
+  /**
+   * How long a call waits for a 2026-07-28 client to come back with the input its server asked for
+   * (input_required), in ms: then the server's request is refused and the call cancelled. Also the
+   * life of the requestState the proxy hands out.
+   */
+  inputWaitMs: { env: "MCPPROXY_INPUT_WAIT_MS", schema: intInRange(1_000, 24 * 3_600_000) },
   /** How often a quiet 2026-07-28 listen stream over HTTP gets a keep-alive comment, in ms. */
   listenKeepAliveMs: { env: "MCPPROXY_LISTEN_KEEP_ALIVE_MS", schema: intInRange(1_000, 3_600_000) },
   routing: {

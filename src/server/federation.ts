@@ -1,20 +1,28 @@
 import {
   CompleteResultSchema,
-  GetPromptResultSchema,
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListResourceTemplatesResultSchema,
-  ReadResourceResultSchema,
 } from "@modelcontextprotocol/core";
-import type { Server, ServerCapabilities, StandardSchemaV1 } from "@modelcontextprotocol/server";
-import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import type {
+  GetPromptResult,
+  InputRequiredResult,
+  ReadResourceResult,
+  Server,
+  ServerCapabilities,
+  ServerContext,
+  StandardSchemaV1,
+} from "@modelcontextprotocol/server";
+import { isInputRequiredResult, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { describeError } from "../errors.ts";
 import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
-import { mergedHint } from "./cache-hints.ts";
+import { mergedHint, UNCACHED } from "./cache-hints.ts";
+import { callOptionsFor } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
+import { type InputRounds, isRetry, withInputRounds } from "./input-rounds.ts";
 import type { ClientEra } from "./proxy-server.ts";
 
 /**
@@ -47,6 +55,8 @@ export interface FederationDeps {
    * connect rather than answer empty while it starts.
    */
   ready?: (() => Promise<unknown>) | undefined;
+  /** Input rounds of prompts/get and resources/read (input-rounds.ts); unset, forwarded as they are. */
+  inputRounds?: InputRounds | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -202,6 +212,36 @@ export function serveFederation(
     params: Record<string, unknown>,
     schema: T,
   ): Promise<StandardSchemaV1.InferOutput<T>> => pool.request(owner, { method, params }, schema);
+  /**
+   * prompts/get and resources/read, forwarded as calls are: what the server asks the client during
+   * them reaches only this client (its session, or an input round), with their input rounds.
+   */
+  const call = async <R extends GetPromptResult | ReadResourceResult>(
+    ctx: ServerContext,
+    method: "prompts/get" | "resources/read",
+    owner: string,
+    target: string,
+    params: Record<string, unknown>,
+  ): Promise<R | InputRequiredResult> => {
+    const clients = session ? { session, sessions: deps.sessions } : undefined;
+    const options = callOptionsFor(undefined, ctx, clients);
+    const { _meta: _, ...args } = params;
+    const run = (hooks: object) =>
+      pool.forward(owner, method, params, { ...options, ...hooks }) as Promise<R | InputRequiredResult>;
+    try {
+      return await (deps.inputRounds
+        ? withInputRounds(
+            deps.inputRounds,
+            deps.era ?? "legacy",
+            ctx,
+            { method, server: owner, target, args },
+            run,
+          )
+        : run({}));
+    } finally {
+      await options.flushed({});
+    }
+  };
 
   server.setRequestHandler("resources/list", (request) =>
     page(
@@ -231,15 +271,13 @@ export function serveFederation(
       }),
     ),
   );
-  server.setRequestHandler("resources/read", async (request) => {
+  server.setRequestHandler("resources/read", async (request, ctx) => {
     const owner = byUri(request.params.uri);
     unheld(owner.server);
-    const result = await forward(
-      owner.server,
-      "resources/read",
-      { ...request.params, uri: owner.uri },
-      ReadResourceResultSchema,
-    ).catch((error: unknown) => {
+    const result = await call<ReadResourceResult>(ctx, "resources/read", owner.server, owner.uri, {
+      ...request.params,
+      uri: owner.uri,
+    }).catch((error: unknown) => {
       // 2026-07-28 says a missing resource is -32602 and forbids -32002, which 2025 servers send.
       if (deps.era === "modern" && (error as { code?: unknown })?.code === RESOURCE_NOT_FOUND_2025) {
         throw new ProtocolError(
@@ -252,16 +290,16 @@ export function serveFederation(
       }
       throw error;
     });
-    return hinted(
-      {
-        ...result,
-        contents: result.contents.map((content) => ({
-          ...content,
-          uri: naming.uri(owner.server, content.uri),
-        })),
-      },
-      [result],
-    );
+    if (isInputRequiredResult(result)) return result;
+    const read = {
+      ...result,
+      contents: result.contents.map((content) => ({
+        ...content,
+        uri: naming.uri(owner.server, content.uri),
+      })),
+    };
+    // The answer to an input round's retry depends on what this client answered: never cached.
+    return isRetry(ctx) && deps.era === "modern" ? { ...read, ...UNCACHED } : hinted(read, [result]);
   });
   server.setRequestHandler("prompts/list", (request) =>
     page(
@@ -276,14 +314,13 @@ export function serveFederation(
       }),
     ),
   );
-  server.setRequestHandler("prompts/get", async (request) => {
+  server.setRequestHandler("prompts/get", async (request, ctx) => {
     const owner = heldPrompt(byName(request.params.name, "prompt"));
-    const result = await forward(
-      owner.server,
-      "prompts/get",
-      { ...request.params, name: owner.name },
-      GetPromptResultSchema,
-    );
+    const result = await call<GetPromptResult>(ctx, "prompts/get", owner.server, owner.name, {
+      ...request.params,
+      name: owner.name,
+    });
+    if (isInputRequiredResult(result)) return result;
     return {
       ...result,
       messages: result.messages.map((message) => ({

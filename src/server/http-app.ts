@@ -1,4 +1,5 @@
-import type { Server } from "@modelcontextprotocol/server";
+import { createHash } from "node:crypto";
+import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import {
   createMcpHandler,
   isInitializeRequest,
@@ -79,6 +80,15 @@ type Transport = WebStandardStreamableHTTPServerTransport | WebSseServerTranspor
 
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { limits } = options;
+  // Who calls, as the requestState of an input round is bound to it (input-rounds.ts): the holder of
+  // the bearer token, named by its digest (the token itself goes nowhere past the check).
+  const authInfo: AuthInfo | undefined = options.token
+    ? {
+        token: "",
+        clientId: `bearer:${createHash("sha256").update(options.token).digest("base64url").slice(0, 22)}`,
+        scopes: [],
+      }
+    : undefined;
   const sessions: HttpSessions<Transport> = createHttpSessions({
     maxSessions: limits.maxSessions,
     idleMs: limits.sessionIdleMs,
@@ -166,7 +176,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       listen?.release();
     };
     try {
-      const response = await modern.fetch(request, { parsedBody: listen?.message ?? parsedBody });
+      const response = await modern.fetch(request, {
+        parsedBody: listen?.message ?? parsedBody,
+        ...(authInfo ? { authInfo } : {}),
+      });
       return releasedAtEnd(response, release);
     } catch (error) {
       release();
@@ -188,7 +201,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       }
     }
     const handle = (transport: WebStandardStreamableHTTPServerTransport) =>
-      transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
+      transport.handleRequest(c.req.raw, {
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+        ...(authInfo ? { authInfo } : {}),
+      });
     if (sessionId) {
       const transport = sessions.get(sessionId);
       if (!(transport instanceof WebStandardStreamableHTTPServerTransport))

@@ -1,5 +1,10 @@
-import type { CallToolResult, Progress, ServerContext, Tool } from "@modelcontextprotocol/server";
-import { ProtocolError, Server } from "@modelcontextprotocol/server";
+import type { CallToolResult, InputRequiredResult, ServerContext, Tool } from "@modelcontextprotocol/server";
+import {
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
 import { approvedTool, type RetrievedTool } from "../index/retrieve-tools.ts";
@@ -25,10 +30,12 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
+import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
+import { type InputRounds, verifyRequestState, withInputRounds } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
@@ -87,6 +94,11 @@ export interface ProxyServerDeps {
    * under their own names (no retrieve_tools or call_tool), with the rest of the proxy in the path.
    */
   passthrough?: string | undefined;
+  /**
+   * Multi-round-trip requests (input-rounds.ts): the seal of the proxy's requestState and the calls
+   * parked for a 2026 client's input. Unset, a 2026 upstream's input_required fails the call.
+   */
+  inputRounds?: InputRounds | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -143,6 +155,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       jsonSchemaValidator: sharedSchemaValidator,
       // Only modern answers carry cache fields: a 2025 client would see them as stray keys.
       ...(modern ? { cacheHints: { "tools/list": ownHint, "server/discover": ownHint } } : {}),
+      // Every requestState a client sends back is checked before a handler runs (-32602 if not ours).
+      ...(deps.inputRounds ? { requestState: { verify: verifyRequestState(deps.inputRounds.seal) } } : {}),
     },
   );
   const builtins = [
@@ -170,13 +184,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       serverNames: () => deps.pool.status().map((status) => status.name),
       capabilities: deps.catalog.capabilities,
       era,
+      inputRounds: deps.inputRounds,
       ...(deps.passthrough
         ? { naming: passthroughNaming(deps.passthrough), ready: connecting(deps.pool, deps.passthrough) }
         : {}),
     });
   }
   if (deps.passthrough) {
-    servePassthroughTools(server, deps, deps.passthrough, client);
+    servePassthroughTools(server, deps, deps.passthrough, client, era);
     return server;
   }
 
@@ -184,10 +199,25 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     tools: session ? [...builtins, ...session.listed()] : builtins,
   }));
 
-  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
     // The SDK's Server has checked the params against the spec's schema (-32602 if they do not fit).
     const { name, arguments: args, _meta } = raw.params;
     const forwarding = () => callOptionsFor(_meta?.progressToken, ctx, client);
+    /** A call of `tool` with its input rounds (a server's questions to the client, either era). */
+    const withRounds = (
+      call: ForwardOptions,
+      tool: string,
+      toolArgs: Record<string, unknown> | undefined,
+      run: (options: CallOptions) => Promise<CallToolResult | InputRequiredResult>,
+    ) => forwardWithRounds(deps, era, ctx, call, tool, toolArgs, run);
+    // The proxy's own tools never ask for input: a requestState sent to one was minted for another call.
+    if (
+      name !== CALL_TOOL &&
+      !(session && deps.catalog.get(name)) &&
+      ctx.mcpReq.requestState() !== undefined
+    ) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `requestState was not given for ${name}`);
+    }
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
@@ -248,14 +278,21 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
       const call = forwarding();
+      const { name: tool, arguments: toolArgs } = parsed.output;
       return call.flushed(
-        await forwardCall(deps, session, parsed.output.name, parsed.output.arguments, call, searched),
+        await withRounds(call, tool, toolArgs, (options) =>
+          forwardCall(deps, session, tool, toolArgs, options, searched),
+        ),
       );
     }
     // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
     if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
-      return call.flushed(await forwardCall(deps, session, name, args, call, searched));
+      return call.flushed(
+        await withRounds(call, name, args, (options) =>
+          forwardCall(deps, session, name, args, options, searched),
+        ),
+      );
     }
     return errorResult(
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
@@ -278,6 +315,7 @@ function servePassthroughTools(
   deps: ProxyServerDeps,
   owner: string,
   client: { session: ClientSession; sessions: ClientSessions } | undefined,
+  era: ClientEra,
 ): void {
   const { catalog } = deps;
   const tools = () =>
@@ -297,7 +335,7 @@ function servePassthroughTools(
     if (deps.firstIndexing && catalog.names(owner).length === 0) await deps.firstIndexing;
     return { tools: tools() };
   });
-  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args, _meta } = raw.params;
     let target = publicName(name);
     if (!target && deps.firstIndexing) {
@@ -306,46 +344,43 @@ function servePassthroughTools(
     }
     if (!target) return errorResult(`No tool named ${name} on ${owner}.`);
     const call = callOptionsFor(_meta?.progressToken, ctx, client);
-    return call.flushed(await forwardCall(deps, undefined, target, args, call, new Set()));
+    const publicTarget = target;
+    return call.flushed(
+      await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
+        forwardCall(deps, undefined, publicTarget, args, options, new Set()),
+      ),
+    );
   });
 }
 
 /**
- * What a forwarded call carries from the client's request: its cancellation, and where the
- * upstream's progress goes (to the client, under the client's own token, when it asked for it).
- * `flushed` holds the result back until every progress notice is sent: a notice that arrives after
- * its result is dropped by the client.
+ * A forwarded call with its input rounds (input-rounds.ts), bound to the tool's server and name and
+ * to the client's arguments. Without them (no data dir), as it is.
  */
-function callOptionsFor(
-  progressToken: string | number | undefined,
-  extra: ServerContext,
-  clients: { session: ClientSession; sessions: ClientSessions } | undefined,
-): CallOptions & { flushed(result: CallToolResult): Promise<CallToolResult> } {
-  const sending: Promise<unknown>[] = [];
-  // Named to the pool, so what the upstream asks the client while it serves this call comes here.
-  const caller = clients?.sessions.beginCall(clients.session, extra);
-  return {
-    signal: extra.mcpReq.signal,
-    ...(caller && clients ? { caller, session: clients.session.id } : {}),
-    ...(progressToken !== undefined
-      ? {
-          onprogress: (progress: Progress) =>
-            void sending.push(
-              extra.mcpReq
-                .notify({
-                  method: "notifications/progress",
-                  params: { ...progress, progressToken },
-                })
-                .catch(() => undefined),
-            ),
-        }
-      : {}),
-    async flushed(result) {
-      if (caller) clients?.sessions.endCall(caller);
-      await Promise.all(sending);
-      return result;
-    },
-  };
+async function forwardWithRounds(
+  deps: ProxyServerDeps,
+  era: ClientEra,
+  ctx: ServerContext,
+  call: ForwardOptions,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  run: (options: CallOptions) => Promise<CallToolResult | InputRequiredResult>,
+): Promise<CallToolResult | InputRequiredResult> {
+  let found = deps.catalog.get(name);
+  if (!found && deps.firstIndexing) {
+    await deps.firstIndexing;
+    found = deps.catalog.get(name);
+  }
+  // No such tool: the call fails before it reaches a server (forwardOnce says why).
+  if (!deps.inputRounds || !found) return run(call);
+  return withInputRounds(
+    deps.inputRounds,
+    era,
+    ctx,
+    { method: "tools/call", server: found.server, target: found.tool, args: args ?? {} },
+    (hooks) => run({ ...call, ...hooks }),
+    call.onprogress,
+  );
 }
 
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */
@@ -388,12 +423,13 @@ async function forwardCall(
   args: Record<string, unknown> | undefined,
   context: CallOptions,
   searched: ReadonlySet<string>,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   const started = performance.now();
   const report: CallReport = {};
   const result = await forwardOnce(deps, session, name, args, context, report);
   const { target, outcome } = report;
-  if (!report.forwarded || !target || !outcome) return result;
+  // A round that asks the client for input is not the call's end: the last round is counted.
+  if (!report.forwarded || !target || !outcome || isInputRequiredResult(result)) return result;
   const ms = performance.now() - started;
   deps.stats?.record({
     server: target.server,
@@ -418,7 +454,7 @@ async function forwardOnce(
   args: Record<string, unknown> | undefined,
   context: CallOptions,
   report: CallReport,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   let target = deps.catalog.get(name);
   if (!target && deps.firstIndexing) {
     await deps.firstIndexing;
@@ -474,7 +510,12 @@ async function forwardOnce(
         ? undefined
         : (call.arguments as Record<string, unknown>);
     report.forwarded = true;
-    let result = await deps.pool.callTool(target.server, target.tool, sent, context);
+    const answer = await deps.pool.callTool(target.server, target.tool, sent, context);
+    if (isInputRequiredResult(answer)) {
+      outcome = "input required";
+      return answer;
+    }
+    let result = answer;
     if (deps.plugins?.has("transformToolResult")) {
       // Plugins see the result as the plugin API types it (its structuredContent an object).
       result = (await deps.plugins.transformToolResult({

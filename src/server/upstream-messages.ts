@@ -16,7 +16,9 @@ import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 /**
  * Where an upstream's messages to "the client" go, once relay-routing.ts decided whom they belong to:
  *  - sampling, elicitation and roots requests go to the session of the call they belong to, on
- *    the call's own stream, and the answer goes back to the upstream; outside any call (allowed by
+ *    the call's own stream, and the answer goes back to the upstream (a 2026-07-28 caller, which
+ *    has no session, gets them as the input_required answer to its own call: parked-calls.ts);
+ *    outside any call (allowed by
  *    the server's `relayOutsideCalls`) to the latest still open session that called the server. A
  *    client without the capability gets the upstream a clear error instead of a request it cannot
  *    answer. A server that is held for approval (`isHeld`) gets every request refused;
@@ -47,6 +49,8 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
       const held = options.isHeld?.(server);
       if (held)
         throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${request.method} refused: ${held}`);
+      // A caller without a session is asked by an input round of its own call (parked-calls.ts).
+      if ("ask" in to) return to.ask(request, signal);
       const call = "caller" in to ? sessions.call(to.caller) : undefined;
       const session =
         call?.session ??
@@ -142,7 +146,7 @@ function unhandled(notification: never): void {
   void notification;
 }
 
-function resultSchemaOf(request: ClientBoundRequest) {
+export function resultSchemaOf(request: ClientBoundRequest) {
   switch (request.method) {
     case "sampling/createMessage":
       return request.params.tools ? CreateMessageResultWithToolsSchema : CreateMessageResultSchema;

@@ -104,14 +104,16 @@ function untagged(
 }
 
 /** A POST that carries a call names its method; anything else is passed without parsing. */
-const TOOLS_CALL_HINT = '"tools/call"';
+const CALL_HINT = /"(?:tools\/call|prompts\/get|resources\/read)"/;
+const CALL_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 
-/** The id of the single JSON-RPC request a POST carries, if it is a tools/call. */
+/** The id of the single JSON-RPC request a POST carries, if it is a call (tools/call, prompts/get, resources/read). */
 function postedRequestId(body: unknown): string | undefined {
-  if (typeof body !== "string" || !body.includes(TOOLS_CALL_HINT)) return undefined;
+  if (typeof body !== "string" || !CALL_HINT.test(body)) return undefined;
   try {
     const message = JSON.parse(body) as { id?: unknown; method?: unknown };
-    return message.method === "tools/call" &&
+    return typeof message.method === "string" &&
+      CALL_METHODS.has(message.method) &&
       (typeof message.id === "number" || typeof message.id === "string")
       ? String(message.id)
       : undefined;

@@ -1,10 +1,16 @@
-import type { CallToolResult, ClientCapabilities, Progress } from "@modelcontextprotocol/client";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  InputRequiredResult,
+  Progress,
+  Result,
+} from "@modelcontextprotocol/client";
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
-import type { UpstreamConnection } from "./upstream-connection.ts";
+import type { ClientBoundRequest, UpstreamConnection } from "./upstream-connection.ts";
 import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstream-errors.ts";
 
 /**
@@ -17,12 +23,20 @@ import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstrea
  * sent again, once, on a new session (2025 servers over HTTP: a 2026 server has no sessions, and
  * its 404 means an unknown method).
  * To a 2026-07-28 server the call carries the caller's capabilities (`clientCapabilities`; none
- * when unset) and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts).
+ * when unset) and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts); its
+ * `input_required` answer is returned as it is (the caller's to relay), and a retry carries the
+ * caller's `inputResponses` and the server's own `requestState` back.
+ * prompts/get and resources/read go the same way (`method` and `params`), with the same clocks,
+ * relays and input rounds.
  */
 export interface ForwardedCall {
   server: string;
+  /** tools/call unless set; prompts/get and resources/read send `params` as they are. */
+  method?: InputMethod | undefined;
+  /** The tool (tools/call), or what the messages name (the prompt, the resource URI). */
   tool: string;
   args: Record<string, unknown> | undefined;
+  params?: Record<string, unknown> | undefined;
   limits: { callTimeoutMs: number; maxCallMs: number };
   signal?: AbortSignal | undefined;
   onprogress?: ((progress: Progress) => void) | undefined;
@@ -32,7 +46,21 @@ export interface ForwardedCall {
   session?: string | undefined;
   /** What the caller can answer (sampling, elicitation, roots), told to a 2026 server with the call. */
   clientCapabilities?: ClientCapabilities | undefined;
+  /** A retry of a 2026 server's input_required: the caller's answers and the server's own state. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /**
+   * Where what a 2025 server asks during the call goes when the caller has no session to receive
+   * it (a 2026-07-28 request): the call's input rounds (parked-calls.ts).
+   */
+  askClient?: AskClient | undefined;
 }
+
+/** The requests that may answer input_required (MRTR) in 2026-07-28. */
+export type InputMethod = "tools/call" | "prompts/get" | "resources/read";
+
+/** Asks the calling client, by an input round, what a 2025 server asked during its call. */
+export type AskClient = (request: ClientBoundRequest, signal: AbortSignal) => Promise<Result>;
 
 /** A call in flight, as the server's requests to the client find it (relay-routing.ts). */
 export interface ActiveCall {
@@ -40,6 +68,8 @@ export interface ActiveCall {
   readonly session: string | undefined;
   /** Sent with the call (call-tags.ts), so the server's requests can be told back to it. */
   readonly tag: string;
+  /** Set for a caller without a session: its requests are asked by input rounds instead. */
+  readonly askClient?: AskClient | undefined;
   /** Runs `work` (a relayed request) with the call's idle clock stopped. */
   waitOnClient<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -57,8 +87,12 @@ export interface CallRoute {
 
 let tagCounter = 0;
 
-export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Promise<CallToolResult> {
+export async function forwardToolCall(
+  call: ForwardedCall,
+  route: CallRoute,
+): Promise<CallToolResult | InputRequiredResult> {
   const { server, tool, limits } = call;
+  const method = call.method ?? "tools/call";
   // One controller ended by either the client's cancel or the idle clock. Not AbortSignal.any: in
   // Bun its combined signals are never freed (about 6 KB a call, bench/load-bench.ts found it).
   const controller = new AbortController();
@@ -80,6 +114,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     caller: call.caller,
     session: call.session,
     tag,
+    askClient: call.askClient,
     async waitOnClient(work) {
       waiting++;
       clearTimeout(idle);
@@ -100,33 +135,42 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
     const isModern = connection.era === "modern";
-    const headers = connection.paramHeaders(tool, call.args);
+    const headers = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
+    const base =
+      method === "tools/call"
+        ? { name: tool, ...(call.args ? { arguments: call.args } : {}) }
+        : (call.params ?? {});
     const result = (await connection.client.request(
       {
-        method: "tools/call",
+        method,
         params: {
-          name: tool,
-          ...(call.args ? { arguments: call.args } : {}),
+          ...base,
+          // Only a 2026 server knows input rounds; a 2025 one asks the client during the call instead.
+          ...(isModern && call.inputResponses ? { inputResponses: call.inputResponses } : {}),
+          ...(isModern && call.requestState !== undefined ? { requestState: call.requestState } : {}),
           _meta: {
+            ...(base._meta as Record<string, unknown> | undefined),
             [CALL_META_KEY]: tag,
             ...(isModern && call.clientCapabilities
               ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
               : {}),
           },
         },
-      },
+      } as never,
       {
         // The SDK's clock bounds the whole call; the idle clock above is ours.
         timeout: limits.maxCallMs,
         signal,
         ...(headers ? { headers } : {}),
+        // The server's input_required comes back as it is: the caller answers it, not the proxy.
+        allowInputRequired: true,
         // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
-        onprogress: (progress) => {
+        onprogress: (progress: Progress) => {
           restartIdle();
           call.onprogress?.(progress);
         },
       },
-    )) as CallToolResult;
+    )) as CallToolResult | InputRequiredResult;
     if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
     return result;
   };

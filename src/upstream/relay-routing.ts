@@ -1,7 +1,7 @@
 import type { Result } from "@modelcontextprotocol/client";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
-import type { ActiveCall } from "./forward-call.ts";
+import type { ActiveCall, AskClient } from "./forward-call.ts";
 import type { ClientBoundRequest, RelayedNotification } from "./upstream-connection.ts";
 
 /**
@@ -12,10 +12,14 @@ import type { ClientBoundRequest, RelayedNotification } from "./upstream-connect
  * Outside any call it is refused, unless the server's config opts in (`relayOutsideCalls`): then it
  * goes to a session that has called that server. `roots/list` outside a call gets the server's
  * configured `roots` when it has some. Every relay, of every transport, is decided here.
+ * A call of a client without a session (a 2026-07-28 request) asks by input rounds: its request
+ * goes back to that client inside the answer to its own call (parked-calls.ts), never elsewhere.
  */
 export type RelayTarget =
   /** The call in flight it belongs to (its key in the client sessions). */
   | { caller: string }
+  /** The call in flight it belongs to, of a client without a session: asked by an input round. */
+  | { ask: AskClient }
   /** Outside any call, with `relayOutsideCalls`: the sessions that called the server, latest last. */
   | { sessions: readonly string[] };
 
@@ -52,6 +56,10 @@ export function relayTo(clientSide: ClientSide, source: RelaySource) {
         );
       }
       if (call === "ended") throw refused(`${server()} sent ${request.method} for a call that has ended`);
+      if (call?.askClient) {
+        const ask = call.askClient;
+        return call.waitOnClient(() => clientSide.request(server(), request, { ask }, signal));
+      }
       if (call && call.caller === undefined) {
         throw refused(
           `${server()} sent ${request.method} during a call whose client has no session to receive it ` +
@@ -105,7 +113,8 @@ function callOf(
   const calls = source.active;
   if (tag !== undefined) return calls.find((call) => call.tag === tag) ?? "ended";
   if (calls.length === 0) return undefined;
-  const sessions = new Set(calls.map((call) => call.session));
+  // A call without a session is its own: two 2026 clients' calls are never taken for one session's.
+  const sessions = new Set(calls.map((call) => call.session ?? call.tag));
   return sessions.size === 1 ? calls.at(-1) : "ambiguous";
 }
 

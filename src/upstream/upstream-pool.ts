@@ -1,7 +1,9 @@
 import type {
   CallToolResult,
   ClientCapabilities,
+  InputRequiredResult,
   Progress,
+  Result,
   StandardSchemaV1,
   Tool,
 } from "@modelcontextprotocol/client";
@@ -14,7 +16,14 @@ import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { type ActiveCall, forwardToolCall, tooDeep } from "./forward-call.ts";
+import {
+  type ActiveCall,
+  type AskClient,
+  type ForwardedCall,
+  forwardToolCall,
+  type InputMethod,
+  tooDeep,
+} from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -95,6 +104,11 @@ export interface CallOptions {
   session?: string | undefined;
   /** What the caller can answer, told to a 2026 server with the call (a 2025 one was told at initialize). */
   clientCapabilities?: ClientCapabilities | undefined;
+  /** A retry of a 2026 server's input_required: the caller's answers and the server's own state. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /** Where a 2025 server's requests during the call go for a caller without a session (forward-call.ts). */
+  askClient?: AskClient | undefined;
 }
 
 export interface UpstreamPool {
@@ -108,7 +122,17 @@ export interface UpstreamPool {
     tool: string,
     args: Record<string, unknown> | undefined,
     options?: CallOptions,
-  ): Promise<CallToolResult>;
+  ): Promise<CallToolResult | InputRequiredResult>;
+  /**
+   * prompts/get or resources/read forwarded as a call is (clocks, relays to the caller, input
+   * rounds): the result, or a 2026 server's input_required.
+   */
+  forward(
+    server: string,
+    method: Exclude<InputMethod, "tools/call">,
+    params: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<Result>;
   /**
    * Any other request to a server (resources, prompts, completion, logging), connecting it if need
    * be. A request the 2026-07-28 revision removed (resources/subscribe and unsubscribe,
@@ -481,6 +505,45 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   };
   options.stopSignal?.addEventListener("abort", () => void close(), { once: true });
 
+  /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
+  const forwardCall = async (call: Omit<ForwardedCall, "limits">): Promise<Result> => {
+    const slot = usableSlot(call.server);
+    const limits = {
+      callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
+    };
+    if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${call.server} needs a login`);
+    }
+    return forwardToolCall(
+      { ...call, limits },
+      {
+        current: () => slot.connection,
+        connection: () => connected(slot),
+        drop: (connection, reason) => drop(slot, connection, reason),
+        isClosed: () => isClosed,
+        track: (active) => {
+          slot.active.push(active);
+          if (active.session && slot.callers.at(-1) !== active.session) {
+            slot.callers = withCaller(slot.callers, active.session);
+          }
+          return () => {
+            const at = slot.active.indexOf(active);
+            if (at >= 0) slot.active.splice(at, 1);
+          };
+        },
+      },
+    ).catch((error: unknown) => {
+      // The login ended (revoked, refresh refused): the server waits for a new one.
+      if (!isLoginNeeded(error)) throw error;
+      const reason = describeError(error);
+      const connection = slot.connection;
+      awaitLogin(slot, reason);
+      void connection?.close();
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
+    });
+  };
+
   return {
     async connectAll(onOutcome, includeLazy = false) {
       const wanted = [...slots.values()].filter(
@@ -497,42 +560,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       });
     },
 
-    async callTool(server, tool, args, callOptions = {}) {
-      const slot = usableSlot(server);
-      const limits = {
-        callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-        maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
-      };
-      if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
-        throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${server} needs a login`);
-      }
-      return forwardToolCall(
-        { server, tool, args, limits, ...callOptions },
-        {
-          current: () => slot.connection,
-          connection: () => connected(slot),
-          drop: (connection, reason) => drop(slot, connection, reason),
-          isClosed: () => isClosed,
-          track: (call) => {
-            slot.active.push(call);
-            if (call.session && slot.callers.at(-1) !== call.session) {
-              slot.callers = withCaller(slot.callers, call.session);
-            }
-            return () => {
-              const at = slot.active.indexOf(call);
-              if (at >= 0) slot.active.splice(at, 1);
-            };
-          },
-        },
-      ).catch((error: unknown) => {
-        // The login ended (revoked, refresh refused): the server waits for a new one.
-        if (!isLoginNeeded(error)) throw error;
-        const reason = describeError(error);
-        const connection = slot.connection;
-        awaitLogin(slot, reason);
-        void connection?.close();
-        throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
-      });
+    callTool(server, tool, args, callOptions = {}) {
+      return forwardCall({ server, tool, args, ...callOptions }) as Promise<
+        CallToolResult | InputRequiredResult
+      >;
+    },
+
+    forward(server, method, params, callOptions = {}) {
+      const what = method === "prompts/get" ? String(params.name) : String(params.uri);
+      return forwardCall({ server, method, tool: what, args: undefined, params, ...callOptions });
     },
 
     async request(server, request, resultSchema, requestOptions = {}) {
