@@ -318,6 +318,50 @@ describe("a 2026-07-28 client", () => {
     expect(textOf(result)).toContain("does not support elicitation");
   });
 
+  test("a 2026 server's -32021 reaches a 2026 client as its own -32021 over HTTP 400, and a 2025 client as an isError result", async () => {
+    const sandbox = scope.sandbox();
+    withAskingServers(sandbox);
+    const proxy = await httpProxy(sandbox);
+    for (const [name, params] of [
+      ["call_tool", callTool("new__ask_model", { prompt: "capital?" })],
+      ["ask_model (passthrough)", { name: "ask_model", arguments: { prompt: "capital?" } }],
+    ] as const) {
+      const url = name === "call_tool" ? proxy.url : (await httpProxy(sandbox, ["--passthrough", "new"])).url;
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "tools/call",
+          "mcp-name": params.name,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": MODERN,
+              "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+            },
+          },
+        }),
+      });
+      expect(response.status, name).toBe(400);
+      const body = (await response.json()) as { error?: { code: number; data?: unknown } };
+      expect(body.error?.code, name).toBe(-32021);
+      expect(body.error?.data, name).toEqual({ requiredCapabilities: { sampling: {} } });
+    }
+    const legacy = new V1Client({ name: "no-sampling", version: "1" }, { capabilities: {} });
+    await legacy.connect(new V1StreamableHTTPClientTransport(proxy.url));
+    scope.defer(() => legacy.close());
+    const result = await legacy.callTool(callTool("new__ask_model", { prompt: "capital?" }));
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("-32021");
+  });
+
   test("through --passthrough, a 2025 server's tool asks under its own name", async () => {
     const sandbox = scope.sandbox();
     withAskingServers(sandbox);

@@ -1,6 +1,13 @@
-import type { CallToolResult, InputRequiredResult, ServerContext, Tool } from "@modelcontextprotocol/server";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  InputRequiredResult,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
 import {
   isInputRequiredResult,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -281,7 +288,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       const { name: tool, arguments: toolArgs } = parsed.output;
       return call.flushed(
         await withRounds(call, tool, toolArgs, (options) =>
-          forwardCall(deps, session, tool, toolArgs, options, searched),
+          forwardCall(deps, era, session, tool, toolArgs, options, searched),
         ),
       );
     }
@@ -290,7 +297,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       const call = forwarding();
       return call.flushed(
         await withRounds(call, name, args, (options) =>
-          forwardCall(deps, session, name, args, options, searched),
+          forwardCall(deps, era, session, name, args, options, searched),
         ),
       );
     }
@@ -347,7 +354,7 @@ function servePassthroughTools(
     const publicTarget = target;
     return call.flushed(
       await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
-        forwardCall(deps, undefined, publicTarget, args, options, new Set()),
+        forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
       ),
     );
   });
@@ -409,6 +416,8 @@ interface CallReport {
   forwarded?: boolean;
   outcome?: CallOutcome;
   error?: string;
+  /** What the server said the client must declare for this call (its -32021). */
+  missingCapabilities?: ClientCapabilities;
 }
 
 /**
@@ -418,6 +427,7 @@ interface CallReport {
  */
 async function forwardCall(
   deps: ProxyServerDeps,
+  era: ClientEra,
   session: SessionRouting | undefined,
   name: string,
   args: Record<string, unknown> | undefined,
@@ -441,6 +451,14 @@ async function forwardCall(
     session: context.session,
   });
   deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
+  // A 2026 client is told in the protocol's own terms that it lacks a capability the call needs
+  // (-32021, HTTP 400); a 2025 client, which has no such error, gets the isError result.
+  if (report.missingCapabilities && era === "modern") {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: report.missingCapabilities },
+      `${target.tool} on ${target.server} needs ${Object.keys(report.missingCapabilities).join(" and ")}, which this request's clientCapabilities do not declare`,
+    );
+  }
   // In passthrough the client knows no other tool to suggest.
   if (outcome === "ok" || context.signal?.aborted || deps.passthrough) return result;
   const alternatives = await alternativesFor(deps, target).catch(() => []);
@@ -531,6 +549,11 @@ async function forwardOnce(
     report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
     let failed: CallToolResult;
     if (error instanceof ProtocolError) {
+      const missing =
+        error.code === ProtocolErrorCode.MissingRequiredClientCapability
+          ? requiredCapabilitiesOf(error.data)
+          : undefined;
+      if (missing) report.missingCapabilities = missing;
       // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
       const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
       failed = errorResult(
@@ -555,4 +578,19 @@ async function forwardOnce(
       });
     }
   }
+}
+
+/**
+ * The capabilities a server's -32021 names (`data.requiredCapabilities`, a ClientCapabilities
+ * object), or undefined when its answer has no usable object (the client then gets the isError
+ * result, which carries the server's words).
+ */
+function requiredCapabilitiesOf(data: unknown): ClientCapabilities | undefined {
+  const required = (data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities;
+  return required &&
+    typeof required === "object" &&
+    !Array.isArray(required) &&
+    Object.keys(required).length > 0
+    ? (required as ClientCapabilities)
+    : undefined;
 }
