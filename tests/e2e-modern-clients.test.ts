@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   cleanupAfterEach,
+  connectStdio,
   eventually,
   fixtureEntry,
   ROOT,
@@ -431,4 +432,50 @@ describe("what an upstream asks during a modern client's call", () => {
       }
     });
   }
+});
+
+describe("a content block no revision defines, from a 2025 upstream", () => {
+  // The proxy's own server checks each result it sends as strictly as the SDK checks a 2026
+  // server's: what a 2025 server sends is made passable the same way (lenient-results.ts).
+  const ODD_AS_TEXT = [
+    {
+      type: "text",
+      text: '[a content block of type "hologram" that MCP does not define, passed on as text: {"type":"hologram","frames":3}]',
+    },
+    { type: "text", text: '[a malformed content block of type "text", passed on as text: {"type":"text"}]' },
+    { type: "text", text: "odd content" },
+  ];
+  const callOdd = (client: { callTool: V1Client["callTool"] }) =>
+    client.callTool({ name: "call_tool", arguments: { name: "fx__odd_content", arguments: {} } });
+
+  test("reaches a 2025 client as text, and the call succeeds", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox, ["--odd-content"]);
+    const proxy = await connectStdio(sandbox);
+    scope.defer(() => proxy.close());
+    const result = await callOdd(proxy.client);
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual(ODD_AS_TEXT);
+  });
+
+  for (const kind of ["stdio", "http"] as const) {
+    test(`reaches a 2026-07-28 client as text, and the call succeeds (${kind})`, async () => {
+      const sandbox = scope.sandbox();
+      withFixture(sandbox, ["--odd-content"]);
+      const client = await pinnedClient(sandbox, kind);
+      const result = await callOdd(client as unknown as { callTool: V1Client["callTool"] });
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual(ODD_AS_TEXT);
+    });
+  }
+
+  test("passthrough: the tool under its own name, its odd block as text", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox, ["--odd-content"]);
+    const proxy = await connectStdio(sandbox, {}, ["--passthrough", "fx"]);
+    scope.defer(() => proxy.close());
+    const result = await proxy.client.callTool({ name: "odd_content", arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual(ODD_AS_TEXT);
+  });
 });
