@@ -24,6 +24,7 @@ import {
  *  - Lenient results: the responses to a modern request for a list or a call are made acceptable
  *    to the SDK's strict checks before it decodes them (lenient-results.ts); a 2025 server's call
  *    results get the same content rule, which the proxy's own server needs to send them on.
+ *  - Order (both eras): a response never overtakes a notification read before it (below).
  */
 export const CAPABILITIES_META_KEY = "io.mcpproxy/clientCapabilities";
 
@@ -57,10 +58,30 @@ export function watchModernWire(transport: Transport, options: ModernResultOptio
   let inner: OnMessage | undefined;
   const wrappers = new WeakMap<OnMessage, OnMessage>();
   const unwrapped = new WeakMap<OnMessage, OnMessage>();
+  // The SDK runs a notification's handler a microtask later, but settles a response at once, and
+  // with it forgets the request's progress handler: a progress notice read in the same chunk as
+  // its result (a server's last one, nearly always over stdio) was dropped as "unknown token".
+  // A response that follows a notification in the same turn waits one microtask, behind it.
+  let isNoticeQueued = false;
+  const deliver = (handler: OnMessage, message: JSONRPCMessage, extra: Parameters<OnMessage>[1]) => {
+    const fixed = incoming(message, pending, options);
+    if (!("method" in fixed)) {
+      if (isNoticeQueued) queueMicrotask(() => handler(fixed, extra));
+      else handler(fixed, extra);
+      return;
+    }
+    if (!("id" in fixed) && !isNoticeQueued) {
+      isNoticeQueued = true;
+      queueMicrotask(() => {
+        isNoticeQueued = false;
+      });
+    }
+    handler(fixed, extra);
+  };
   const wrap = (handler: OnMessage): OnMessage => {
     let wrapper = wrappers.get(handler);
     if (!wrapper) {
-      wrapper = ((message, extra) => handler(incoming(message, pending, options), extra)) as OnMessage;
+      wrapper = ((message, extra) => deliver(handler, message, extra)) as OnMessage;
       wrappers.set(handler, wrapper);
       unwrapped.set(wrapper, handler);
     }
