@@ -11,6 +11,7 @@ import {
   connectStdio,
   eventually,
   fixtureEntry,
+  modernEntry,
   ROOT,
   requireBinary,
   type Sandbox,
@@ -514,4 +515,35 @@ describe("a content block no revision defines, from a 2025 upstream", () => {
     expect(result.isError).toBeFalsy();
     expect(result.content).toEqual(ODD_AS_TEXT);
   });
+});
+
+describe("a modern client's log level (issue 22 item 7: `_meta` logLevel, no logging/setLevel)", () => {
+  for (const kind of ["stdio", "http"] as const) {
+    test(`goes on to a 2026 upstream, whose log messages come back at or above it; none without one (${kind})`, async () => {
+      const sandbox = scope.sandbox();
+      sandbox.writeConfig({ mcpServers: { logs: modernEntry({ args: ["--modern-only", "--log-tools"] }) } });
+      const client = await pinnedClient(sandbox, kind);
+      const messages: unknown[] = [];
+      client.setNotificationHandler("notifications/message", (notification) => {
+        messages.push(notification.params);
+      });
+      const call = (meta?: Record<string, unknown>) =>
+        client.callTool({
+          name: "call_tool",
+          arguments: { name: "logs__log_levels", arguments: {} },
+          ...(meta ? { _meta: meta } : {}),
+        });
+      // The upstream sends all four levels whatever it was told: the proxy filters by the request's.
+      expect(textOf(await call({ "io.modelcontextprotocol/logLevel": "warning" }))).toBe('"warning"');
+      expect(messages).toEqual([
+        { level: "warning", logger: "logs", data: "a warning message" },
+        { level: "error", logger: "logs", data: "a error message" },
+      ]);
+      messages.length = 0;
+      expect(textOf(await call())).toBe("null");
+      // A second call after it, so a message that was relayed late would have arrived by now.
+      expect(textOf(await call({ "io.modelcontextprotocol/logLevel": "emergency" }))).toBe('"emergency"');
+      expect(messages).toEqual([]);
+    });
+  }
 });

@@ -1,5 +1,11 @@
-import type { CallToolResult, Progress, ServerContext, Tool } from "@modelcontextprotocol/server";
-import { ProtocolError, Server } from "@modelcontextprotocol/server";
+import type {
+  CallToolResult,
+  LoggingLevel,
+  Progress,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
+import { LOG_LEVEL_META_KEY, ProtocolError, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { describeError, isProxyError } from "../errors.ts";
 import { approvedTool, type RetrievedTool } from "../index/retrieve-tools.ts";
@@ -25,7 +31,7 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
-import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { type ClientSession, type ClientSessions, LOG_LEVELS } from "./client-sessions.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
@@ -311,8 +317,10 @@ function servePassthroughTools(
 }
 
 /**
- * What a forwarded call carries from the client's request: its cancellation, and where the
- * upstream's progress goes (to the client, under the client's own token, when it asked for it).
+ * What a forwarded call carries from the client's request: its cancellation, where the upstream's
+ * progress goes (to the client, under the client's own token, when it asked for it), and a 2026
+ * request's log level (its `_meta` logLevel: the server's log messages at or above it come back
+ * on the request's own stream; without one, none do).
  * `flushed` holds the result back until every progress notice is sent: a notice that arrives after
  * its result is dropped by the client.
  */
@@ -324,9 +332,22 @@ function callOptionsFor(
   const sending: Promise<unknown>[] = [];
   // Named to the pool, so what the upstream asks the client while it serves this call comes here.
   const caller = clients?.sessions.beginCall(clients.session, extra);
+  const level = requestLogLevel(extra);
   return {
     signal: extra.mcpReq.signal,
     ...(caller && clients ? { caller, session: clients.session.id } : {}),
+    ...(level
+      ? {
+          log: {
+            level,
+            send: (notification) => {
+              const sent = extra.mcpReq.notify(notification).catch(() => undefined);
+              sending.push(sent);
+              return sent;
+            },
+          },
+        }
+      : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>
@@ -346,6 +367,12 @@ function callOptionsFor(
       return result;
     },
   };
+}
+
+/** The log level a 2026-07-28 request named in its `_meta` (a 2025 session's is its setLevel). */
+function requestLogLevel(extra: ServerContext): LoggingLevel | undefined {
+  const level = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+  return LOG_LEVELS.includes(level as LoggingLevel) ? (level as LoggingLevel) : undefined;
 }
 
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */

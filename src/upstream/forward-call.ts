@@ -1,5 +1,11 @@
-import type { CallToolResult, ClientCapabilities, Progress } from "@modelcontextprotocol/client";
-import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  LoggingLevel,
+  LoggingMessageNotification,
+  Progress,
+} from "@modelcontextprotocol/client";
+import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
@@ -17,7 +23,8 @@ import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstrea
  * sent again, once, on a new session (2025 servers over HTTP: a 2026 server has no sessions, and
  * its 404 means an unknown method).
  * To a 2026-07-28 server the call carries the caller's capabilities (`clientCapabilities`; none
- * when unset) and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts).
+ * when unset), its log level (`log`; none when unset, and then the server sends no log message)
+ * and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts).
  */
 export interface ForwardedCall {
   server: string;
@@ -32,6 +39,19 @@ export interface ForwardedCall {
   session?: string | undefined;
   /** What the caller can answer (sampling, elicitation, roots), told to a 2026 server with the call. */
   clientCapabilities?: ClientCapabilities | undefined;
+  /** A 2026-07-28 caller's own log level and its request's stream (see CallLog). */
+  log?: CallLog | undefined;
+}
+
+/**
+ * A 2026-07-28 request's log level (`_meta` logLevel) and where the server's log messages during
+ * the call go: the request's own stream. The level is sent on with the call to a 2026 server; the
+ * messages are relayed at or above it (server/upstream-messages.ts). A legacy session has none:
+ * its level is the session's (logging/setLevel).
+ */
+export interface CallLog {
+  level: LoggingLevel;
+  send(notification: LoggingMessageNotification): Promise<void>;
 }
 
 /** A call in flight, as the server's requests to the client find it (relay-routing.ts). */
@@ -42,6 +62,8 @@ export interface ActiveCall {
   readonly tag: string;
   /** Runs `work` (a relayed request) with the call's idle clock stopped. */
   waitOnClient<T>(work: () => Promise<T>): Promise<T>;
+  /** A 2026-07-28 caller's log level and stream, when its request named a level. */
+  readonly log?: CallLog | undefined;
 }
 
 export interface CallRoute {
@@ -80,6 +102,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
     caller: call.caller,
     session: call.session,
     tag,
+    log: call.log,
     async waitOnClient(work) {
       waiting++;
       clearTimeout(idle);
@@ -112,6 +135,7 @@ export async function forwardToolCall(call: ForwardedCall, route: CallRoute): Pr
             ...(isModern && call.clientCapabilities
               ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
               : {}),
+            ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
           },
         },
       },

@@ -14,7 +14,7 @@ import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { type ActiveCall, forwardToolCall, tooDeep } from "./forward-call.ts";
+import { type ActiveCall, type CallLog, forwardToolCall, tooDeep } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -95,6 +95,8 @@ export interface CallOptions {
   session?: string | undefined;
   /** What the caller can answer, told to a 2026 server with the call (a 2025 one was told at initialize). */
   clientCapabilities?: ClientCapabilities | undefined;
+  /** A 2026-07-28 caller's log level and its request's stream (forward-call.ts). */
+  log?: CallLog | undefined;
 }
 
 export interface UpstreamPool {
