@@ -290,11 +290,29 @@ describe("4. step-up: the scope a refused call asks for", () => {
     const refused = await login(sandboxFor(fixture.url));
     expect(refused.code).toBe(1);
     const stats = await fixture.stats();
-    expect(stats.authorizeRequests.length).toBeGreaterThanOrEqual(2);
-    expect(stats.authorizeRequests.length).toBeLessThanOrEqual(3);
+    // The second token holds the scope asked for: the SDK does not authorize again for it.
+    expect(stats.authorizeRequests.length).toBe(2);
     expect(stats.authorizeRequests.at(-1)?.scope?.split(" ")).toEqual(
       expect.arrayContaining(["mcp:tools", "mcp:admin"]),
     );
+  });
+
+  test("a token answer without scope holds the scope asked for (RFC 6749): no authorization for a scope it has", async () => {
+    const fixture = await startOAuthFixture(["--insufficient-always", "--token-scope", "none"]);
+    const refused = await login(sandboxFor(fixture.url));
+    expect(refused.code).toBe(1);
+    expect((await fixture.stats()).authorizeRequests.length).toBe(2);
+  });
+
+  test("three authorizations at most, the third one's token tried too (conformance auth/scope-retry-limit)", async () => {
+    // Tokens granted with an empty scope: every refusal asks for more, as far as the proxy knows.
+    const fixture = await startOAuthFixture(["--insufficient-always", "--token-scope", "empty"]);
+    const refused = await login(sandboxFor(fixture.url));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("still refused the token after 3 authorizations");
+    const stats = await fixture.stats();
+    expect(stats.authorizeRequests.length).toBe(3);
+    expect(stats.insufficientScope).toBe(3);
   });
 });
 

@@ -221,7 +221,7 @@ describe("lists and results of a 2026-07-28 upstream", () => {
     expect(result.content).toEqual([
       {
         type: "text",
-        text: '[a content block of type "hologram" that MCP 2026-07-28 does not define, passed on as text: {"type":"hologram","frames":3}]',
+        text: '[a content block of type "hologram" that MCP does not define, passed on as text: {"type":"hologram","frames":3}]',
       },
       { type: "text", text: "odd content" },
     ]);

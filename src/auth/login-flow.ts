@@ -74,6 +74,12 @@ async function authorize(
 ): Promise<LoginOutcome> {
   const { server } = options;
   let redirected = false;
+  let authorizations = 0;
+  const tooMany = () =>
+    new ProxyError(
+      "AUTH_FAILED",
+      `${server.name} still refused the token after ${MAX_AUTHORIZATIONS} authorizations; check the scopes it asks for`,
+    );
   const provider = createOAuthProvider({
     server,
     store,
@@ -83,14 +89,18 @@ async function authorize(
     // server names now, so the new token loses nothing the old one had.
     extraScope: computeScopeUnion(currentCredentials(before)?.tokens?.scope, before.stepUpScope),
     openAuthorizationUrl: async (url) => {
+      // The bound counts the authorizations a person goes through, whatever asks for them.
+      if (authorizations >= MAX_AUTHORIZATIONS) throw tooMany();
+      authorizations++;
       redirected = true;
       callback.expect();
       await options.open(url);
     },
   });
   // Connects as serve would (initialize, then every tools/list page): whichever request the
-  // server refuses names the scope, and the SDK's transport starts the authorization there.
-  for (let round = 0; round < MAX_AUTHORIZATIONS; round++) {
+  // server refuses names the scope, and the SDK's transport starts the authorization there. The
+  // token of the last authorization is tried too; a refusal then ends the login.
+  for (let round = 0; ; round++) {
     redirected = false;
     const transport = httpTransport(server, provider);
     try {
@@ -100,6 +110,7 @@ async function authorize(
       store.update((record) => ({ ...record, stepUpScope: undefined }));
       return "logged-in";
     } catch (error) {
+      if (authorizations >= MAX_AUTHORIZATIONS && !redirected) throw tooMany();
       if (!isLoginNeeded(error) || !redirected) throw loginFailure(server, error) ?? error;
     }
     const response = await callback.response(timeoutMs);
@@ -117,10 +128,6 @@ async function authorize(
       throw loginFailure(server, error) ?? error;
     }
   }
-  throw new ProxyError(
-    "AUTH_FAILED",
-    `${server.name} still refused the token after ${MAX_AUTHORIZATIONS} authorizations; check the scopes it asks for`,
-  );
 }
 
 /** Authorizations one login may go through (a server may ask for more scope at a later step). */

@@ -76,6 +76,8 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
   let isLoggedIn = false;
   /** The tokens the SDK read before a refresh: a save over newer ones (a login since) is dropped. */
   let readTokens: StoredOAuthTokens | undefined;
+  /** The scope the last authorization URL asked for (a login), for a token answer that names none. */
+  let requestedScope: string | undefined;
 
   const redirectUrl = options.redirectUrl ?? registeredRedirect(store.load()) ?? DEFAULT_REDIRECT_URL;
   const issuerOf = (ctx: OAuthClientInformationContext | undefined, stamp?: string) => {
@@ -213,7 +215,15 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
         // Serving: a login (another process) saved tokens while this refresh ran; keep the login's.
         if (!isLogin && read && stored && stored.access_token !== read.access_token) return record;
         const expiresAt = tokens.expires_in !== undefined ? now() + tokens.expires_in * 1000 : undefined;
-        return { ...withCredentials(record, issuer, (c) => ({ ...c, tokens, expiresAt })), current: issuer };
+        // No `scope` in the answer means the scope asked for (RFC 6749 §5.1), or for a refresh the
+        // one held: kept, so a later 403 for a scope the token holds is not taken for a step-up
+        // (which would send the person to log in again, and again).
+        const scope = tokens.scope ?? (isLogin ? requestedScope : stored?.scope);
+        const saved = scope === undefined ? tokens : { ...tokens, scope };
+        return {
+          ...withCredentials(record, issuer, (c) => ({ ...c, tokens: saved, expiresAt })),
+          current: issuer,
+        };
       });
       if (isLogin) {
         isLoggedIn = true;
@@ -234,6 +244,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
       }
       const scope = computeScopeUnion(asked, options.extraScope);
       if (scope) url.searchParams.set("scope", scope);
+      requestedScope = scope || undefined;
       await options.openAuthorizationUrl(url);
     },
     saveCodeVerifier(verifier) {

@@ -1,11 +1,13 @@
 import type {
   CallToolResult,
   InputRequiredResult,
+  LoggingLevel,
   Progress,
   ServerContext,
 } from "@modelcontextprotocol/server";
+import { LOG_LEVEL_META_KEY } from "@modelcontextprotocol/server";
 import type { CallOptions } from "../upstream/upstream-pool.ts";
-import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { type ClientSession, type ClientSessions, LOG_LEVELS } from "./client-sessions.ts";
 import { capabilitiesOf } from "./input-rounds.ts";
 
 /** A forwarded call's options, and the way its result goes back once its progress is sent. */
@@ -14,8 +16,10 @@ export type ForwardOptions = CallOptions & {
 };
 
 /**
- * What a forwarded call carries from the client's request: its cancellation, and where the
- * upstream's progress goes (to the client, under the client's own token, when it asked for it).
+ * What a forwarded call carries from the client's request: its cancellation, where the upstream's
+ * progress goes (to the client, under the client's own token, when it asked for it), and a 2026
+ * request's log level (its `_meta` logLevel: the server's log messages at or above it come back
+ * on the request's own stream; without one, none do).
  * `flushed` holds the result back until every progress notice is sent: a notice that arrives after
  * its result is dropped by the client.
  */
@@ -29,10 +33,23 @@ export function callOptionsFor(
   const caller = clients?.sessions.beginCall(clients.session, extra);
   // A 2026 server is told what this caller can answer: the request's envelope, or the session's.
   const clientCapabilities = capabilitiesOf(extra, clients?.session.server.getClientCapabilities());
+  const level = requestLogLevel(extra);
   return {
     signal: extra.mcpReq.signal,
     ...(clientCapabilities ? { clientCapabilities } : {}),
     ...(caller && clients ? { caller, session: clients.session.id } : {}),
+    ...(level
+      ? {
+          log: {
+            level,
+            send: (notification) => {
+              const sent = extra.mcpReq.notify(notification).catch(() => undefined);
+              sending.push(sent);
+              return sent;
+            },
+          },
+        }
+      : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>
@@ -52,4 +69,10 @@ export function callOptionsFor(
       return result;
     },
   };
+}
+
+/** The log level a 2026-07-28 request named in its `_meta` (a 2025 session's is its setLevel). */
+function requestLogLevel(extra: ServerContext): LoggingLevel | undefined {
+  const level = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+  return LOG_LEVELS.includes(level as LoggingLevel) ? (level as LoggingLevel) : undefined;
 }

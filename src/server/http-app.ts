@@ -20,6 +20,7 @@ import { isListenRequest, type ListenAdmission } from "./listen-admission.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import type { ClientEra } from "./proxy-server.ts";
+import { releasedAtEnd } from "./released-at-end.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
@@ -300,45 +301,4 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       await sessions.closeAll();
     },
   };
-}
-
-/**
- * The response, calling `release` once when its body has been sent, or abandoned by the client
- * (a streamed answer may outlive the handler by as long as the tool runs).
- */
-function releasedAtEnd(response: Response, release: () => void): Response {
-  let released = false;
-  const once = () => {
-    if (released) return;
-    released = true;
-    release();
-  };
-  if (!response.body) {
-    once();
-    return response;
-  }
-  const reader = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          once();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        once();
-        controller.error(error);
-      }
-    },
-    async cancel(reason) {
-      once();
-      await reader.cancel(reason).catch(() => undefined);
-    },
-  });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
 }

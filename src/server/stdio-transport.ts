@@ -25,6 +25,14 @@ export interface StdioServerTransportOptions {
   onSend?: ((message: JSONRPCMessage) => void) | undefined;
 }
 
+/**
+ * How long a response waits after a progress notice: clients built on the SDK (v1 and v2) handle
+ * the lines of one read in one synchronous loop, a notice's handler a microtask later, and forget
+ * a request's progress handler when its response is read. A notice read in the same chunk as the
+ * response is dropped; this gap lets the client read it first.
+ */
+const PROGRESS_GAP_MS = 10;
+
 export class LineStdioServerTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -39,6 +47,8 @@ export class LineStdioServerTransport implements Transport {
   private readonly onMessage: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
   private readonly onSend: ((message: JSONRPCMessage) => void) | undefined;
   private markClosed: () => void = () => {};
+  /** When the last progress notice was written (performance.now()). */
+  private lastProgressAt = Number.NEGATIVE_INFINITY;
   /**
    * Settles when the session ends (the client closed stdin, or `close()`). Kept apart from `onclose`,
    * which belongs to whoever serves on this transport.
@@ -92,6 +102,12 @@ export class LineStdioServerTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     this.onSend?.(message);
+    if (!("method" in message)) {
+      const wait = this.lastProgressAt + PROGRESS_GAP_MS - performance.now();
+      if (wait > 0) await Bun.sleep(wait);
+    } else if (message.method === "notifications/progress") {
+      this.lastProgressAt = performance.now();
+    }
     this.output.write(`${JSON.stringify(message)}\n`);
     await this.output.flush();
   }

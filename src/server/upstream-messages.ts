@@ -24,7 +24,8 @@ import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
  *    answer. A server that is held for approval (`isHeld`) gets every request refused;
  *  - log messages go to the calling session, outside calls to every session that asked for them
  *    with logging/setLevel, named `<server>` or `<server>/<logger>`; one that may belong to any of
- *    several sessions' calls goes to none (the proxy's log has it at debug level);
+ *    several sessions' calls goes to none (the proxy's log has it at debug level). A 2026-07-28
+ *    call gets them on its own stream at or above the level its request named, and none without;
  *  - resource updates go, under their federated URI, to the sessions and listen streams subscribed
  *    to that resource; resource and prompt list changes to every session and every listen stream
  *    that asked for them (change-feed.ts).
@@ -110,6 +111,10 @@ export function upstreamMessages(options: UpstreamMessageOptions): ClientSide {
               .debug("a log message during calls of several sessions, relayed to none", {
                 level: params.level,
               });
+            return;
+          }
+          if (typeof to === "object" && "log" in to) {
+            if (passesLevel(params.level, to.log.level)) send(to.log.send(named));
             return;
           }
           const call = typeof to === "object" ? sessions.call(to.caller) : undefined;

@@ -2,10 +2,12 @@ import type {
   CallToolResult,
   ClientCapabilities,
   InputRequiredResult,
+  LoggingLevel,
+  LoggingMessageNotification,
   Progress,
   Result,
 } from "@modelcontextprotocol/client";
-import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
@@ -23,7 +25,8 @@ import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstrea
  * sent again, once, on a new session (2025 servers over HTTP: a 2026 server has no sessions, and
  * its 404 means an unknown method).
  * To a 2026-07-28 server the call carries the caller's capabilities (`clientCapabilities`; none
- * when unset) and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts); its
+ * when unset), its log level (`log`; none when unset, and then the server sends no log message)
+ * and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts); its
  * `input_required` answer is returned as it is (the caller's to relay), and a retry carries the
  * caller's `inputResponses` and the server's own `requestState` back.
  * prompts/get and resources/read go the same way (`method` and `params`), with the same clocks,
@@ -54,6 +57,19 @@ export interface ForwardedCall {
    * it (a 2026-07-28 request): the call's input rounds (parked-calls.ts).
    */
   askClient?: AskClient | undefined;
+  /** A 2026-07-28 caller's own log level and its request's stream (see CallLog). */
+  log?: CallLog | undefined;
+}
+
+/**
+ * A 2026-07-28 request's log level (`_meta` logLevel) and where the server's log messages during
+ * the call go: the request's own stream. The level is sent on with the call to a 2026 server; the
+ * messages are relayed at or above it (server/upstream-messages.ts). A legacy session has none:
+ * its level is the session's (logging/setLevel).
+ */
+export interface CallLog {
+  level: LoggingLevel;
+  send(notification: LoggingMessageNotification): Promise<void>;
 }
 
 /** The requests that may answer input_required (MRTR) in 2026-07-28. */
@@ -72,6 +88,8 @@ export interface ActiveCall {
   readonly askClient?: AskClient | undefined;
   /** Runs `work` (a relayed request) with the call's idle clock stopped. */
   waitOnClient<T>(work: () => Promise<T>): Promise<T>;
+  /** A 2026-07-28 caller's log level and stream, when its request named a level. */
+  readonly log?: CallLog | undefined;
 }
 
 export interface CallRoute {
@@ -115,6 +133,7 @@ export async function forwardToolCall(
     session: call.session,
     tag,
     askClient: call.askClient,
+    log: call.log,
     async waitOnClient(work) {
       waiting++;
       clearTimeout(idle);
@@ -154,6 +173,7 @@ export async function forwardToolCall(
             ...(isModern && call.clientCapabilities
               ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
               : {}),
+            ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
           },
         },
       } as never,

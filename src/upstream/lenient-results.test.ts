@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { acceptableModernResult, SKIPPED_META_KEY, skippedIn } from "./lenient-results.ts";
+import {
+  acceptableCallResult,
+  acceptableModernResult,
+  SKIPPED_META_KEY,
+  skippedIn,
+} from "./lenient-results.ts";
 
 const tool = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -105,5 +110,15 @@ describe("a 2026 server's tools/call result", () => {
       content: unknown;
     };
     expect(result.content).toBe(content);
+  });
+
+  test("a 2025 call result (no resultType) gets the same rule, and an all-valid one is the same object", () => {
+    const odd = { content: [{ type: "hologram" }, { type: "text" }], isError: false };
+    const fixed = acceptableCallResult(odd) as { content: { text: string }[]; isError: boolean };
+    expect(fixed.content[0]!.text).toContain('of type "hologram" that MCP does not define');
+    expect(fixed.content[1]!.text).toContain('a malformed content block of type "text"');
+    expect(fixed.isError).toBe(false);
+    const fine = { content: [{ type: "text", text: "fine" }] };
+    expect(acceptableCallResult(fine)).toBe(fine);
   });
 });

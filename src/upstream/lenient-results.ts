@@ -10,7 +10,9 @@ import { scanParamHeaders } from "./param-headers.ts";
  * the tools. On a 2026-07-28 connection the SDK checks every result against the revision's strict
  * schema before anything else sees it: one malformed tool would fail the whole tools/list, and one
  * non-standard content block a whole call. So a modern result is made acceptable to the SDK first
- * (modern-wire.ts calls `acceptableModernResult` on the wire, before the SDK decodes it):
+ * (modern-wire.ts calls `acceptableModernResult` on the wire, before the SDK decodes it). A call's
+ * result from a 2025 server gets the content rule below too (`acceptableCallResult`, on the same
+ * wire): the proxy's own server checks every tools/call result it sends, in either era.
  *  - list entries the SDK would refuse are taken out, and noted under SKIPPED_META_KEY for
  *    listAllTools to report (and to count against the list bounds); the key is the proxy's own,
  *    whatever a server puts there is replaced;
@@ -100,7 +102,7 @@ export function acceptableModernResult(
   if (!isObject(result) || (result.resultType !== undefined && result.resultType !== "complete"))
     return result;
   if (result._meta !== undefined && !isObject(result._meta)) return result;
-  if (method === "tools/call") return { ...result, content: passableContent(result.content) };
+  if (method === "tools/call") return acceptableCallResult(result);
   const meta: Record<string, unknown> = { ...(result._meta as Record<string, unknown> | undefined) };
   delete meta[SKIPPED_META_KEY];
   const fixed: Record<string, unknown> = { ...result, _meta: meta, ...cacheHints(result) };
@@ -157,6 +159,21 @@ export function skippedIn(result: { _meta?: unknown }): SkippedEntry[] {
   });
 }
 
+/**
+ * A tools/call result of either era as the proxy's own server sends it on: its content blocks that
+ * are not valid ones told as text (below); the rest as sent. Not an object, or not complete
+ * (input_required): judged as it is.
+ */
+export function acceptableCallResult(result: unknown): unknown {
+  if (!isObject(result) || (result.resultType !== undefined && result.resultType !== "complete"))
+    return result;
+  const content = passableContent(result.content);
+  return content === result.content ? result : { ...result, content };
+}
+
+/** The content block types both revisions define; any other type is a server's own. */
+const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "image", "audio", "resource", "resource_link"]);
+
 /** A call's content as the SDK takes it: each block that is not a valid one told as text instead. */
 function passableContent(content: unknown): unknown[] {
   if (!Array.isArray(content)) return [];
@@ -166,10 +183,11 @@ function passableContent(content: unknown): unknown[] {
     const type = isObject(block) && typeof block.type === "string" ? `"${block.type}"` : "unknown";
     const json = JSON.stringify(block) ?? String(block);
     const shown = json.length > MAX_BLOCK_CHARS ? `${json.slice(0, MAX_BLOCK_CHARS)}…` : json;
-    return {
-      type: "text",
-      text: `[a content block of type ${type} that MCP 2026-07-28 does not define, passed on as text: ${shown}]`,
-    };
+    const what =
+      isObject(block) && BLOCK_TYPES.has(block.type)
+        ? `a malformed content block of type ${type}`
+        : `a content block of type ${type} that MCP does not define`;
+    return { type: "text", text: `[${what}, passed on as text: ${shown}]` };
   });
 }
 

@@ -5,7 +5,12 @@ import {
   PROTOCOL_VERSION_META_KEY,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { acceptableModernResult, LENIENT_METHODS, type ModernResultOptions } from "./lenient-results.ts";
+import {
+  acceptableCallResult,
+  acceptableModernResult,
+  LENIENT_METHODS,
+  type ModernResultOptions,
+} from "./lenient-results.ts";
 
 /**
  * What the proxy changes on the wire of a connection to an upstream, at the transport (below the
@@ -17,7 +22,9 @@ import { acceptableModernResult, LENIENT_METHODS, type ModernResultOptions } fro
  *    tool listing (servers that list some tools only to capable clients). A 2025 upstream keeps
  *    the connection's, declared once at initialize.
  *  - Lenient results: the responses to a modern request for a list or a call are made acceptable
- *    to the SDK's strict checks before it decodes them (lenient-results.ts).
+ *    to the SDK's strict checks before it decodes them (lenient-results.ts); a 2025 server's call
+ *    results get the same content rule, which the proxy's own server needs to send them on.
+ *  - Order (both eras): a response never overtakes a notification read before it (below).
  */
 export const CAPABILITIES_META_KEY = "io.mcpproxy/clientCapabilities";
 
@@ -51,10 +58,30 @@ export function watchModernWire(transport: Transport, options: ModernResultOptio
   let inner: OnMessage | undefined;
   const wrappers = new WeakMap<OnMessage, OnMessage>();
   const unwrapped = new WeakMap<OnMessage, OnMessage>();
+  // The SDK runs a notification's handler a microtask later, but settles a response at once, and
+  // with it forgets the request's progress handler: a progress notice read in the same chunk as
+  // its result (a server's last one, nearly always over stdio) was dropped as "unknown token".
+  // A response that follows a notification in the same turn waits one microtask, behind it.
+  let isNoticeQueued = false;
+  const deliver = (handler: OnMessage, message: JSONRPCMessage, extra: Parameters<OnMessage>[1]) => {
+    const fixed = incoming(message, pending, options);
+    if (!("method" in fixed)) {
+      if (isNoticeQueued) queueMicrotask(() => handler(fixed, extra));
+      else handler(fixed, extra);
+      return;
+    }
+    if (!("id" in fixed) && !isNoticeQueued) {
+      isNoticeQueued = true;
+      queueMicrotask(() => {
+        isNoticeQueued = false;
+      });
+    }
+    handler(fixed, extra);
+  };
   const wrap = (handler: OnMessage): OnMessage => {
     let wrapper = wrappers.get(handler);
     if (!wrapper) {
-      wrapper = ((message, extra) => handler(incoming(message, pending, options), extra)) as OnMessage;
+      wrapper = ((message, extra) => deliver(handler, message, extra)) as OnMessage;
       wrappers.set(handler, wrapper);
       unwrapped.set(wrapper, handler);
     }
@@ -75,17 +102,16 @@ function outgoing(message: JSONRPCMessage, pending: Map<string, string>): JSONRP
   if (!("method" in message)) return message;
   const params = message.params as { _meta?: Record<string, unknown> } | undefined;
   const meta = params?._meta;
+  const isModern = meta !== undefined && Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY);
+  // A call's content is made passable in either era (lenient-results.ts); the rest in 2026 only.
+  if ("id" in message && (isModern ? LENIENT_METHODS.has(message.method) : message.method === "tools/call")) {
+    if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value as string);
+    pending.set(String(message.id), message.method);
+  }
   if (!meta) return message;
-  const isModern = Object.hasOwn(meta, PROTOCOL_VERSION_META_KEY);
   if (!isModern && !Object.hasOwn(meta, CAPABILITIES_META_KEY)) return message;
   const { [CAPABILITIES_META_KEY]: asked, ...rest } = meta;
-  if (isModern) {
-    rest[CLIENT_CAPABILITIES_META_KEY] = asked ?? {};
-    if ("id" in message && LENIENT_METHODS.has(message.method)) {
-      if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value as string);
-      pending.set(String(message.id), message.method);
-    }
-  }
+  if (isModern) rest[CLIENT_CAPABILITIES_META_KEY] = asked ?? {};
   const { _meta: _, ...others } = params!;
   return {
     ...message,
@@ -104,5 +130,9 @@ function incoming(
   if (method === undefined) return message;
   pending.delete(key);
   if (!("result" in message)) return message;
-  return { ...message, result: acceptableModernResult(method, message.result, options) } as JSONRPCMessage;
+  const result =
+    method === "tools/call"
+      ? acceptableCallResult(message.result)
+      : acceptableModernResult(method, message.result, options);
+  return result === message.result ? message : ({ ...message, result } as JSONRPCMessage);
 }

@@ -1,7 +1,7 @@
 import type { Result } from "@modelcontextprotocol/client";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
-import type { ActiveCall, AskClient } from "./forward-call.ts";
+import type { ActiveCall, AskClient, CallLog } from "./forward-call.ts";
 import type { ClientBoundRequest, RelayedNotification } from "./upstream-connection.ts";
 
 /**
@@ -23,8 +23,11 @@ export type RelayTarget =
   /** Outside any call, with `relayOutsideCalls`: the sessions that called the server, latest last. */
   | { sessions: readonly string[] };
 
-/** Where a server's log message goes: a call's session, every interested session (outside calls), or none. */
-export type NoticeTarget = { caller: string } | "outside-calls" | "unknown-call";
+/**
+ * Where a server's log message goes: a call's session, a 2026-07-28 call's own stream (at its
+ * level), every interested session (outside calls), or none.
+ */
+export type NoticeTarget = { caller: string } | { log: CallLog } | "outside-calls" | "unknown-call";
 
 /** The proxy's client sessions, as the relays reach them (server/upstream-messages.ts). */
 export interface ClientSide {
@@ -89,11 +92,15 @@ export function relayTo(clientSide: ClientSide, source: RelaySource) {
       clientSide.notification(
         server(),
         notification,
-        call === "ambiguous" || call === "ended" || (call && call.caller === undefined)
+        call === "ambiguous" || call === "ended"
           ? "unknown-call"
-          : call
-            ? { caller: call.caller! }
-            : "outside-calls",
+          : call && call.caller === undefined
+            ? call.log
+              ? { log: call.log }
+              : "unknown-call"
+            : call
+              ? { caller: call.caller! }
+              : "outside-calls",
       );
     },
   };
@@ -113,7 +120,8 @@ function callOf(
   const calls = source.active;
   if (tag !== undefined) return calls.find((call) => call.tag === tag) ?? "ended";
   if (calls.length === 0) return undefined;
-  // A call without a session is its own: two 2026 clients' calls are never taken for one session's.
+  // A call without a session (a 2026-07-28 request) is its own: two of them are two callers, and
+  // two 2026 clients' calls are never taken for one session's.
   const sessions = new Set(calls.map((call) => call.session ?? call.tag));
   return sessions.size === 1 ? calls.at(-1) : "ambiguous";
 }

@@ -19,6 +19,7 @@ import { redactSecrets } from "../security/redact-secrets.ts";
 import {
   type ActiveCall,
   type AskClient,
+  type CallLog,
   type ForwardedCall,
   forwardToolCall,
   type InputMethod,
@@ -109,6 +110,8 @@ export interface CallOptions {
   requestState?: string | undefined;
   /** Where a 2025 server's requests during the call go for a caller without a session (forward-call.ts). */
   askClient?: AskClient | undefined;
+  /** A 2026-07-28 caller's log level and its request's stream (forward-call.ts). */
+  log?: CallLog | undefined;
 }
 
 export interface UpstreamPool {
