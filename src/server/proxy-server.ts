@@ -1,32 +1,17 @@
-import type {
-  CallToolResult,
-  ClientCapabilities,
-  InputRequiredResult,
-  ServerContext,
-  Tool,
-} from "@modelcontextprotocol/server";
-import {
-  isInputRequiredResult,
-  MissingRequiredClientCapabilityError,
-  ProtocolError,
-  ProtocolErrorCode,
-  Server,
-} from "@modelcontextprotocol/server";
+import type { CallToolResult, InputRequiredResult, Tool } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import { describeError, isProxyError } from "../errors.ts";
-import { approvedTool, type RetrievedTool } from "../index/retrieve-tools.ts";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import { isProxyError } from "../errors.ts";
+import type { RetrievedTool } from "../index/retrieve-tools.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
-import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
-import type { CallOutcome, CallStats } from "../stats/call-stats.ts";
+import type { CallStats } from "../stats/call-stats.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
-import { argumentShape } from "./argument-shape.ts";
 import type { ArgumentValidator } from "./argument-validator.ts";
 import {
   BUILTIN_TOOL_NAMES,
@@ -38,12 +23,13 @@ import {
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
-import type { ClientSession, ClientSessions } from "./client-sessions.ts";
-import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
+import type { ClientSessions } from "./client-sessions.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
-import { type InputRounds, verifyRequestState, withInputRounds } from "./input-rounds.ts";
+import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
+import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
+import { servePassthroughTools } from "./passthrough-tools.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
@@ -113,15 +99,6 @@ export const INSTRUCTIONS =
   "with what you want to do, then call_tool with the name it returns and the arguments its schema asks for.";
 
 export const DEFAULT_TOOLS_LIMIT = 15;
-
-export function errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
-}
-
-function firstText(result: CallToolResult): string | undefined {
-  const text = result.content?.find((part) => part.type === "text");
-  return text && "text" in text ? String(text.text) : undefined;
-}
 
 /** A search hit as a tool of its own, for tools/list in dynamic routing. */
 export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
@@ -312,84 +289,6 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
 /** Connects the server (if it is not) and settles when it is connected or failed. */
 const connecting = (pool: UpstreamPool, server: string) => () => pool.connectServer(server);
 
-/**
- * The tools of `serve --passthrough SERVER`: the server's approved tools under their own names, in
- * name order, each call forwarded as call_tool would forward it (approvals, argument checks,
- * plugins, stats, relays). A tool held for approval is not listed, and a call to it is refused.
- */
-function servePassthroughTools(
-  server: Server,
-  deps: ProxyServerDeps,
-  owner: string,
-  client: { session: ClientSession; sessions: ClientSessions } | undefined,
-  era: ClientEra,
-): void {
-  const { catalog } = deps;
-  const tools = () =>
-    catalog
-      .names(owner)
-      .flatMap((name) => {
-        const approved = approvedTool(catalog, name);
-        return approved ? [{ ...(approved.definition as Tool), name: approved.tool.tool }] : [];
-      })
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  /** The public name (`server__tool`) of one of the server's tools, by its own name. */
-  const publicName = (name: string) =>
-    catalog.names(owner).find((candidate) => catalog.get(candidate)?.tool === name);
-
-  server.setRequestHandler("tools/list", async () => {
-    // On a first run the list is what the first indexing pass finds, not an empty one.
-    if (deps.firstIndexing && catalog.names(owner).length === 0) await deps.firstIndexing;
-    return { tools: tools() };
-  });
-  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
-    const { name, arguments: args, _meta } = raw.params;
-    let target = publicName(name);
-    if (!target && deps.firstIndexing) {
-      await deps.firstIndexing;
-      target = publicName(name);
-    }
-    if (!target) return errorResult(`No tool named ${name} on ${owner}.`);
-    const call = callOptionsFor(_meta?.progressToken, ctx, client);
-    const publicTarget = target;
-    return call.flushed(
-      await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
-        forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
-      ),
-    );
-  });
-}
-
-/**
- * A forwarded call with its input rounds (input-rounds.ts), bound to the tool's server and name and
- * to the client's arguments. Without them (no data dir), as it is.
- */
-async function forwardWithRounds(
-  deps: ProxyServerDeps,
-  era: ClientEra,
-  ctx: ServerContext,
-  call: ForwardOptions,
-  name: string,
-  args: Record<string, unknown> | undefined,
-  run: (options: CallOptions) => Promise<CallToolResult | InputRequiredResult>,
-): Promise<CallToolResult | InputRequiredResult> {
-  let found = deps.catalog.get(name);
-  if (!found && deps.firstIndexing) {
-    await deps.firstIndexing;
-    found = deps.catalog.get(name);
-  }
-  // No such tool: the call fails before it reaches a server (forwardOnce says why).
-  if (!deps.inputRounds || !found) return run(call);
-  return withInputRounds(
-    deps.inputRounds,
-    era,
-    ctx,
-    { method: "tools/call", server: found.server, target: found.tool, args: args ?? {} },
-    (hooks) => run({ ...call, ...hooks }),
-    call.onprogress,
-  );
-}
-
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */
 function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): SessionRouting | undefined {
   if (mode === "call-tool" || !deps.sessions) return undefined;
@@ -407,190 +306,4 @@ function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): 
     previous?.();
   };
   return session;
-}
-
-/** What became of a call, for the stats and the suggestions (set by `forwardOnce`). */
-interface CallReport {
-  target?: CatalogTool;
-  /** The call reached the pool (not refused by a plugin, the arguments check or the quarantine). */
-  forwarded?: boolean;
-  outcome?: CallOutcome;
-  error?: string;
-  /** What the server said the client must declare for this call (its -32021). */
-  missingCapabilities?: ClientCapabilities;
-}
-
-/**
- * A tool call, counted (`deps.stats`) when it reached its server, and when it failed there, given up
- * to three other tools that may do the same (fallback-suggestions.ts), so the agent can go on
- * without another search.
- */
-async function forwardCall(
-  deps: ProxyServerDeps,
-  era: ClientEra,
-  session: SessionRouting | undefined,
-  name: string,
-  args: Record<string, unknown> | undefined,
-  context: CallOptions,
-  searched: ReadonlySet<string>,
-): Promise<CallToolResult | InputRequiredResult> {
-  const started = performance.now();
-  const report: CallReport = {};
-  const result = await forwardOnce(deps, session, name, args, context, report);
-  const { target, outcome } = report;
-  // A round that asks the client for input is not the call's end: the last round is counted.
-  if (!report.forwarded || !target || !outcome || isInputRequiredResult(result)) return result;
-  const ms = performance.now() - started;
-  deps.stats?.record({
-    server: target.server,
-    tool: target.tool,
-    ms,
-    outcome,
-    error: report.error,
-    afterSearch: searched.has(name),
-    session: context.session,
-  });
-  deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
-  // A 2026 client is told in the protocol's own terms that it lacks a capability the call needs
-  // (-32021, HTTP 400); a 2025 client, which has no such error, gets the isError result.
-  if (report.missingCapabilities && era === "modern") {
-    throw new MissingRequiredClientCapabilityError(
-      { requiredCapabilities: report.missingCapabilities },
-      `${target.tool} on ${target.server} needs ${Object.keys(report.missingCapabilities).join(" and ")}, which this request's clientCapabilities do not declare`,
-    );
-  }
-  // In passthrough the client knows no other tool to suggest.
-  if (outcome === "ok" || context.signal?.aborted || deps.passthrough) return result;
-  const alternatives = await alternativesFor(deps, target).catch(() => []);
-  return withAlternatives(result, alternatives);
-}
-
-async function forwardOnce(
-  deps: ProxyServerDeps,
-  session: SessionRouting | undefined,
-  name: string,
-  args: Record<string, unknown> | undefined,
-  context: CallOptions,
-  report: CallReport,
-): Promise<CallToolResult | InputRequiredResult> {
-  let target = deps.catalog.get(name);
-  if (!target && deps.firstIndexing) {
-    await deps.firstIndexing;
-    target = deps.catalog.get(name);
-  }
-  if (!target) {
-    return errorResult(
-      `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
-    );
-  }
-  if (deps.catalog.isQuarantined(target)) {
-    return errorResult(
-      `${name} is quarantined: it is new on its server or changed since it was approved, and is not run until ` +
-        `someone reviews it. Ask the user to run \`mcpproxy approve ${target.server}/${target.tool}\`.`,
-    );
-  }
-  session?.touch(name);
-  report.target = target;
-  const started = performance.now();
-  let outcome = "error";
-  try {
-    const given = args ?? {};
-    let call: ToolCall = {
-      server: target.server,
-      tool: target.tool,
-      name,
-      arguments: given,
-      annotations: {},
-    };
-    if (deps.plugins?.has("beforeToolCall")) {
-      // Read only for policy hooks: the definition is on disk, and the call path stays lean without them.
-      const annotations = deps.catalog.definitionOf(target)?.annotations;
-      if (annotations && typeof annotations === "object")
-        call = { ...call, annotations: annotations as Record<string, unknown> };
-      const decision = await deps.plugins.beforeToolCall(call);
-      if ("reject" in decision) {
-        outcome = `refused by plugin ${decision.plugin}`;
-        return errorResult(decision.reject);
-      }
-      call = decision.call;
-    }
-    const checked = deps.arguments?.check(target, call.arguments);
-    if (checked?.problems !== undefined) {
-      outcome = "invalid arguments";
-      return errorResult(
-        `Invalid arguments for ${name}: ${checked.problems}. Call it again with arguments that fit its input schema ` +
-          `(${RETRIEVE_TOOLS} shows the schema).`,
-      );
-    } else if (checked && checked.args !== call.arguments) call = { ...call, arguments: checked.args };
-    // No arguments stay no arguments on the wire, unless a plugin supplied some.
-    const sent =
-      args === undefined && call.arguments === given
-        ? undefined
-        : (call.arguments as Record<string, unknown>);
-    report.forwarded = true;
-    const answer = await deps.pool.callTool(target.server, target.tool, sent, context);
-    if (isInputRequiredResult(answer)) {
-      outcome = "input required";
-      return answer;
-    }
-    let result = answer;
-    if (deps.plugins?.has("transformToolResult")) {
-      // Plugins see the result as the plugin API types it (its structuredContent an object).
-      result = (await deps.plugins.transformToolResult({
-        ...call,
-        result: result as ToolResult,
-      })) as CallToolResult;
-    }
-    report.outcome = result.isError ? "isError" : "ok";
-    outcome = report.outcome;
-    if (result.isError) report.error = firstText(result);
-    return result;
-  } catch (error) {
-    report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
-    let failed: CallToolResult;
-    if (error instanceof ProtocolError) {
-      const missing =
-        error.code === ProtocolErrorCode.MissingRequiredClientCapability
-          ? requiredCapabilitiesOf(error.data)
-          : undefined;
-      if (missing) report.missingCapabilities = missing;
-      // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
-      const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
-      failed = errorResult(
-        `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
-      );
-    } else if (isProxyError(error)) {
-      failed = errorResult(error.message);
-    } else {
-      deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
-      failed = errorResult(`Calling ${name} failed: ${redactSecrets(describeError(error))}`);
-    }
-    report.error = firstText(failed);
-    return failed;
-  } finally {
-    if (deps.logger.enabled("debug")) {
-      deps.logger.debug("call", {
-        server: target.server,
-        tool: target.tool,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        outcome,
-        arguments: argumentShape(args ?? {}),
-      });
-    }
-  }
-}
-
-/**
- * The capabilities a server's -32021 names (`data.requiredCapabilities`, a ClientCapabilities
- * object), or undefined when its answer has no usable object (the client then gets the isError
- * result, which carries the server's words).
- */
-function requiredCapabilitiesOf(data: unknown): ClientCapabilities | undefined {
-  const required = (data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities;
-  return required &&
-    typeof required === "object" &&
-    !Array.isArray(required) &&
-    Object.keys(required).length > 0
-    ? (required as ClientCapabilities)
-    : undefined;
 }

@@ -1,0 +1,54 @@
+import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
+import { approvedTool } from "../index/retrieve-tools.ts";
+import { callOptionsFor } from "./call-options.ts";
+import type { ClientSession, ClientSessions } from "./client-sessions.ts";
+import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
+import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
+
+/**
+ * The tools of `serve --passthrough SERVER`: the server's approved tools under their own names, in
+ * name order, each call forwarded as call_tool would forward it (approvals, argument checks,
+ * plugins, stats, relays). A tool held for approval is not listed, and a call to it is refused.
+ */
+export function servePassthroughTools(
+  server: Server,
+  deps: ProxyServerDeps,
+  owner: string,
+  client: { session: ClientSession; sessions: ClientSessions } | undefined,
+  era: ClientEra,
+): void {
+  const { catalog } = deps;
+  const tools = () =>
+    catalog
+      .names(owner)
+      .flatMap((name) => {
+        const approved = approvedTool(catalog, name);
+        return approved ? [{ ...(approved.definition as Tool), name: approved.tool.tool }] : [];
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /** The public name (`server__tool`) of one of the server's tools, by its own name. */
+  const publicName = (name: string) =>
+    catalog.names(owner).find((candidate) => catalog.get(candidate)?.tool === name);
+
+  server.setRequestHandler("tools/list", async () => {
+    // On a first run the list is what the first indexing pass finds, not an empty one.
+    if (deps.firstIndexing && catalog.names(owner).length === 0) await deps.firstIndexing;
+    return { tools: tools() };
+  });
+  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
+    const { name, arguments: args, _meta } = raw.params;
+    let target = publicName(name);
+    if (!target && deps.firstIndexing) {
+      await deps.firstIndexing;
+      target = publicName(name);
+    }
+    if (!target) return errorResult(`No tool named ${name} on ${owner}.`);
+    const call = callOptionsFor(_meta?.progressToken, ctx, client);
+    const publicTarget = target;
+    return call.flushed(
+      await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
+        forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
+      ),
+    );
+  });
+}
