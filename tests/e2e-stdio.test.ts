@@ -137,7 +137,7 @@ describe("mcpproxy serve over stdio", () => {
       expect(none.tools).toEqual([]);
       expect(none.hint).toContain("No tool matched well enough");
     }
-    // One long sentence (no step to search on its own): the right tool matches a few of its 60
+    // One long sentence (no step to search on its own): the right tool matches a few of its 53
     // content words, a small share of the request, but as much evidence as a short request needs.
     const long = await retrieve(
       proxy.client,
