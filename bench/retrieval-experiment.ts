@@ -15,9 +15,11 @@ import {
   rescoreByOperation,
 } from "../src/index/operation-agreement.ts";
 import { withoutLiterals } from "../src/index/query-text.ts";
-import { interleaveSteps, requestSteps } from "../src/index/request-steps.ts";
+import { relevanceFloor } from "../src/index/relevance-floor.ts";
+import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
 import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
+import { seededRandom } from "../tests/helpers.ts";
 import { splitGroupOf } from "./eval-catalog.ts";
 import { bootstrapMean, meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
 
@@ -33,6 +35,45 @@ export interface EvalQuery {
 const file =
   process.argv.slice(2).find((arg) => arg.endsWith(".json")) ?? "../shared/eval/etom-msc-bench.json";
 export const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
+
+/**
+ * Long multi-step tasks built from the eval's own paraphrased single-tool requests (etom-L2):
+ * LONG_TASKS per half of the server split, each 4 to 8 requests of that half run together as one
+ * task, one expected group per request, written two ways: as sentences ("long") and as one
+ * run-on sentence joined by "and" ("run-on", which names no step the splitter can cut at). The
+ * eval's multi-step requests are short (L4: a median of 46 content words) and their best tools
+ * score far above any floor, so they cannot show what a floor or a merge does to the 100-word
+ * tasks agents write. Reported apart (with their halves), never in ALL. Seeded, so every run
+ * and variant sees the same tasks.
+ */
+const LONG_TASKS = 100;
+export function longTasks(queries: readonly EvalQuery[]): EvalQuery[] {
+  const random = seededRandom(23);
+  const tasks: EvalQuery[] = [];
+  for (const half of ["half A", "half B"] as const) {
+    const pool = queries.filter((q) => q.subset === "etom-L2" && groupOf(q) === half);
+    for (let i = 0; i < LONG_TASKS; i++) {
+      const parts: EvalQuery[] = [];
+      const size = 4 + (i % 5);
+      while (parts.length < size) {
+        const pick = pool[Math.floor(random() * pool.length)]!;
+        if (!parts.includes(pick)) parts.push(pick);
+      }
+      const expected_groups = parts.flatMap((q) => q.expected_groups);
+      const sentences = parts.map((q) => q.query.trim().replace(/(?<![.!?])$/, "."));
+      const id = `${half.at(-1)}-${i}`;
+      tasks.push({ id: `long-${id}`, query: sentences.join(" "), expected_groups, subset: "long" });
+      const clauses = sentences.map((text) => text.replace(/[.!?]+$/, "").replace(/[.!?;]+\s+/g, ", "));
+      tasks.push({
+        id: `run-on-${id}`,
+        query: `${clauses.join(", and ")}.`,
+        expected_groups,
+        subset: "run-on",
+      });
+    }
+  }
+  return tasks;
+}
 
 export interface Variant {
   name: string;
@@ -67,7 +108,7 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
     }),
   );
   const out = new Map<string, string[]>();
-  for (const q of data.queries) {
+  for (const q of [...data.queries, ...LONG]) {
     const text = searchTextOf(q.query);
     let hits = variant.retrieve
       ? await variant.retrieve(index, text)
@@ -82,6 +123,7 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
 }
 
 export const groupOf = (q: EvalQuery) => splitGroupOf(q.expected_groups);
+const LONG = longTasks(data.queries);
 
 const METRICS = ["recall1", "recall5", "mrr10", "all10"] as const;
 const LABEL = { recall1: "r1", recall5: "r5", mrr10: "mrr", all10: "all10" } as const;
@@ -100,6 +142,12 @@ export async function runExperiment(variants: Variant[]) {
     add("ALL", q);
     add(q.subset, q);
     add(groupOf(q), q);
+    // The multi-step levels on each half: a change to how steps are merged must hold on both.
+    if (q.subset === "etom-L3" || q.subset === "etom-L4") add(`multi ${groupOf(q)}`, q);
+  }
+  for (const q of LONG) {
+    add(q.subset, q);
+    add(`${q.subset} ${groupOf(q)}`, q);
   }
   const scores = (ranking: Map<string, string[]>, qs: EvalQuery[]) =>
     qs.map((q) => scoreQuery(ranking.get(q.id)!, q.expected_groups));
@@ -108,7 +156,7 @@ export async function runExperiment(variants: Variant[]) {
   for (const [key, qs] of [...groups].sort()) {
     const m = meanScores(scores(base, qs));
     print(
-      `  ${key.padEnd(9)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} r10 ${m.recall10.toFixed(3)} mrr ${m.mrr10.toFixed(3)} ndcg ${m.ndcg10.toFixed(3)} all10 ${m.all10.toFixed(3)}`,
+      `  ${key.padEnd(13)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} r10 ${m.recall10.toFixed(3)} mrr ${m.mrr10.toFixed(3)} ndcg ${m.ndcg10.toFixed(3)} all10 ${m.all10.toFixed(3)}`,
     );
   }
   for (const variant of variants.slice(1)) {
@@ -122,38 +170,99 @@ export async function runExperiment(variants: Variant[]) {
         const mark = d.low > 0 ? "▲" : d.high < 0 ? "▼" : " ";
         return `${LABEL[metric]} ${f(d.mean)} [${f(d.low)}, ${f(d.high)}]${mark}`;
       });
-      print(`  ${key.padEnd(9)} ${cells.join("  ")}`);
+      print(`  ${key.padEnd(13)} ${cells.join("  ")}`);
     }
   }
 }
 
+/**
+ * How the binary merged steps before issue 23, kept as the baseline: the whole request's best two,
+ * then each step's hits in turn, rank by rank, with the whole request's next after each round.
+ */
+export function interleaveSteps<T extends { id: string; score: number }>(
+  whole: readonly T[],
+  steps: readonly (readonly T[])[],
+  limit: number,
+): T[] {
+  const merged: T[] = [];
+  const seen = new Set<string>();
+  const take = (hit: T | undefined) => {
+    if (!hit || merged.length >= limit || seen.has(hit.id)) return;
+    seen.add(hit.id);
+    merged.push(hit);
+  };
+  for (const hit of whole.slice(0, 2)) take(hit);
+  const depth = Math.max(whole.length, ...steps.map((step) => step.length));
+  for (let rank = 0; rank < depth && merged.length < limit; rank++) {
+    for (const step of steps) take(step[rank]);
+    take(whole[2 + rank]);
+  }
+  return merged;
+}
+
 if (import.meta.main) {
   // The last experiments, kept as templates for the next (README, "How a retrieval change is
-  // judged", has their figures).
-  const rankText = async (index: SearchIndex, text: string) =>
-    (await operationRanked(index, text)).slice(0, 10);
-  // As the binary ranks a request: the steps of a multi-step one interleaved after the whole's best.
-  const current = async (index: SearchIndex, text: string) => {
-    const whole = await rankText(index, text);
+  // judged", has their figures). Each ranks as the binary does with the default minimum score.
+  const MIN_SCORE = 0.05;
+  const rankText = async (index: SearchIndex, text: string, depth = 10) =>
+    (await operationRanked(index, text)).slice(0, depth);
+  const fixedFloor = () => MIN_SCORE;
+  const scaledFloor = (text: string) => relevanceFloor(text, MIN_SCORE);
+  const above = (floor: number) => (hit: { score: number }) => hit.score >= floor;
+  /** Before issue 23: every ranking cut at its floor, then the steps interleaved after the whole's best two. */
+  const interleaved = (floorOf: (text: string) => number) => async (index: SearchIndex, text: string) => {
+    const whole = (await rankText(index, text)).filter(above(floorOf(text)));
     const steps = requestSteps(text);
     if (steps.length === 0) return whole;
-    return interleaveSteps(whole, await Promise.all(steps.map((step) => rankText(index, step))), 10);
-  };
-  /** Multi-step requests: the whole request's ranking, with each step's best tool kept in the top 10. */
-  const stepBestInTen = async (index: SearchIndex, text: string) => {
-    const whole = await rankText(index, text);
-    const steps = requestSteps(text);
-    const bests = (await Promise.all(steps.map((step) => rankText(index, step)))).flatMap((hits) =>
-      hits.slice(0, 1),
+    const stepHits = await Promise.all(
+      steps.map(async (step) => (await rankText(index, step)).filter(above(floorOf(step)))),
     );
-    const missing = bests.filter(
-      (best, i) => !whole.some((hit) => hit.id === best.id) && bests.findIndex((b) => b.id === best.id) === i,
-    );
-    return [...whole.slice(0, Math.max(5, 10 - missing.length)), ...missing].slice(0, 10);
+    return interleaveSteps(whole, stepHits, 10);
   };
+  /** Interleaved, with a whole-request hit kept when it reaches its own floor or a step's. */
+  const interleavedPerRanking =
+    (floorOf: (text: string) => number) => async (index: SearchIndex, text: string) => {
+      const steps = requestSteps(text);
+      const whole = await rankText(index, text);
+      if (steps.length === 0) return whole.filter(above(floorOf(text)));
+      const stepHits = await Promise.all(
+        steps.map(async (step) => (await rankText(index, step)).filter(above(floorOf(step)))),
+      );
+      const onStep = new Set(stepHits.flat().map((hit) => hit.id));
+      return interleaveSteps(
+        whole.filter((hit) => hit.score >= floorOf(text) || onStep.has(hit.id)),
+        stepHits,
+        10,
+      );
+    };
+  /** As the binary ranks now: the steps merged by score over each ranking's best 30, the floor judged per ranking. */
+  const merged =
+    (floorOf: (text: string) => number, stepBestPlaces?: number) =>
+    async (index: SearchIndex, text: string) => {
+      const steps = requestSteps(text);
+      const whole = await rankText(index, text, STEP_CANDIDATES);
+      if (steps.length === 0) return whole.filter(above(floorOf(text))).slice(0, 10);
+      const rankings = await Promise.all(
+        steps.map(async (step) => ({
+          hits: await rankText(index, step, STEP_CANDIDATES),
+          floor: floorOf(step),
+        })),
+      );
+      return mergeSteps({ hits: whole, floor: floorOf(text) }, rankings, 10, stepBestPlaces);
+    };
   await runExperiment([
-    { name: "current (BM25F, operation agreement, steps interleaved)", retrieve: current },
-    { name: "without the steps", retrieve: rankText },
-    { name: "each step's best kept in the top 10 instead", retrieve: stepBestInTen },
+    { name: "before (fixed floor 0.05, steps interleaved)", retrieve: interleaved(fixedFloor) },
+    { name: "floor scaled by length", retrieve: interleaved(scaledFloor) },
+    { name: "floor judged per ranking (whole or a step)", retrieve: interleavedPerRanking(fixedFloor) },
+    { name: "floor scaled and judged per ranking", retrieve: interleavedPerRanking(scaledFloor) },
+    { name: "steps merged by score alone, fixed floor judged per ranking", retrieve: merged(fixedFloor, 0) },
+    {
+      name: "merged by score, each step's best in the top 10, fixed floor per ranking",
+      retrieve: merged(fixedFloor),
+    },
+    {
+      name: "both (now): merged, step bests in the top 10, floor scaled and per ranking",
+      retrieve: merged(scaledFloor),
+    },
   ]);
 }

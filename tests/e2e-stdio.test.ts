@@ -127,6 +127,55 @@ describe("mcpproxy serve over stdio", () => {
     expect(none.hint).toContain("No tool matched");
   });
 
+  test("the relevance floor keeps a long request's ranking and still gives a short off-topic one nothing but the hint", async () => {
+    // Short and off-topic: each matches a tool by one common word ("number", "return"), below the floor.
+    for (const offTopic of [
+      "tell me a funny joke about a number of cats and dogs playing in the park",
+      "plan a weekend hiking trip in the alps with my family and return a packing list",
+    ]) {
+      const none = await retrieve(proxy.client, offTopic);
+      expect(none.tools).toEqual([]);
+      expect(none.hint).toContain("No tool matched well enough");
+    }
+    // One long sentence (no step to search on its own): the right tool matches a few of its 53
+    // content words, a small share of the request, but as much evidence as a short request needs.
+    const long = await retrieve(
+      proxy.client,
+      "For the onboarding workshop on Thursday, where about thirty new colleagues from the sales, support and " +
+        "finance departments will join remotely from four different offices, most of them on laptops with slow " +
+        "connections, limited disk space and strict corporate proxies, and many of them unfamiliar with developer " +
+        "tooling, command lines, configuration formats or anything else technical, I need a compressed copy of the " +
+        "long welcome handbook with all its appendices, glossaries, contact sheets and policy summaries, made with " +
+        "gzip, as a resource they can download during the session",
+    );
+    expect(long.tools[0]?.name).toBe("everything__gzip-file-as-resource");
+    expect(long.tools[0]!.score).toBeLessThan(0.05);
+    // A long task of several steps after a paragraph of context: every step's tool in the top 5.
+    const task = await retrieve(
+      proxy.client,
+      "I am preparing a short demo of our tool server for the team meeting tomorrow morning, and since most " +
+        "people there have never seen it, I want to walk through a few things slowly while explaining what " +
+        "happens at each point. First, compress the handbook file with gzip so that everyone can download it " +
+        "as a resource. Then switch the simulated logging on, so the audience sees log messages of random " +
+        "levels arriving. After that, start a long running operation that reports its progress. Finally, add " +
+        "two numbers and show the sum.",
+    );
+    const names = task.tools.map((tool) => tool.name);
+    expect(names).toHaveLength(5);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "everything__gzip-file-as-resource",
+        "everything__toggle-simulated-logging",
+        "everything__trigger-long-running-operation",
+      ]),
+    );
+    expect(names.some((name) => name === "fixture__add_numbers" || name === "everything__get-sum")).toBe(
+      true,
+    );
+    const scores = task.tools.map((tool) => tool.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
   test("call_tool takes arguments sent as a JSON string of an object, as some clients send them", async () => {
     const result = await proxy.client.callTool({
       name: "call_tool",

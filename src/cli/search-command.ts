@@ -18,7 +18,9 @@ export const searchCommand: Command = {
     },
     "min-score": {
       type: "string",
-      help: "--min-score S      leave out tools scoring below S, 0-1 (default 0.05, or MCPPROXY_MIN_SCORE)",
+      help:
+        "--min-score S      leave out tools scoring below S, 0-1 (default 0.05, or MCPPROXY_MIN_SCORE; scaled\n" +
+        "                   down for requests of more than 12 content words)",
     },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
     ...COMMON_OPTIONS,

@@ -9,7 +9,8 @@ import type { Embedder } from "./embedders/embedder.ts";
 import type { EraStore } from "./era-store.ts";
 import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { withoutLiterals } from "./query-text.ts";
-import { interleaveSteps, requestSteps } from "./request-steps.ts";
+import { relevanceFloor } from "./relevance-floor.ts";
+import { mergeSteps, requestSteps, STEP_CANDIDATES } from "./request-steps.ts";
 import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
@@ -331,17 +332,17 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     const text = withoutArguments.trim() ? withoutArguments : query;
     // A few more than asked, so quarantined tools left out do not leave the answer short.
     const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
-    const relevant = (hits: SearchHit[]) => hits.filter((hit) => hit.score >= minScore);
-    const whole = relevant(await rankText(text, wanted));
     const steps = limit > 1 ? requestSteps(text) : [];
+    // The floor is scaled by each text's length and judged per ranking (relevance-floor.ts, mergeSteps).
+    const ranking = async (searched: string) => ({
+      hits: await rankText(searched, steps.length > 0 ? Math.max(wanted, STEP_CANDIDATES) : wanted),
+      floor: relevanceFloor(searched, minScore),
+    });
+    const whole = await ranking(text);
     const hits =
       steps.length > 0
-        ? interleaveSteps(
-            whole,
-            await Promise.all(steps.map(async (step) => relevant(await rankText(step, wanted)))),
-            wanted,
-          )
-        : whole;
+        ? mergeSteps(whole, await Promise.all(steps.map(ranking)), wanted)
+        : whole.hits.filter((hit) => hit.score >= whole.floor);
     ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
     const ranked: RankedTool[] = [];
     const held: CatalogTool[] = [];

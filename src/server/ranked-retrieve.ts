@@ -46,7 +46,7 @@ async function rankedFor(
   if (!plugins?.has("rankResults") && !prior) return retrieveTools(catalog, query, topK, minScore);
   const wide = await retrieveTools(catalog, query, Math.max(topK, RANKER_CANDIDATES), minScore);
   if (prior) {
-    // Stable: tools the prior does not move keep the search's order (multi-step interleaving included).
+    // Stable: tools the prior does not move keep the search's order (the merged steps of a multi-step request included).
     wide.tools = wide.tools
       .map((tool) => ({
         ...tool,
