@@ -116,7 +116,7 @@ export interface CallOptions {
   requestState?: string | undefined;
   /** Where a 2025 server's requests during the call go for a caller without a session (forward-call.ts). */
   askClient?: AskClient | undefined;
-  /** A 2026-07-28 caller's log level and its request's stream (forward-call.ts). */
+  /** The caller's log level, told to a 2026 server with the call, and its request's stream (forward-call.ts). */
   log?: CallLog | undefined;
 }
 
