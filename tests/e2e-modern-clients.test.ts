@@ -5,7 +5,10 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  LoggingMessageNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   cleanupAfterEach,
   connectStdio,
@@ -547,4 +550,64 @@ describe("a modern client's log level (issue 22 item 7: `_meta` logLevel, no log
       expect(messages).toEqual([]);
     });
   }
+});
+
+describe("a 2025 session's log level to a 2026 upstream (issue 22 item 7: it has no session to remember one)", () => {
+  /** A v1 client's session with the messages it hears, and a call of log_levels that answers the level the upstream was told. */
+  const legacySession = (client: V1Client) => {
+    const messages: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      messages.push(notification.params);
+    });
+    const call = async () =>
+      textOf(
+        await client.callTool({ name: "call_tool", arguments: { name: "logs__log_levels", arguments: {} } }),
+      );
+    return { messages, call };
+  };
+  const ALL_FOUR = ["debug", "info", "warning", "error"].map((level) => ({
+    level,
+    logger: "logs",
+    data: `a ${level} message`,
+  }));
+
+  test("over stdio: the session's setLevel goes with each call, and its messages come back at or above it", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { logs: modernEntry({ args: ["--modern-only", "--log-tools"] }) } });
+    const proxy = await connectStdio(sandbox);
+    scope.defer(() => proxy.close());
+    const { messages, call } = legacySession(proxy.client);
+    // Never set: everything, as from a 2025 server (the upstream is told debug).
+    expect(await call()).toBe('"debug"');
+    expect(messages).toEqual(ALL_FOUR);
+    messages.length = 0;
+    await proxy.client.setLoggingLevel("warning");
+    expect(await call()).toBe('"warning"');
+    expect(messages).toEqual(ALL_FOUR.slice(2));
+    messages.length = 0;
+    await proxy.client.setLoggingLevel("emergency");
+    expect(await call()).toBe('"emergency"');
+    // A call after it, so a message relayed late would have arrived by now.
+    expect(await call()).toBe('"emergency"');
+    expect(messages).toEqual([]);
+  });
+
+  test("over HTTP each session's own level goes with its calls, not another session's", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { logs: modernEntry({ args: ["--modern-only", "--log-tools"] }) } });
+    const proxy = await httpProxy(sandbox);
+    const sessions = [];
+    for (const name of ["quiet", "default"]) {
+      const client = new V1Client({ name, version: "1" });
+      await client.connect(new V1StreamableHTTPClientTransport(proxy.url));
+      scope.defer(() => client.close());
+      sessions.push({ client, ...legacySession(client) });
+    }
+    const [quiet, plain] = sessions as [(typeof sessions)[number], (typeof sessions)[number]];
+    await quiet.client.setLoggingLevel("error");
+    expect(await quiet.call()).toBe('"error"');
+    expect(await plain.call()).toBe('"debug"');
+    expect(quiet.messages).toEqual(ALL_FOUR.slice(3));
+    expect(plain.messages).toEqual(ALL_FOUR);
+  });
 });

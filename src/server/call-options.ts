@@ -17,9 +17,12 @@ export type ForwardOptions = CallOptions & {
 
 /**
  * What a forwarded call carries from the client's request: its cancellation, where the upstream's
- * progress goes (to the client, under the client's own token, when it asked for it), and a 2026
- * request's log level (its `_meta` logLevel: the server's log messages at or above it come back
- * on the request's own stream; without one, none do).
+ * progress goes (to the client, under the client's own token, when it asked for it), and its log
+ * level, which a 2026 server is told with the call (it has no session to remember one): a 2026
+ * request's `_meta` logLevel (the server's log messages at or above it come back on the request's
+ * own stream; without one, none do), or a 2025 session's `logging/setLevel` level (its messages go
+ * to the session, filtered by that level: upstream-messages.ts). A 2025 session that never set a
+ * level asks for everything (debug), as it gets every log message of its calls from a 2025 server.
  * `flushed` holds the result back until every progress notice is sent: a notice that arrives after
  * its result is dropped by the client.
  */
@@ -33,7 +36,7 @@ export function callOptionsFor(
   const caller = clients?.sessions.beginCall(clients.session, extra);
   // A 2026 server is told what this caller can answer: the request's envelope, or the session's.
   const clientCapabilities = capabilitiesOf(extra, clients?.session.server.getClientCapabilities());
-  const level = requestLogLevel(extra);
+  const level = clients ? (clients.session.level ?? "debug") : requestLogLevel(extra);
   return {
     signal: extra.mcpReq.signal,
     ...(clientCapabilities ? { clientCapabilities } : {}),
@@ -71,7 +74,7 @@ export function callOptionsFor(
   };
 }
 
-/** The log level a 2026-07-28 request named in its `_meta` (a 2025 session's is its setLevel). */
+/** The log level a 2026-07-28 request named in its `_meta`. */
 function requestLogLevel(extra: ServerContext): LoggingLevel | undefined {
   const level = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
   return LOG_LEVELS.includes(level as LoggingLevel) ? (level as LoggingLevel) : undefined;

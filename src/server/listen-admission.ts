@@ -2,6 +2,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { MAX_SUBSCRIBED_URIS } from "../upstream/upstream-subscriptions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 import type { ResourceSubscriptions } from "./resource-subscriptions.ts";
 
@@ -13,9 +14,10 @@ import type { ResourceSubscriptions } from "./resource-subscriptions.ts";
  * resource subscriptions (its server subscribed) until the stream ends. A URI is left out when it
  * is not one of this proxy's (`mcpproxy://<server>/…`, federated-names.ts), its server is not configured or is held
  * for approval (nothing of it is offered), or its server is connected and does not take
- * subscriptions. At most MAX_LISTEN_URIS are kept per stream.
+ * subscriptions. At most MAX_LISTEN_URIS are kept per stream: the bound the pool keeps on one
+ * server's subscriptions (upstream-subscriptions.ts), so one stream may fill it but not more.
  */
-export const MAX_LISTEN_URIS = 1000;
+export const MAX_LISTEN_URIS = MAX_SUBSCRIBED_URIS;
 
 export interface ListenAdmissionOptions {
   subscriptions: ResourceSubscriptions;

@@ -25,7 +25,8 @@ import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstrea
  * sent again, once, on a new session (2025 servers over HTTP: a 2026 server has no sessions, and
  * its 404 means an unknown method).
  * To a 2026-07-28 server the call carries the caller's capabilities (`clientCapabilities`; none
- * when unset), its log level (`log`; none when unset, and then the server sends no log message)
+ * when unset), its log level (`log`: a 2026 request's, or a 2025 session's; none when unset, and
+ * then the server sends no log message)
  * and, over HTTP, its marked arguments as Mcp-Param-* headers (param-headers.ts); its
  * `input_required` answer is returned as it is (the caller's to relay), and a retry carries the
  * caller's `inputResponses` and the server's own `requestState` back.
@@ -57,15 +58,15 @@ export interface ForwardedCall {
    * it (a 2026-07-28 request): the call's input rounds (parked-calls.ts).
    */
   askClient?: AskClient | undefined;
-  /** A 2026-07-28 caller's own log level and its request's stream (see CallLog). */
+  /** The caller's log level and its request's stream (see CallLog). */
   log?: CallLog | undefined;
 }
 
 /**
- * A 2026-07-28 request's log level (`_meta` logLevel) and where the server's log messages during
- * the call go: the request's own stream. The level is sent on with the call to a 2026 server; the
- * messages are relayed at or above it (server/upstream-messages.ts). A legacy session has none:
- * its level is the session's (logging/setLevel).
+ * The caller's log level, sent on with the call to a 2026 server (which has no session to remember
+ * one): a 2026-07-28 request's `_meta` logLevel, or a 2025 session's (logging/setLevel). A caller
+ * without a session gets the server's log messages at or above it on the request's own stream
+ * (`send`); a session's go to the session as a 2025 server's do (server/upstream-messages.ts).
  */
 export interface CallLog {
   level: LoggingLevel;
@@ -88,7 +89,7 @@ export interface ActiveCall {
   readonly askClient?: AskClient | undefined;
   /** Runs `work` (a relayed request) with the call's idle clock stopped. */
   waitOnClient<T>(work: () => Promise<T>): Promise<T>;
-  /** A 2026-07-28 caller's log level and stream, when its request named a level. */
+  /** The caller's log level and stream (a caller with a session gets its messages by the session). */
   readonly log?: CallLog | undefined;
 }
 

@@ -3,6 +3,7 @@ import type {
   Result,
   ServerNotification,
   ServerRequest,
+  SubscriptionFilter,
   Tool,
   Transport,
 } from "@modelcontextprotocol/client";
@@ -50,7 +51,7 @@ import {
 } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
 import { closedReason, connectFailure, upstreamErrorText } from "./upstream-errors.ts";
-import { keepListening, listenFilter } from "./upstream-listen.ts";
+import { keepListening, type Listening, listenFilter } from "./upstream-listen.ts";
 import { createTransport } from "./upstream-transport.ts";
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
@@ -77,6 +78,12 @@ export interface UpstreamConnection {
   readonly protocolVersion: string | undefined;
   /** The Mcp-Param-* headers a call of `tool` sends (a 2026 server over HTTP; param-headers.ts), or undefined. */
   paramHeaders(tool: string, args: Record<string, unknown> | undefined): Record<string, string> | undefined;
+  /**
+   * A 2026 server: opens its listen stream again with the resource subscriptions as they are now
+   * (`ConnectOptions.resourceSubscriptions`) and resolves with what it honoured (undefined when
+   * nothing is listened for). A 2025 server (it has resources/subscribe) resolves undefined.
+   */
+  relisten(): Promise<SubscriptionFilter | undefined>;
   close(): Promise<void>;
 }
 
@@ -134,6 +141,11 @@ export interface ConnectOptions {
   /** A log message, a resource update or a resource or prompt list change from the server. */
   onNotification?: (notification: RelayedNotification) => void;
   /**
+   * The server's own resource URIs the proxy's clients want updates of, kept across connections: a
+   * 2026 server's listen stream asks for them (read at each open; see `relisten`).
+   */
+  resourceSubscriptions?: (() => readonly string[]) | undefined;
+  /**
    * Where the server's protocol era is remembered between connects (index/era-store.ts): read to
    * skip the probe, written when it was found or changed. Unset, every connect probes.
    */
@@ -188,7 +200,7 @@ export async function connectUpstream(
   let isClosing = false;
   let endReason: string | undefined;
   let healthTimer: ReturnType<typeof setInterval> | undefined;
-  let stopListening: (() => void) | undefined;
+  let listening: Listening | undefined;
   /** Ends an open connection that stopped working; onClosed reports it with this reason. */
   const endWith = (reason: string) => {
     if (!isOpen || isClosing || endReason !== undefined) return;
@@ -264,7 +276,7 @@ export async function connectUpstream(
     created.onclose = () => {
       if (created !== client) return;
       clearInterval(healthTimer);
-      stopListening?.();
+      listening?.stop();
       if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
       isOpen = false;
     };
@@ -366,9 +378,9 @@ export async function connectUpstream(
       healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
       healthTimer.unref?.();
     }
-    const filter = era === "modern" ? listenFilter(live) : undefined;
-    if (filter) {
-      stopListening = keepListening(live, filter, {
+    if (era === "modern") {
+      listening = keepListening(live, {
+        filter: () => listenFilter(live, options.resourceSubscriptions?.()),
         timeoutMs: server.timeoutMs,
         onReopened: onToolsChanged,
         onProblem: (reason) => options.onListFailed?.(reason),
@@ -389,10 +401,11 @@ export async function connectUpstream(
       tags,
       listed,
       paramHeaders: (tool, args) => headers(current.tools, tool, args),
+      relisten: async () => listening?.refresh(),
       async close() {
         isClosing = true;
         clearInterval(healthTimer);
-        stopListening?.();
+        listening?.stop();
         await live.close().catch(() => undefined);
       },
     };

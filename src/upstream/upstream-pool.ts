@@ -8,6 +8,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/client";
 import { ProtocolError } from "@modelcontextprotocol/client";
+import { EmptyResultSchema } from "@modelcontextprotocol/core";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
@@ -41,6 +42,11 @@ import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
 import type { ListedCapabilities } from "./server-lists.ts";
 import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
 import { upstreamErrorText } from "./upstream-errors.ts";
+import {
+  createUpstreamSubscriptions,
+  type SubscriptionMethod,
+  type UpstreamSubscriptions,
+} from "./upstream-subscriptions.ts";
 
 /**
  * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
@@ -110,7 +116,7 @@ export interface CallOptions {
   requestState?: string | undefined;
   /** Where a 2025 server's requests during the call go for a caller without a session (forward-call.ts). */
   askClient?: AskClient | undefined;
-  /** A 2026-07-28 caller's log level and its request's stream (forward-call.ts). */
+  /** The caller's log level, told to a 2026 server with the call, and its request's stream (forward-call.ts). */
   log?: CallLog | undefined;
 }
 
@@ -138,8 +144,10 @@ export interface UpstreamPool {
   ): Promise<Result>;
   /**
    * Any other request to a server (resources, prompts, completion, logging), connecting it if need
-   * be. A request the 2026-07-28 revision removed (resources/subscribe and unsubscribe,
-   * logging/setLevel, ping) is not sent to a server of that era: it resolves empty.
+   * be. resources/subscribe and unsubscribe are kept with the server across reconnects and reach a
+   * 2026-07-28 server as its listen stream's resourceSubscriptions (upstream-subscriptions.ts).
+   * Other requests that revision removed (logging/setLevel, ping) are not sent to a server of that
+   * era: they resolve empty.
    */
   request<T extends StandardSchemaV1>(
     server: string,
@@ -214,8 +222,11 @@ export interface UpstreamPoolOptions {
   eras?: EraStore | undefined;
 }
 
-/** Methods the 2026-07-28 revision removed: a modern server is not sent them (see `request`). */
-const REMOVED_IN_2026 = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel", "ping"]);
+/** Methods the 2026-07-28 revision removed that a modern server is not sent (see `request`). */
+const REMOVED_IN_2026 = new Set(["logging/setLevel", "ping"]);
+
+const isSubscriptionMethod = (method: string): method is SubscriptionMethod =>
+  method === "resources/subscribe" || method === "resources/unsubscribe";
 
 interface Slot {
   config: ServerConfig;
@@ -240,9 +251,11 @@ interface Slot {
   stopWatching?: (() => void) | undefined;
   /** Taken out of the pool (removed or changed in the config): whatever it still starts is stopped. */
   isRetired?: boolean;
+  /** The resources it is subscribed to for clients, kept across its connections (and config changes). */
+  subscriptions: UpstreamSubscriptions;
 }
 
-function slotOf(config: ServerConfig): Slot {
+function slotOf(config: ServerConfig, subscriptions: UpstreamSubscriptions): Slot {
   return {
     config,
     error: launchRefusal(config),
@@ -262,6 +275,7 @@ function slotOf(config: ServerConfig): Slot {
     failures: 0,
     active: [],
     callers: [],
+    subscriptions,
   };
 }
 
@@ -270,7 +284,18 @@ export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
-  for (const config of options.servers) slots.set(config.name, slotOf(config));
+  /** A slot for `config`, with the subscriptions of the slot it replaces (a config change) if any. */
+  const newSlot = (config: ServerConfig, kept?: UpstreamSubscriptions) =>
+    slotOf(
+      config,
+      kept ??
+        createUpstreamSubscriptions(
+          config.name,
+          (connection, method, uri) => sendOn(connection, { method, params: { uri } }, EmptyResultSchema, {}),
+          options.logger.child(config.name),
+        ),
+    );
+  for (const config of options.servers) slots.set(config.name, newSlot(config));
   let isClosed = false;
   // Aborted at close: connects still under way stop their children instead of leaving them running.
   const closing = new AbortController();
@@ -335,6 +360,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       eras,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
       authProvider: options.auth?.providerFor(slot.config),
+      resourceSubscriptions: () => slot.subscriptions.uris(),
       onToolsChanged: (tools) => {
         slot.toolCount = tools.length;
         log.info(`tool list changed (${tools.length} tools)`);
@@ -379,6 +405,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         if (isReconnect || slot.config.lazy) {
           options.onToolsChanged?.(slot.config.name, connection.tools, connection.listed);
         }
+        slot.subscriptions.restore(connection);
         return connection;
       },
       (error: unknown) => {
@@ -508,6 +535,45 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   };
   options.stopSignal?.addEventListener("abort", () => void close(), { once: true });
 
+  /** One request on `connection`; a failure to reach the server is told with its name. */
+  const sendOn = async <T extends StandardSchemaV1>(
+    connection: UpstreamConnection,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    requestOptions: { signal?: AbortSignal | undefined; clientCapabilities?: ClientCapabilities | undefined },
+  ): Promise<StandardSchemaV1.InferOutput<T>> => {
+    const server = connection.server;
+    const sent =
+      connection.era === "modern" && requestOptions.clientCapabilities
+        ? {
+            ...request,
+            params: {
+              ...request.params,
+              _meta: {
+                ...(request.params?._meta as Record<string, unknown> | undefined),
+                [CAPABILITIES_META_KEY]: requestOptions.clientCapabilities,
+              },
+            },
+          }
+        : request;
+    let result: StandardSchemaV1.InferOutput<T>;
+    try {
+      result = await connection.client.request(sent as never, resultSchema, {
+        timeout: server.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+        ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+      });
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error;
+      throw new ProxyError(
+        "UPSTREAM_UNAVAILABLE",
+        `${request.method} on ${server.name} failed: ${upstreamErrorText(error)}`,
+        { cause: error },
+      );
+    }
+    if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${request.method} on ${server.name}`);
+    return result;
+  };
+
   /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
   const forwardCall = async (call: Omit<ForwardedCall, "limits">): Promise<Result> => {
     const slot = usableSlot(call.server);
@@ -577,42 +643,18 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);
-      const isModern = connection.era === "modern";
-      if (isModern && REMOVED_IN_2026.has(request.method)) {
+      const uri = request.params?.uri;
+      if (isSubscriptionMethod(request.method) && typeof uri === "string") {
+        await slot.subscriptions.change(connection, request.method, uri);
+        return {} as StandardSchemaV1.InferOutput<typeof resultSchema>;
+      }
+      if (connection.era === "modern" && REMOVED_IN_2026.has(request.method)) {
         options.logger
           .child(server)
           .debug(`${request.method} not sent: the server speaks 2026-07-28, which has no such method`);
         return {} as StandardSchemaV1.InferOutput<typeof resultSchema>;
       }
-      const sent =
-        isModern && requestOptions.clientCapabilities
-          ? {
-              ...request,
-              params: {
-                ...request.params,
-                _meta: {
-                  ...(request.params?._meta as Record<string, unknown> | undefined),
-                  [CAPABILITIES_META_KEY]: requestOptions.clientCapabilities,
-                },
-              },
-            }
-          : request;
-      let result: StandardSchemaV1.InferOutput<typeof resultSchema>;
-      try {
-        result = await connection.client.request(sent as never, resultSchema, {
-          timeout: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-          ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
-        });
-      } catch (error) {
-        if (error instanceof ProtocolError) throw error;
-        throw new ProxyError(
-          "UPSTREAM_UNAVAILABLE",
-          `${request.method} on ${server} failed: ${upstreamErrorText(error)}`,
-          { cause: error },
-        );
-      }
-      if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${request.method} on ${server}`);
-      return result;
+      return sendOn(connection, request, resultSchema, requestOptions);
     },
 
     async setServers(servers) {
@@ -625,7 +667,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         retiring.push(retire(slot));
         if (config) {
           changes.changed.push(name);
-          slots.set(name, slotOf(config));
+          slots.set(name, newSlot(config, slot.subscriptions));
         } else {
           changes.removed.push(name);
           slots.delete(name);
@@ -634,7 +676,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       for (const [name, config] of next) {
         if (slots.has(name)) continue;
         changes.added.push(name);
-        slots.set(name, slotOf(config));
+        slots.set(name, newSlot(config));
       }
       await Promise.all(retiring);
       return changes;
