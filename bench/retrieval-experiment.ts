@@ -134,7 +134,8 @@ const delta = (base: QueryScore[], other: QueryScore[], metric: (typeof METRICS)
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
-export async function runExperiment(variants: Variant[]) {
+/** `groupsOf` adds groups of the eval's queries of one's own (a subset, each with its halves). */
+export async function runExperiment(variants: Variant[], groupsOf?: (q: EvalQuery) => string[]) {
   const base = await rank(variants[0]!);
   const groups = new Map<string, EvalQuery[]>();
   const add = (key: string, q: EvalQuery) => groups.set(key, [...(groups.get(key) ?? []), q]);
@@ -144,6 +145,10 @@ export async function runExperiment(variants: Variant[]) {
     add(groupOf(q), q);
     // The multi-step levels on each half: a change to how steps are merged must hold on both.
     if (q.subset === "etom-L3" || q.subset === "etom-L4") add(`multi ${groupOf(q)}`, q);
+    for (const group of groupsOf?.(q) ?? []) {
+      add(group, q);
+      add(`${group} ${groupOf(q)}`, q);
+    }
   }
   for (const q of LONG) {
     add(q.subset, q);
@@ -156,7 +161,7 @@ export async function runExperiment(variants: Variant[]) {
   for (const [key, qs] of [...groups].sort()) {
     const m = meanScores(scores(base, qs));
     print(
-      `  ${key.padEnd(13)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} r10 ${m.recall10.toFixed(3)} mrr ${m.mrr10.toFixed(3)} ndcg ${m.ndcg10.toFixed(3)} all10 ${m.all10.toFixed(3)}`,
+      `  ${key.padEnd(16)} n=${String(qs.length).padEnd(5)} r1 ${m.recall1.toFixed(3)} r5 ${m.recall5.toFixed(3)} r10 ${m.recall10.toFixed(3)} mrr ${m.mrr10.toFixed(3)} ndcg ${m.ndcg10.toFixed(3)} all10 ${m.all10.toFixed(3)}`,
     );
   }
   for (const variant of variants.slice(1)) {
@@ -170,7 +175,7 @@ export async function runExperiment(variants: Variant[]) {
         const mark = d.low > 0 ? "▲" : d.high < 0 ? "▼" : " ";
         return `${LABEL[metric]} ${f(d.mean)} [${f(d.low)}, ${f(d.high)}]${mark}`;
       });
-      print(`  ${key.padEnd(13)} ${cells.join("  ")}`);
+      print(`  ${key.padEnd(16)} ${cells.join("  ")}`);
     }
   }
 }

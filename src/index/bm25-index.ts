@@ -33,7 +33,7 @@ interface Posting {
   tfs: number[] | Int32Array;
 }
 
-interface FieldIndex {
+export interface FieldIndex {
   postings: Map<string, Posting>;
   /** Token count per internal document id (0 when absent). */
   lengths: number[];
@@ -63,7 +63,7 @@ export interface Bm25Store {
   mergedSetting?: string;
 }
 
-interface MergedPosting {
+export interface MergedPosting {
   ids: Int32Array;
   frequencies: Float64Array;
 }
@@ -208,31 +208,14 @@ function search(
   for (const token of tokenizer.tokenize(term, language))
     queryCounts.set(token, (queryCounts.get(token) ?? 0) + 1);
 
-  const fields = propertiesToSearch.flatMap((prop) => {
-    const field = store.fields[prop];
-    if (!field || field.docs === 0) return [];
-    const weight = boost[prop] ?? 1;
-    const b = relevance.fieldB?.[prop] ?? relevance.b ?? BM25_B;
-    return [{ prop, field, weight, b }];
-  });
-  const setting = fields.map(({ prop, weight, b }) => `${prop}:${weight}:${b}`).join(" ");
-  if (store.mergedSetting !== setting) {
-    store.merged.clear();
-    store.mergedSetting = setting;
-  }
-  const totalWeight = fields.reduce((sum, { weight }) => sum + weight, 0);
+  const { fields, totalWeight } = searchedFields(store, propertiesToSearch, boost, relevance);
   const touched: number[] = [];
   // The score of a document that holds every query word once, at average length, in every field:
   // dividing by it turns BM25F into "how much of the query this tool matches", 0–1. Words no tool
   // has count at full weight, so a query about something absent scores low everywhere.
   let queryMass = 0;
   for (const [token, queryCount] of queryCounts) {
-    let merged = store.merged.get(token);
-    if (!merged) {
-      merged = mergePostings(store, token, fields);
-      if (store.merged.size >= MERGED_CACHE_LIMIT) store.merged.clear();
-      store.merged.set(token, merged);
-    }
+    const merged = mergedPostingOf(store, token, fields);
     const { ids, frequencies } = merged;
     const df = ids.length;
     const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * queryCount;
@@ -250,6 +233,51 @@ function search(
   for (const id of touched) store.scores[id] = 0;
   for (const hit of best) hit[1] = Math.min(1, hit[1] / queryMass);
   return best;
+}
+
+/** A searched field with its weight and length normalization. */
+export interface SearchedField {
+  prop: string;
+  field: FieldIndex;
+  weight: number;
+  b: number;
+}
+
+/** The fields a query searches, with their weights; drops the merged postings when the weights change. */
+export function searchedFields(
+  store: Bm25Store,
+  propertiesToSearch: readonly string[],
+  boost: Partial<Record<string, number>>,
+  relevance: LimitedRelevance,
+): { fields: SearchedField[]; totalWeight: number } {
+  const fields = propertiesToSearch.flatMap((prop) => {
+    const field = store.fields[prop];
+    if (!field || field.docs === 0) return [];
+    const weight = boost[prop] ?? 1;
+    const b = relevance.fieldB?.[prop] ?? relevance.b ?? BM25_B;
+    return [{ prop, field, weight, b }];
+  });
+  const setting = fields.map(({ prop, weight, b }) => `${prop}:${weight}:${b}`).join(" ");
+  if (store.mergedSetting !== setting) {
+    store.merged.clear();
+    store.mergedSetting = setting;
+  }
+  return { fields, totalWeight: fields.reduce((sum, { weight }) => sum + weight, 0) };
+}
+
+/** One word's BM25F frequencies across the fields, cached until the index or the weights change. */
+export function mergedPostingOf(
+  store: Bm25Store,
+  token: string,
+  fields: readonly SearchedField[],
+): MergedPosting {
+  let merged = store.merged.get(token);
+  if (!merged) {
+    merged = mergePostings(store, token, fields);
+    if (store.merged.size >= MERGED_CACHE_LIMIT) store.merged.clear();
+    store.merged.set(token, merged);
+  }
+  return merged;
 }
 
 /** How many words' merged postings are kept (see `Bm25Store.merged`); the cache starts over past it. */
@@ -303,7 +331,7 @@ function factorsOf(field: FieldIndex, weight: number, b: number): Float64Array {
 }
 
 /** Makes room for internal id `id` in the per-query scratch arrays. */
-function grow(store: Bm25Store, id: number): void {
+export function grow(store: Bm25Store, id: number): void {
   const size = Math.max(id + 1, store.scores.length * 2);
   const scores = new Float64Array(size);
   scores.set(store.scores);

@@ -26,6 +26,15 @@ describe("operation agreement", () => {
     expect(ranked.find((hit) => hit.id === "db/export")!.score).toBe(0.2);
   });
 
+  test("words that fit a list and a get alike do not vote", () => {
+    for (const query of ["show the open tickets", "display ticket 42", "view the ticket queue"]) {
+      expect(askedOperation(query)).toBeUndefined();
+    }
+    // Beside a word that names one operation, they leave the decision to it.
+    expect(askedOperation("show the details of ticket 42")).toBe("get");
+    expect(askedOperation("show and list the open tickets")).toBe("list");
+  });
+
   test("multi-step requests and requests naming several operations or none are left as they are", () => {
     for (const query of [
       "get the record, then delete it",

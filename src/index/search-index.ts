@@ -13,7 +13,8 @@ import {
 } from "@orama/orama";
 import { internalDocumentIDStore as idStore } from "@orama/orama/components";
 import { writeFileAtomic } from "./atomic-file.ts";
-import { BM25_B, BM25_K1, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
+import { searchByForm } from "./bm25-forms.ts";
+import { BM25_B, BM25_K1, type Bm25Store, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
 import { decodeSnapshot, encodeSnapshot } from "./snapshot-file.ts";
 import { analyze } from "./tokenizer.ts";
 import type { ToolFields } from "./tool-document.ts";
@@ -101,10 +102,21 @@ export interface SearchHit {
   score: number;
 }
 
+/** A hit with each kind of lexical evidence apart (bm25-forms.ts): words as written, stems, coverage. */
+export interface FormHit {
+  id: string;
+  exact: number;
+  stem: number;
+  coverage: number;
+}
+
 export interface SearchIndex {
+  /** The best `limit` tools by BM25F over every index term (words and their stems together). */
+  search(query: string, limit: number): Promise<SearchHit[]>;
+  /** The best `limit` tools by BM25F over the words as written, with their stem and coverage evidence. */
+  searchByForm(query: string, limit: number): FormHit[];
   add(entries: readonly { id: string; fields: ToolFields }[]): Promise<void>;
   remove(ids: readonly string[]): Promise<void>;
-  search(query: string, limit: number): Promise<SearchHit[]>;
   count(): number;
   /** Writes the snapshot atomically, stamped with the catalog generation it reflects. */
   saveSnapshot(path: string, generation: number): Promise<void>;
@@ -137,7 +149,9 @@ function newOrama(analyzer: Analyzer = analyze): ToolIndex {
   }) as unknown as ToolIndex;
 }
 
-function wrap(db: ToolIndex): SearchIndex {
+const RELEVANCE: LimitedRelevance = { k: BM25_K1, b: BM25_B, d: 0.5, fieldB: FIELD_B };
+
+function wrap(db: ToolIndex, analyzer: Analyzer = analyze): SearchIndex {
   return {
     async add(entries) {
       if (entries.length === 0) return;
@@ -156,7 +170,7 @@ function wrap(db: ToolIndex): SearchIndex {
     },
     async search(query, limit) {
       if (limit <= 0) return []; // a query of stop words alone matches nothing in the component
-      const relevance: LimitedRelevance = { k: BM25_K1, b: BM25_B, d: 0.5, limit, fieldB: FIELD_B };
+      const relevance: LimitedRelevance = { ...RELEVANCE, limit };
       const result = await search(db, {
         term: query,
         properties: FIELDS,
@@ -167,6 +181,15 @@ function wrap(db: ToolIndex): SearchIndex {
       });
       return result.hits.map((hit) => ({ id: hit.id, score: hit.score }));
     },
+    searchByForm(query, limit) {
+      if (limit <= 0) return [];
+      const store = db.data.index as unknown as Bm25Store;
+      const hits = searchByForm(store, analyzer(query), FIELDS, FIELD_BOOST, RELEVANCE, count(db), limit);
+      return hits.map(({ internalId, ...evidence }) => ({
+        id: idStore.getDocumentIdFromInternalId(db.internalDocumentIDStore, internalId),
+        ...evidence,
+      }));
+    },
     count: () => count(db),
     async saveSnapshot(path, generation) {
       const snapshot: Snapshot = { formatVersion: INDEX_FORMAT_VERSION, generation, data: save(db) };
@@ -176,7 +199,7 @@ function wrap(db: ToolIndex): SearchIndex {
 }
 
 export function createSearchIndex(analyzer?: Analyzer): SearchIndex {
-  return wrap(newOrama(analyzer));
+  return wrap(newOrama(analyzer), analyzer);
 }
 
 /**

@@ -54,6 +54,11 @@ export function stem(word: string): string {
 /** Marks a stem among the index terms; tokenize() never yields it, so a stem never equals a word. */
 const STEM_MARK = "~";
 
+/** Whether an index term is a stem (`~stem`), not a word as written. */
+export function isStemTerm(term: string): boolean {
+  return term.startsWith(STEM_MARK);
+}
+
 /**
  * The index terms of a text: every word that is not a stop word, both as written and as its stem
  * (`~stem`). Documents and queries both go through it, so a request matches a tool's exact words
