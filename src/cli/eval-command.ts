@@ -82,7 +82,7 @@ interface Run {
 async function evaluate(setting: Setting, queries: readonly EvalQuery[]): Promise<Run> {
   const { config } = setting;
   const logger = commandLogger(config);
-  const catalog = await openCatalog(config, logger, { readOnly: true });
+  const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
   const plugins = await startPlugins(config, logger);
   try {
     if (catalog.size() === 0) {
