@@ -129,7 +129,10 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     const embedder: Embedder = { ...inner, embed: async (texts) => (await gate, inner.embed(texts)) };
     const catalog = await open(tempDir(), embedder);
     // The sync returns with the lexical index updated; the vectors wait behind the gate.
-    await catalog.syncServer("post", [tool("send_email", "Send an email"), tool("delete_file", "Delete a file")]);
+    await catalog.syncServer("post", [
+      tool("send_email", "Send an email"),
+      tool("delete_file", "Delete a file"),
+    ]);
     expect(embedded).toEqual([]);
     const lexical = await catalog.search("send email", 2);
     expect(lexical.map((hit) => hit.tool.name)).toEqual(["post__send_email"]);
