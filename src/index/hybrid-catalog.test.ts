@@ -39,6 +39,22 @@ function countingEmbedder(id: string, synonyms: Record<string, string> = {}) {
   return { embedder, embedded };
 }
 
+/** The embedder, held until `release` is called: tools stay without vectors until then. */
+function gated(inner: Embedder) {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const embedder: Embedder = {
+    ...inner,
+    async embed(texts) {
+      await gate;
+      return inner.embed(texts);
+    },
+  };
+  return { embedder, release };
+}
+
 const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
 const open = (dataDir: string, embedder: Embedder) =>
   openToolCatalog({ dataDir, toolNameLimit: 60, reservedNames: new Set(), logger: silentLogger, embedder });
@@ -122,11 +138,7 @@ describe("hybrid catalog (BM25 + vectors)", () => {
 
   test("answers lexically while the tools are embedded in the background, and fused once they are", async () => {
     const { embedder: inner, embedded } = countingEmbedder("syn", { dispatch: "send", letter: "email" });
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const embedder: Embedder = { ...inner, embed: async (texts) => (await gate, inner.embed(texts)) };
+    const { embedder, release } = gated(inner);
     const catalog = await open(tempDir(), embedder);
     // The sync returns with the lexical index updated; the vectors wait behind the gate.
     await catalog.syncServer("post", [
@@ -148,11 +160,7 @@ describe("hybrid catalog (BM25 + vectors)", () => {
 
   test("a tool changed while its batch is embedded keeps the newer definition's vector", async () => {
     const { embedder: inner, embedded } = countingEmbedder("bow");
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const embedder: Embedder = { ...inner, embed: async (texts) => (await gate, inner.embed(texts)) };
+    const { embedder, release } = gated(inner);
     const dataDir = tempDir();
     let catalog = await open(dataDir, embedder);
     await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
