@@ -16,6 +16,7 @@ import { askedOperation, rescoreByOperation } from "../src/index/operation-agree
 import { relevanceFloor } from "../src/index/relevance-floor.ts";
 import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
 import type { SearchHit, SearchIndex } from "../src/index/search-index.ts";
+import { STOP_WORDS, tokenize } from "../src/index/tokenizer.ts";
 import { toolFields, toolText } from "../src/index/tool-document.ts";
 import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../src/index/tool-vectors.ts";
 import { createVectorIndex } from "../src/index/vector-index.ts";
@@ -32,7 +33,7 @@ const toolVectors = await cache.embed(
   [...tools.values()].map((tool) => toolText(toolFields(tool.server, tool))),
 );
 const index = createVectorIndex(toolVectors[0]!.length);
-[...tools.keys()].forEach((id, i) => index.set(id, toolVectors[i]!));
+for (const [i, id] of [...tools.keys()].entries()) index.set(id, toolVectors[i]!);
 const texts = [...data.queries, ...longTasks(data.queries)].flatMap((q) => {
   const text = searchTextOf(q.query);
   return [text, ...requestSteps(text)];
@@ -51,7 +52,14 @@ const lexicalText: RankText = async (search, text, wanted) => ({
 
 /** Fused now: min-max over the union; relevant by the lexical floor or the cosine. */
 const normalizedText =
-  (weight: number, relevantCosine = RELEVANT_COSINE, denseCandidates = HYBRID_CANDIDATES): RankText =>
+  (
+    weight: number,
+    relevantCosine = RELEVANT_COSINE,
+    denseCandidates = HYBRID_CANDIDATES,
+    /** Relevance judged for the ranking as a whole: all of it when one candidate is relevant. */
+    isGated = false,
+    lexicalScale: "min-max" | "max" = "min-max",
+  ): RankText =>
   async (search, text, wanted) => {
     const floor = relevanceFloor(text, MIN_SCORE);
     const query = await vectorOf(text);
@@ -65,10 +73,12 @@ const normalizedText =
       index.search(query, denseCandidates),
       weight,
       Number.POSITIVE_INFINITY,
-    )
-      .filter((hit) => hit.lexical >= floor || hit.cosine >= relevantCosine)
-      .slice(0, wanted);
-    return { hits: fused, floor: 0 };
+      lexicalScale,
+    );
+    const isRelevant = (hit: { lexical: number; cosine: number }) =>
+      hit.lexical >= floor || hit.cosine >= relevantCosine;
+    const kept = isGated ? (fused.some(isRelevant) ? fused : []) : fused.filter(isRelevant);
+    return { hits: kept.slice(0, wanted), floor: 0 };
   };
 
 /** Fused before: (1 − w)·bm25 + w·max(0, cosine) over the lexical and vector top 50, floor on the sum. */
@@ -92,6 +102,22 @@ const absoluteText =
     return { hits, floor: relevanceFloor(text, MIN_SCORE) };
   };
 
+/** Fused only for texts of at most `words` distinct content words; longer ones lexical. */
+const shortFused =
+  (fused: RankText, words: number): RankText =>
+  (search, text, wanted) =>
+    contentWords(text) <= words ? fused(search, text, wanted) : lexicalText(search, text, wanted);
+const contentWords = (text: string) => new Set(tokenize(text).filter((word) => !STOP_WORDS.has(word))).size;
+
+/** The steps fused, the whole request of several steps lexical. */
+const stepsFused = (fused: RankText) => async (search: SearchIndex, text: string) => {
+  const steps = requestSteps(text);
+  if (steps.length === 0) return request(fused)(search, text);
+  const whole = await lexicalText(search, text, STEP_CANDIDATES);
+  const rankings = await Promise.all(steps.map((step) => fused(search, step, STEP_CANDIDATES)));
+  return mergeSteps(whole, rankings, 10);
+};
+
 /** As the binary puts a request together: the whole request and its steps, merged by score. */
 const request = (rankText: RankText) => async (search: SearchIndex, text: string) => {
   const steps = requestSteps(text);
@@ -101,15 +127,43 @@ const request = (rankText: RankText) => async (search: SearchIndex, text: string
   return mergeSteps(whole, rankings, 10);
 };
 
-await runExperiment([
+const VARIANTS = [
   { name: "lexical (the binary with BM25)", retrieve: request(lexicalText) },
   { name: "USE, fused as before (absolute sum, w 0.2)", retrieve: request(absoluteText(0.2)) },
-  { name: "USE, min-max over the union, w 0.4 (now)", retrieve: request(normalizedText(0.4)) },
+  { name: "USE, min-max over the union, w 0.4", retrieve: request(normalizedText(0.4)) },
   { name: "USE, min-max over the union, w 0.3", retrieve: request(normalizedText(0.3)) },
   { name: "USE, min-max over the union, w 0.5", retrieve: request(normalizedText(0.5)) },
   {
     name: "USE, min-max, w 0.4, lexical candidates only",
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, 0)),
   },
-]);
+  {
+    name: "USE, w 0.4, steps fused, a request of several steps lexical",
+    retrieve: stepsFused(normalizedText(0.4)),
+  },
+  {
+    name: "USE, w 0.4, texts up to 12 content words fused (FLOOR_WORDS)",
+    retrieve: request(shortFused(normalizedText(0.4), 12)),
+  },
+  {
+    name: "USE, w 0.4, up to 12 content words fused, relevance judged per ranking",
+    retrieve: request(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12)),
+  },
+  {
+    name: "USE, w 0.4, relevance judged per ranking",
+    retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true)),
+  },
+  {
+    name: "USE, w 0.4, up to 12 words fused, per ranking, lexical over its best (not min-max)",
+    retrieve: request(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max"), 12)),
+  },
+  {
+    name: "USE, w 0.4, per ranking, lexical over its best (not min-max)",
+    retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max")),
+  },
+];
+// --only a,b: the variants by index (0 is the baseline and always runs).
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice(7);
+const picked = only ? only.split(",").map(Number) : VARIANTS.map((_, i) => i);
+await runExperiment([VARIANTS[0]!, ...picked.filter((i) => i > 0).map((i) => VARIANTS[i]!)]);
 cache.save();

@@ -18,7 +18,8 @@ export function openEmbeddingCache(embedder: Embedder, file: string): EmbeddingC
     const texts = JSON.parse(readFileSync(`${file}.json`, "utf8")) as string[];
     const bytes = readFileSync(`${file}.f32`);
     const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-    texts.forEach((text, i) => vectors.set(text, all.slice(i * dimensions, (i + 1) * dimensions)));
+    for (const [i, text] of texts.entries())
+      vectors.set(text, all.slice(i * dimensions, (i + 1) * dimensions));
   }
   let added = 0;
   const cache: EmbeddingCache = {
@@ -28,7 +29,7 @@ export function openEmbeddingCache(embedder: Embedder, file: string): EmbeddingC
         const fresh = await embedder.embed(missing, (done) => {
           if (done % 256 === 0) process.stderr.write(`\r  embedded ${done}/${missing.length}`);
         });
-        missing.forEach((text, i) => vectors.set(text, fresh[i]!));
+        for (const [i, text] of missing.entries()) vectors.set(text, fresh[i]!);
         added += missing.length;
         if (added >= 512) cache.save();
       }
@@ -38,7 +39,7 @@ export function openEmbeddingCache(embedder: Embedder, file: string): EmbeddingC
       if (added === 0) return;
       const texts = [...vectors.keys()];
       const all = new Float32Array(texts.length * dimensions);
-      texts.forEach((text, i) => all.set(vectors.get(text)!, i * dimensions));
+      for (const [i, text] of texts.entries()) all.set(vectors.get(text)!, i * dimensions);
       writeFileSync(`${file}.json`, JSON.stringify(texts));
       writeFileSync(`${file}.f32`, new Uint8Array(all.buffer));
       added = 0;

@@ -94,6 +94,7 @@ export async function runScaleBench(
       name: "HF ONNX (tiny BERT, q8)",
       env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: tinyBert },
     });
+  variants.push({ name: "USE (built-in sentence encoder)", env: { MCPPROXY_EMBEDDER: "USE" } });
   variants.push({
     name: "OPENAI (127.0.0.1 fixture, 64 dims)",
     env: {

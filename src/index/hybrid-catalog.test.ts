@@ -123,16 +123,20 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     await catalog.close();
   });
 
-  test("a minimum score leaves out weak hits", async () => {
+  test("relevance is judged per fused ranking: kept whole when one hit is relevant, else nothing", async () => {
     const { embedder } = countingEmbedder("bow");
     const catalog = await open(tempDir(), embedder);
     await catalog.syncServer("mail", [
       tool("send_email", "Send an email"),
       tool("list_inbox", "List the inbox"),
     ]);
-    const all = await catalog.search("send email", 5, 0);
-    const strong = await catalog.search("send email", 5, all[0]!.score);
-    expect(strong.map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
+    await catalog.whenEmbedded();
+    const hits = await catalog.search("send email", 5, 0.05);
+    expect(hits.map((hit) => hit.tool.name)).toEqual(["mail__send_email", "mail__list_inbox"]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    // No word in common and a cosine below RELEVANT_COSINE: nothing, as without vectors.
+    expect(await catalog.search("giraffe", 5, 0.05)).toEqual([]);
+    expect((await catalog.search("giraffe", 5, 0)).length).toBe(2);
     await catalog.close();
   });
 

@@ -23,11 +23,16 @@ export function fuseRankings(
   vectorHits: readonly SearchHit[],
   vectorWeight: number,
   limit: number,
+  /** A seam for bench/dense-experiment.ts: "max" divides the lexical scores by the best only. */
+  lexicalScale: "min-max" | "max" = "min-max",
 ): FusedHit[] {
   const lexicalScore = new Map(lexical.map((hit) => [hit.id, hit.score]));
   const ids = new Set([...lexical.map((hit) => hit.id), ...vectorHits.map((hit) => hit.id)]);
   const cosines = new Map([...ids].map((id) => [id, similarity(id)]));
-  const lexicalNorm = minMax(lexical.map((hit) => hit.score));
+  const lexicalNorm = minMax(
+    lexical.map((hit) => hit.score),
+    lexicalScale === "max",
+  );
   const cosineNorm = minMax([...cosines.values()]);
   const fused: FusedHit[] = [...ids].map((id) => {
     const lexicalRaw = lexicalScore.get(id) ?? 0;
@@ -41,9 +46,9 @@ export function fuseRankings(
 }
 
 /** Maps values onto 0–1 by their minimum and maximum; all equal (or one) map to 1. */
-function minMax(values: readonly number[]): (value: number) => number {
+function minMax(values: readonly number[], isFromZero = false): (value: number) => number {
   if (values.length === 0) return () => 0;
-  let low = Number.POSITIVE_INFINITY;
+  let low = isFromZero ? 0 : Number.POSITIVE_INFINITY;
   let high = Number.NEGATIVE_INFINITY;
   for (const value of values) {
     if (value < low) low = value;

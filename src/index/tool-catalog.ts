@@ -231,8 +231,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   /** What a server's fresh tool list changes: new or changed tools, and tools it no longer has. */
   /**
    * One text's ranking: lexical, re-scored by the operation it names, and fused with the vectors
-   * when the text's vector is given. A fused hit is kept when its lexical score reaches the floor
-   * or its cosine reaches RELEVANT_COSINE, so the ranking it returns needs no floor of its own.
+   * when the text's vector is given. A fused ranking is kept whole when one of its hits' lexical
+   * score reaches the floor or its cosine RELEVANT_COSINE, else it is empty; it needs no floor of
+   * its own then.
    */
   const rankText = async (
     text: string,
@@ -246,11 +247,12 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     let hits = await searchIndex.search(text, Math.max(wanted, candidates));
     if (asked) hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
     if (!query || !vectors) return { hits: hits.slice(0, wanted), floor };
-    const fused = vectors
-      .fuse(query, hits, Number.POSITIVE_INFINITY)
-      .filter((hit) => hit.lexical >= floor || hit.cosine >= RELEVANT_COSINE)
-      .slice(0, wanted);
-    return { hits: fused.map(({ id, score }) => ({ id, score })), floor: 0 };
+    const fused = vectors.fuse(query, hits, Number.POSITIVE_INFINITY);
+    const isRelevant = fused.some((hit) => hit.lexical >= floor || hit.cosine >= RELEVANT_COSINE);
+    return {
+      hits: isRelevant ? fused.slice(0, wanted).map(({ id, score }) => ({ id, score })) : [],
+      floor: 0,
+    };
   };
 
   const diffServer = (server: string, incoming: readonly UpstreamTool[]): CatalogDiff => {

@@ -3,6 +3,7 @@ import type { Logger } from "../log.ts";
 import type { CatalogStore } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { type FusedHit, fuseRankings } from "./hybrid-ranking.ts";
+import { contentWordCount, FLOOR_WORDS } from "./relevance-floor.ts";
 import type { SearchHit } from "./search-index.ts";
 import { toolFields, toolText, type UpstreamTool } from "./tool-document.ts";
 import { toolKey } from "./tool-naming.ts";
@@ -28,8 +29,11 @@ export interface ToolVectors {
   isReady(): boolean;
   /** Resolves when the queue is empty; rejects with the embedder's error when a batch failed. */
   whenReady(): Promise<void>;
-  /** One vector per request text, in one call of the embedder. */
-  embedQueries(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * One vector per request text of at most FLOOR_WORDS content words, in one call of the
+   * embedder; undefined for a longer text, which is searched lexically (DENSE_TEXT_WORDS).
+   */
+  embedQueries(texts: readonly string[]): Promise<(Float32Array | undefined)[]>;
   /** Fuses the lexical hits with the vector ranking for the same query (fuseRankings). */
   fuse(query: Float32Array, lexical: readonly SearchHit[], limit: number): FusedHit[];
   /** Stops after the batch in flight and waits for it. */
@@ -56,11 +60,19 @@ export const HYBRID_CANDIDATES = 50;
 /** The cosine share of the fused score: chosen on the retrieval eval (README). */
 export const DEFAULT_VECTOR_WEIGHT = 0.4;
 /**
- * A candidate is relevant to a request when its lexical score reaches the relevance floor or its
- * cosine reaches this: a tool the words miss can still be found, and a request unlike every tool
- * still gets the empty answer. Chosen on the quick start's requests and the eval's (README).
+ * A fused ranking is relevant to its text when one of its candidates' lexical score reaches the
+ * relevance floor or its cosine reaches this; then the whole ranking is kept, else none of it. A
+ * request unlike every tool still gets the empty answer, and a paraphrase whose right tool sits
+ * at a cosine of 0.25 (a quarter of the quick start's everyday requests do) is not cut off: per
+ * candidate, this cut cost those requests recall@5 −0.04 (README).
  */
 export const RELEVANT_COSINE = 0.3;
+/**
+ * Texts longer than this many distinct content words are not fused: a sentence encoder averages a
+ * 70-word task into a vector near many tools, and fusing it cost the eval's long tasks recall@5
+ * −0.062 (README). Each step of such a task is short enough and is fused on its own.
+ */
+export const DENSE_TEXT_WORDS = FLOOR_WORDS;
 /** Tools per call of the embedder in the background: small, so a stop never waits long. */
 const EMBED_BATCH = 64;
 
@@ -145,7 +157,12 @@ export function openToolVectors(
       while (draining) await draining;
       if (pending.size > 0 && failure !== undefined) throw failure;
     },
-    embedQueries: (texts) => embedder.embed(texts),
+    async embedQueries(texts) {
+      const short = texts.filter((text) => contentWordCount(text) <= DENSE_TEXT_WORDS);
+      const embedded = short.length > 0 ? await embedder.embed(short) : [];
+      const byText = new Map(short.map((text, i) => [text, embedded[i]!]));
+      return texts.map((text) => byText.get(text));
+    },
     fuse(query, lexical, limit) {
       const vectorHits = index.search(query, HYBRID_CANDIDATES);
       return fuseRankings(lexical, (id) => index.similarity(id, query), vectorHits, vectorWeight, limit);
