@@ -6,10 +6,11 @@
  * fused before (the absolute sum over the lexical top 50 and the vector top 50, floor on the sum).
  * Vectors are cached under /tmp/use-cache (the encoder takes minutes for the eval).
  *
- *   bun bench/dense-experiment.ts [EVAL.json]
+ *   bun bench/dense-experiment.ts [EVAL.json] [--only=2,8] [--table=DIR]
  */
 import { mkdirSync } from "node:fs";
 import { basename } from "node:path";
+import { loadStaticEmbedder } from "../src/index/embedders/static-embedder.ts";
 import { loadUseLiteEmbedder } from "../src/index/embedders/use-lite-embedder.ts";
 import { fuseRankings } from "../src/index/hybrid-ranking.ts";
 import { askedOperation, rescoreByOperation } from "../src/index/operation-agreement.ts";
@@ -25,8 +26,13 @@ import { data, longTasks, operationRanked, runExperiment, searchTextOf } from ".
 
 const MIN_SCORE = 0.05;
 const file = process.argv.slice(2).find((arg) => arg.endsWith(".json")) ?? "etom-msc-bench.json";
+// --table=DIR: the same variants with a static word table (scripts/distill-use-table.ts) instead.
+const table = process.argv.find((arg) => arg.startsWith("--table="))?.slice(8);
 mkdirSync("/tmp/use-cache", { recursive: true });
-const cache = openEmbeddingCache(await loadUseLiteEmbedder(), `/tmp/use-cache/${basename(file, ".json")}`);
+const cache = openEmbeddingCache(
+  table ? loadStaticEmbedder(table, `table:${table}`) : await loadUseLiteEmbedder(),
+  `/tmp/use-cache/${basename(file, ".json")}${table ? `-table-${basename(table)}` : ""}`,
+);
 
 const tools = new Map(data.tools.map((tool) => [`${tool.server}/${tool.name}`, tool]));
 const toolVectors = await cache.embed(
