@@ -133,38 +133,40 @@ const request = (rankText: RankText) => async (search: SearchIndex, text: string
   return mergeSteps(whole, rankings, 10);
 };
 
+/** What the dense side is, in the variants' names. */
+const SOURCE = table ? `table ${basename(table)}` : "USE";
 const VARIANTS = [
   { name: "lexical (the binary with BM25)", retrieve: request(lexicalText) },
-  { name: "USE, fused as before (absolute sum, w 0.2)", retrieve: request(absoluteText(0.2)) },
-  { name: "USE, min-max over the union, w 0.4", retrieve: request(normalizedText(0.4)) },
-  { name: "USE, min-max over the union, w 0.3", retrieve: request(normalizedText(0.3)) },
-  { name: "USE, min-max over the union, w 0.5", retrieve: request(normalizedText(0.5)) },
+  { name: `${SOURCE}, fused as before (absolute sum, w 0.2)`, retrieve: request(absoluteText(0.2)) },
+  { name: `${SOURCE}, min-max over the union, w 0.4`, retrieve: request(normalizedText(0.4)) },
+  { name: `${SOURCE}, min-max over the union, w 0.3`, retrieve: request(normalizedText(0.3)) },
+  { name: `${SOURCE}, min-max over the union, w 0.5`, retrieve: request(normalizedText(0.5)) },
   {
-    name: "USE, min-max, w 0.4, lexical candidates only",
+    name: `${SOURCE}, min-max, w 0.4, lexical candidates only`,
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, 0)),
   },
   {
-    name: "USE, w 0.4, steps fused, a request of several steps lexical",
+    name: `${SOURCE}, w 0.4, steps fused, a request of several steps lexical`,
     retrieve: stepsFused(normalizedText(0.4)),
   },
   {
-    name: "USE, w 0.4, texts up to 12 content words fused (FLOOR_WORDS)",
+    name: `${SOURCE}, w 0.4, texts up to 12 content words fused (FLOOR_WORDS)`,
     retrieve: request(shortFused(normalizedText(0.4), 12)),
   },
   {
-    name: "USE, w 0.4, up to 12 content words fused, relevance judged per ranking",
+    name: `${SOURCE}, w 0.4, up to 12 content words fused, relevance judged per ranking`,
     retrieve: request(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12)),
   },
   {
-    name: "USE, w 0.4, relevance judged per ranking",
+    name: `${SOURCE}, w 0.4, relevance judged per ranking`,
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true)),
   },
   {
-    name: "USE, w 0.4, up to 12 words fused, per ranking, lexical over its best (not min-max)",
+    name: `${SOURCE}, w 0.4, up to 12 words fused, per ranking, lexical over its best (not min-max)`,
     retrieve: request(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max"), 12)),
   },
   {
-    name: "USE, w 0.4, per ranking, lexical over its best (not min-max)",
+    name: `${SOURCE}, w 0.4, per ranking, lexical over its best (not min-max)`,
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max")),
   },
 ];
