@@ -5,8 +5,10 @@ import { join } from "node:path";
 import {
   connectStdio,
   createSandbox,
+  eventually,
   FIXTURE_TOOLS,
   fixtureEntry,
+  type Retrieved,
   requireBinary,
   retrieve,
   runCli,
@@ -163,6 +165,44 @@ describe("embedders in the compiled binary", () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("HTTP 401");
     expect(wrong.stderr).not.toContain("sk-wrong-key-xyz");
+  });
+
+  test("serve answers lexically while the tools are embedded in the background, and fused once they are", async () => {
+    const server = await startEmbeddingsServer({ FIXTURE_HOLD: "1" });
+    cleanups.push(() => server.stop());
+    const sandbox = newSandbox();
+    const env = { MCPPROXY_EMBEDDER: "OPENAI", MCPPROXY_OPENAI_BASE_URL: server.url };
+    const { client, close } = await connectStdio(sandbox, env);
+    try {
+      const query = "return a tiny picture";
+      const names = (result: Retrieved) => result.tools.map((tool) => `${tool.name} ${tool.score}`);
+      // The serve indexes the fixture at start; the batch of its tools waits at the server.
+      const before = await eventually(
+        () => retrieve(client, query, 5),
+        (result) => result.tools.length > 0,
+        20_000,
+      );
+      const lexical = await runCli(
+        ["search", query, "--json", "--top-k", "5", ...flags(sandbox)],
+        sandbox.env(),
+      );
+      expect(before.tools[0]?.name).toBe("local__tiny_picture");
+      expect(names(before)).toEqual(names(JSON.parse(lexical.stdout)));
+      // Only the embedder's one-text probes were answered: the batch of tools is held.
+      expect((await server.stats()).inputs).toBeLessThan(FIXTURE_TOOLS);
+
+      await server.release();
+      const after = await eventually(
+        () => retrieve(client, query, 5),
+        (result) => names(result).join() !== names(before).join(),
+        20_000,
+      );
+      expect(after.tools[0]?.name).toBe("local__tiny_picture");
+      expect(names(after)).not.toEqual(names(before));
+      expect((await server.stats()).inputs).toBeGreaterThan(FIXTURE_TOOLS);
+    } finally {
+      await close();
+    }
   });
 
   test("embedding shows progress on a terminal", async () => {
