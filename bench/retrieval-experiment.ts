@@ -52,6 +52,7 @@ export function longTasks(queries: readonly EvalQuery[]): EvalQuery[] {
   const tasks: EvalQuery[] = [];
   for (const half of ["half A", "half B"] as const) {
     const pool = queries.filter((q) => q.subset === "etom-L2" && groupOf(q) === half);
+    if (pool.length < 8) continue; // another eval file (the quick start's) has no such requests
     for (let i = 0; i < LONG_TASKS; i++) {
       const parts: EvalQuery[] = [];
       const size = 4 + (i % 5);

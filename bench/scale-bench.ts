@@ -8,7 +8,7 @@
  *
  * Then indexing speed by the number of configured servers (bench/server-scale-bench.ts).
  *
- *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25]
+ *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25 --table DIR]
  *   npm run bench:scale -- --only servers [--servers 2000,20000 --max-seconds 300]
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -68,7 +68,7 @@ function dirMiB(dir: string): number {
 }
 
 export async function runScaleBench(
-  options: { tools?: number; queries?: number; only?: string } = {},
+  options: { tools?: number; queries?: number; only?: string; table?: string } = {},
 ): Promise<ScaleRow[]> {
   const evalFile = join(SHARED, "eval", "etom-msc-bench.json");
   if (!existsSync(evalFile)) throw new Error(`${evalFile} is needed to build the 10k corpus`);
@@ -93,6 +93,13 @@ export async function runScaleBench(
     variants.push({
       name: "HF ONNX (tiny BERT, q8)",
       env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: tinyBert },
+    });
+  variants.push({ name: "USE (built-in sentence encoder)", env: { MCPPROXY_EMBEDDER: "USE" } });
+  // --table DIR: a static table distilled from it (scripts/distill-use-table.ts).
+  if (options.table)
+    variants.push({
+      name: "HF static (table distilled from USE)",
+      env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: options.table },
     });
   variants.push({
     name: "OPENAI (127.0.0.1 fixture, 64 dims)",
@@ -219,6 +226,7 @@ if (import.meta.main) {
       only: { type: "string" },
       servers: { type: "string" },
       "max-seconds": { type: "string" },
+      table: { type: "string" },
     },
   });
   if (values.only !== "servers") {
@@ -227,6 +235,7 @@ if (import.meta.main) {
       tools,
       queries: Number(values.queries ?? 500),
       ...(values.only ? { only: values.only } : {}),
+      ...(values.table ? { table: values.table } : {}),
     });
     process.stdout.write(`${formatScaleReport(rows, tools)}\n\n`);
   }

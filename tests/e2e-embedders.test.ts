@@ -1,14 +1,18 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   connectStdio,
   createSandbox,
+  eventually,
   FIXTURE_TOOLS,
   fixtureEntry,
+  type Retrieved,
   requireBinary,
   retrieve,
   runCli,
+  runProcess,
   type Sandbox,
 } from "./helpers.ts";
 import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
@@ -37,6 +41,8 @@ async function indexAndSearch(sandbox: Sandbox, env: Record<string, string>, que
 }
 
 const glove = sharedModel("glove-sif-50k-f16");
+/** unshare(1) runs a process in a network namespace of its own: no interface but a loopback that is down. */
+const canCutNetwork = spawnSync("unshare", ["-rn", "true"]).status === 0;
 const tinyBert = sharedModel("tiny-random-bert-onnx");
 
 describe("embedders in the compiled binary", () => {
@@ -78,6 +84,38 @@ describe("embedders in the compiled binary", () => {
     );
     expect(cached.tools.map((tool) => tool.name)).toContain("local__echo");
   });
+
+  test.skipIf(!canCutNetwork)(
+    "USE: a copy of the binary alone, with no network, indexes and searches with the built-in sentence encoder",
+    async () => {
+      const sandbox = newSandbox();
+      // Away from the checkout: nothing can come from node_modules, and nothing from the network.
+      const binary = join(sandbox.dir, "mcpproxy");
+      cpSync(requireBinary(), binary);
+      const offline = (args: string[], embedder: string) =>
+        runProcess(
+          ["unshare", "-rn", binary, ...args, ...flags(sandbox)],
+          sandbox.env({ MCPPROXY_EMBEDDER: embedder }),
+        );
+      const indexed = await offline(["index"], "USE");
+      expect(indexed.stderr).toBe("");
+      expect(indexed.code).toBe(0);
+      expect(indexed.stdout).toContain(`${FIXTURE_TOOLS} tools`);
+      // A paraphrase that shares no content word with the tool ("Add two numbers and return their sum").
+      const paraphrase = "compute the total of 3 and 4";
+      const lexical = await offline(["search", paraphrase, "--json"], "BM25");
+      expect(JSON.parse(lexical.stdout).tools).toEqual([]);
+      const searched = await offline(["search", paraphrase, "--json"], "USE");
+      expect(searched.stderr).toBe("");
+      expect(JSON.parse(searched.stdout).tools[0]?.name).toBe("local__add_numbers");
+      // And a request unlike every tool still gets nothing but the hint.
+      const offTopic = await offline(["search", "sing me a song about the sea", "--json"], "USE");
+      expect(JSON.parse(offTopic.stdout)).toMatchObject({
+        tools: [],
+        hint: expect.stringContaining("No tool"),
+      });
+    },
+  );
 
   test("a model that cannot be loaded is a clear error with exit 2, not a silent BM25 fallback", async () => {
     const sandbox = newSandbox();
@@ -127,6 +165,44 @@ describe("embedders in the compiled binary", () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("HTTP 401");
     expect(wrong.stderr).not.toContain("sk-wrong-key-xyz");
+  });
+
+  test("serve answers lexically while the tools are embedded in the background, and fused once they are", async () => {
+    const server = await startEmbeddingsServer({ FIXTURE_HOLD: "1" });
+    cleanups.push(() => server.stop());
+    const sandbox = newSandbox();
+    const env = { MCPPROXY_EMBEDDER: "OPENAI", MCPPROXY_OPENAI_BASE_URL: server.url };
+    const { client, close } = await connectStdio(sandbox, env);
+    try {
+      const query = "return a tiny picture";
+      const names = (result: Retrieved) => result.tools.map((tool) => `${tool.name} ${tool.score}`);
+      // The serve indexes the fixture at start; the batch of its tools waits at the server.
+      const before = await eventually(
+        () => retrieve(client, query, 5),
+        (result) => result.tools.length > 0,
+        20_000,
+      );
+      const lexical = await runCli(
+        ["search", query, "--json", "--top-k", "5", ...flags(sandbox)],
+        sandbox.env(),
+      );
+      expect(before.tools[0]?.name).toBe("local__tiny_picture");
+      expect(names(before)).toEqual(names(JSON.parse(lexical.stdout)));
+      // Only the embedder's one-text probes were answered: the batch of tools is held.
+      expect((await server.stats()).inputs).toBeLessThan(FIXTURE_TOOLS);
+
+      await server.release();
+      const after = await eventually(
+        () => retrieve(client, query, 5),
+        (result) => names(result).join() !== names(before).join(),
+        20_000,
+      );
+      expect(after.tools[0]?.name).toBe("local__tiny_picture");
+      expect(names(after)).not.toEqual(names(before));
+      expect((await server.stats()).inputs).toBeGreaterThan(FIXTURE_TOOLS);
+    } finally {
+      await close();
+    }
   });
 
   test("embedding shows progress on a terminal", async () => {

@@ -26,6 +26,8 @@ export async function startEmbeddingsServer(env: Record<string, string> = {}) {
   return {
     url: `${base}/v1`,
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { requests: number; inputs: number },
+    /** With FIXTURE_HOLD: lets the held batches through. */
+    release: async () => void (await fetch(`${base}/release`, { method: "POST" })),
     stop: () => child.kill(),
   };
 }

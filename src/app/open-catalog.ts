@@ -15,6 +15,11 @@ export interface CatalogOpenOptions {
   approvalsWritable?: boolean;
   /** The servers as they are now, when they change at run time (serve); else the config's. */
   servers?: () => readonly ServerConfig[];
+  /**
+   * Wait until every tool has its vector (tool-vectors.ts embeds in the background): the commands
+   * that answer once and exit (`search`, `eval`) answer as a serve does once its vectors are in.
+   */
+  waitForVectors?: boolean;
   /** Embedding progress; the commands draw it on a TTY. */
   onEmbedProgress?: ((done: number, total: number) => void) | undefined;
 }
@@ -26,7 +31,7 @@ export async function openCatalog(
   options: CatalogOpenOptions = {},
 ): Promise<ToolCatalog> {
   const embedder = await createEmbedder(config);
-  return openToolCatalog({
+  const catalog = await openToolCatalog({
     dataDir: config.dataDir,
     toolNameLimit: config.toolNameLimit,
     reservedNames: RESERVED_TOOL_NAMES,
@@ -39,6 +44,15 @@ export async function openCatalog(
     approvalPolicy: approvalPolicyOf(config, options.servers),
     ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
+  if (options.waitForVectors) {
+    try {
+      await catalog.whenEmbedded();
+    } catch (error) {
+      await catalog.close();
+      throw error;
+    }
+  }
+  return catalog;
 }
 
 /**

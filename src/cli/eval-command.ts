@@ -23,7 +23,7 @@ export const evalCommand: Command = {
   options: {
     compare: {
       type: "boolean",
-      help: "--compare          also run without the min score and, with an embedder, at other vector weights",
+      help: "--compare          also run without the min score and, with an embedder, without it and at vector weight 0.5",
     },
     json: { type: "boolean", help: "--json             print every query's ranking and the figures as JSON" },
     ...COMMON_OPTIONS,
@@ -38,12 +38,10 @@ export const evalCommand: Command = {
     if (values.compare) {
       settings.push({ label: "no min score", config: { ...config, minScore: 0 } });
       if (config.embedder !== "bm25") {
-        for (const weight of [0, 0.5].filter((w) => w !== config.vectorWeight)) {
-          settings.push({
-            label: weight === 0 ? "BM25 only" : `vectorWeight ${weight}`,
-            config: { ...config, vectorWeight: weight },
-          });
-        }
+        // Without the embedder, not at weight 0: the fused ranking still adds the vector side's candidates.
+        settings.push({ label: "BM25 only", config: { ...config, embedder: "bm25" } });
+        if (config.vectorWeight !== 0.5)
+          settings.push({ label: "vectorWeight 0.5", config: { ...config, vectorWeight: 0.5 } });
       }
     }
     const runs: Run[] = [];
@@ -82,7 +80,7 @@ interface Run {
 async function evaluate(setting: Setting, queries: readonly EvalQuery[]): Promise<Run> {
   const { config } = setting;
   const logger = commandLogger(config);
-  const catalog = await openCatalog(config, logger, { readOnly: true });
+  const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
   const plugins = await startPlugins(config, logger);
   try {
     if (catalog.size() === 0) {

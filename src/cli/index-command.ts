@@ -5,7 +5,8 @@ import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport } from "../app/refresh-catalog.ts";
 import { watchStopSignals } from "../app/stop-signals.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
-import { ProxyError } from "../errors.ts";
+import { describeError, ProxyError } from "../errors.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { openWriterLock, type WriterLock } from "../index/writer-lock.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
@@ -84,6 +85,17 @@ export const indexCommand: Command = {
           );
           return stop.exitCode();
         }
+        // The vectors are embedded after the lexical index (tool-vectors.ts); index waits for them,
+        // unless stopped, so that a serve started next has them.
+        await Promise.race([embedded(catalog), stopped(stop.signal)]);
+        if (isTty) process.stderr.write("\r\x1b[2K");
+        if (stop.received) {
+          process.stderr.write(
+            `mcpproxy: index stopped by ${stop.received} while embedding; the tools are indexed and ` +
+              "searchable, and the vectors not embedded yet are embedded by the next serve or index.\n",
+          );
+          return stop.exitCode();
+        }
         const summary = summarizeIndexing(report, catalog);
         process.stdout.write(summary.text);
         return summary.code;
@@ -97,6 +109,26 @@ export const indexCommand: Command = {
     }
   },
 };
+
+/** Every tool's vector, or an EMBEDDER_UNAVAILABLE error that says the lexical index is saved. */
+async function embedded(catalog: ToolCatalog): Promise<void> {
+  try {
+    await catalog.whenEmbedded();
+  } catch (error) {
+    throw new ProxyError(
+      "EMBEDDER_UNAVAILABLE",
+      `Embedding the tools failed (${describeError(error)}). The lexical index is saved and search works; ` +
+        "run index again to retry, or set MCPPROXY_EMBEDDER=BM25.",
+      { cause: error },
+    );
+  }
+}
+
+const stopped = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
 
 /**
  * Waits for the data dir's writer lock. Another `index` run holds it until it ends, so this one

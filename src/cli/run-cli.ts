@@ -43,8 +43,9 @@ export function mainHelp(): string {
     "  -v, --version    print the version",
     "",
     "Config: --config FILE, MCPPROXY_CONFIG_PATH, ./mcp_config.json, ~/.mcpproxy/mcp_config.json (in that order).",
-    "Search: MCPPROXY_EMBEDDER=BM25 (default) | HF (MCPPROXY_HF_MODEL: a local model directory or a Hugging",
-    "Face id) | OPENAI (OPENAI_API_KEY, MCPPROXY_OPENAI_BASE_URL, MCPPROXY_OPENAI_MODEL); MCPPROXY_MIN_SCORE.",
+    "Search: MCPPROXY_EMBEDDER=BM25 (default) | USE (the built-in sentence encoder: no download, no network)",
+    "| HF (MCPPROXY_HF_MODEL: a local model directory or a Hugging Face id) | OPENAI (OPENAI_API_KEY,",
+    "MCPPROXY_OPENAI_BASE_URL, MCPPROXY_OPENAI_MODEL); MCPPROXY_VECTOR_WEIGHT; MCPPROXY_MIN_SCORE.",
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -38,7 +38,7 @@ export const searchCommand: Command = {
     const logger = commandLogger(config);
     // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
     // every search wipe the index.
-    const catalog = await openCatalog(config, logger, { readOnly: true });
+    const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
     // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
     const plugins = await startPlugins(config, logger);
     try {

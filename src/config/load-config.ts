@@ -86,7 +86,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     listChangedExec: [],
     strictPlugins: false,
     pluginTimeoutMs: 2_000,
-    vectorWeight: 0.2,
+    vectorWeight: 0.4,
   };
 }
 

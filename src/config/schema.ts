@@ -221,7 +221,7 @@ export const SETTINGS = {
   resetData: { env: "MCPPROXY_RESET_DATA", schema: booleanLike },
   embedder: {
     env: "MCPPROXY_EMBEDDER",
-    schema: caseInsensitive(["bm25", "hf", "openai"], 'must be "BM25", "HF" or "OPENAI"'),
+    schema: caseInsensitive(["bm25", "use", "hf", "openai"], 'must be "BM25", "USE", "HF" or "OPENAI"'),
   },
   hfModel: { env: "MCPPROXY_HF_MODEL", schema: nonEmptyString },
   openaiBaseUrl: {

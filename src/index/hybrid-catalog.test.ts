@@ -39,6 +39,22 @@ function countingEmbedder(id: string, synonyms: Record<string, string> = {}) {
   return { embedder, embedded };
 }
 
+/** The embedder, held until `release` is called: tools stay without vectors until then. */
+function gated(inner: Embedder) {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const embedder: Embedder = {
+    ...inner,
+    async embed(texts) {
+      await gate;
+      return inner.embed(texts);
+    },
+  };
+  return { embedder, release };
+}
+
 const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
 const open = (dataDir: string, embedder: Embedder) =>
   openToolCatalog({ dataDir, toolNameLimit: 60, reservedNames: new Set(), logger: silentLogger, embedder });
@@ -52,11 +68,13 @@ describe("hybrid catalog (BM25 + vectors)", () => {
       tool("send_email", "Send an email"),
       tool("list_inbox", "List the inbox"),
     ]);
+    await catalog.whenEmbedded();
     expect(first.embedded).toHaveLength(2);
     await catalog.syncServer("mail", [
       tool("send_email", "Send an email now"),
       tool("list_inbox", "List the inbox"),
     ]);
+    await catalog.whenEmbedded();
     expect(first.embedded).toHaveLength(3);
     await catalog.persist();
     await catalog.close();
@@ -78,6 +96,7 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     await catalog.close();
     const other = countingEmbedder("model-b");
     catalog = await open(dataDir, other.embedder);
+    await catalog.whenEmbedded();
     expect(other.embedded).toHaveLength(2);
     await catalog.close();
   });
@@ -96,6 +115,7 @@ describe("hybrid catalog (BM25 + vectors)", () => {
       tool("send_email", "Send an email"),
       tool("delete_file", "Delete a file"),
     ]);
+    await catalog.whenEmbedded();
     const hits = await catalog.search("dispatch letter", 2);
     expect(hits[0]?.tool.name).toBe("post__send_email");
     expect(hits[0]!.score).toBeGreaterThan(0);
@@ -103,16 +123,76 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     await catalog.close();
   });
 
-  test("a minimum score leaves out weak hits", async () => {
+  test("relevance is judged per fused ranking: kept whole when one hit is relevant, else nothing", async () => {
     const { embedder } = countingEmbedder("bow");
     const catalog = await open(tempDir(), embedder);
     await catalog.syncServer("mail", [
       tool("send_email", "Send an email"),
       tool("list_inbox", "List the inbox"),
     ]);
-    const all = await catalog.search("send email", 5, 0);
-    const strong = await catalog.search("send email", 5, all[0]!.score);
-    expect(strong.map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
+    await catalog.whenEmbedded();
+    const hits = await catalog.search("send email", 5, 0.05);
+    expect(hits.map((hit) => hit.tool.name)).toEqual(["mail__send_email", "mail__list_inbox"]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    // No word in common and a cosine below RELEVANT_COSINE: nothing, as without vectors.
+    expect(await catalog.search("giraffe", 5, 0.05)).toEqual([]);
+    expect((await catalog.search("giraffe", 5, 0)).length).toBe(2);
+    await catalog.close();
+  });
+
+  test("answers lexically while the tools are embedded in the background, and fused once they are", async () => {
+    const { embedder: inner, embedded } = countingEmbedder("syn", { dispatch: "send", letter: "email" });
+    const { embedder, release } = gated(inner);
+    const catalog = await open(tempDir(), embedder);
+    // The sync returns with the lexical index updated; the vectors wait behind the gate.
+    await catalog.syncServer("post", [
+      tool("send_email", "Send an email"),
+      tool("delete_file", "Delete a file"),
+    ]);
+    expect(embedded).toEqual([]);
+    const lexical = await catalog.search("send email", 2);
+    expect(lexical.map((hit) => hit.tool.name)).toEqual(["post__send_email"]);
+    expect(await catalog.search("dispatch letter", 2)).toEqual([]);
+    expect(embedded).toEqual([]); // no query was embedded either
+
+    release();
+    await catalog.whenEmbedded();
+    const fused = await catalog.search("dispatch letter", 2);
+    expect(fused[0]?.tool.name).toBe("post__send_email");
+    await catalog.close();
+  });
+
+  test("a tool changed while its batch is embedded keeps the newer definition's vector", async () => {
+    const { embedder: inner, embedded } = countingEmbedder("bow");
+    const { embedder, release } = gated(inner);
+    const dataDir = tempDir();
+    let catalog = await open(dataDir, embedder);
+    await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
+    await catalog.syncServer("mail", [tool("send_email", "Send a letter")]);
+    release();
+    await catalog.whenEmbedded();
+    expect(embedded.filter((text) => text.includes("letter"))).toHaveLength(1);
+    await catalog.close();
+    // Stored under the newer hash: a restart embeds nothing.
+    const again = countingEmbedder("bow");
+    catalog = await open(dataDir, again.embedder);
+    await catalog.whenEmbedded();
+    expect(again.embedded).toEqual([]);
+    await catalog.close();
+  });
+
+  test("an embedder that fails leaves search lexical and says so to whoever waits", async () => {
+    const failing: Embedder = {
+      id: "broken",
+      dimensions: 32,
+      embed: async () => {
+        throw new Error("model gone");
+      },
+    };
+    const catalog = await open(tempDir(), failing);
+    await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
+    await expect(catalog.whenEmbedded()).rejects.toThrow("model gone");
+    expect((await catalog.search("send email", 1))[0]?.tool.name).toBe("mail__send_email");
     await catalog.close();
   });
 });

@@ -14,6 +14,11 @@ export const FLOOR_WORDS = 12;
 /** The minimum score a hit of this text must reach: `minScore`, scaled down past FLOOR_WORDS words. */
 export function relevanceFloor(text: string, minScore: number): number {
   if (minScore <= 0) return 0;
-  const words = new Set(tokenize(text).filter((word) => !STOP_WORDS.has(word))).size;
+  const words = contentWordCount(text);
   return words <= FLOOR_WORDS ? minScore : (minScore * FLOOR_WORDS) / words;
+}
+
+/** How many distinct words of the text are not stop words. */
+export function contentWordCount(text: string): number {
+  return new Set(tokenize(text).filter((word) => !STOP_WORDS.has(word))).size;
 }

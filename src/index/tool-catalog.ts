@@ -10,12 +10,12 @@ import type { EraStore } from "./era-store.ts";
 import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { withoutLiterals } from "./query-text.ts";
 import { relevanceFloor } from "./relevance-floor.ts";
-import { mergeSteps, requestSteps, STEP_CANDIDATES } from "./request-steps.ts";
+import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "./request-steps.ts";
 import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
-import { HYBRID_CANDIDATES, openToolVectors } from "./tool-vectors.ts";
+import { HYBRID_CANDIDATES, openToolVectors, RELEVANT_COSINE } from "./tool-vectors.ts";
 
 /**
  * Every known upstream tool with its public name, kept in step across the SQLite catalog (truth),
@@ -84,6 +84,11 @@ export interface ToolCatalog {
     limit: number,
     minScore?: number,
   ): Promise<{ hits: RankedTool[]; held: CatalogTool[] }>;
+  /**
+   * Resolves when every tool has its vector (at once without an embedder); rejects with the
+   * embedder's error. Search answers lexically until then (tool-vectors.ts).
+   */
+  whenEmbedded(): Promise<void>;
   /** Writes the search snapshot if anything changed since the last write. */
   persist(): Promise<void>;
   close(): Promise<void>;
@@ -161,9 +166,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   let isDirty = searchIndex !== saved && tools.size > 0;
   /** Set while the index may disagree with the catalog: it is then never saved as a snapshot. */
   let isIndexSuspect = false;
-  const vectors = options.embedder
-    ? await openToolVectors(options.embedder, store, tools, options)
-    : undefined;
+  const vectors = options.embedder ? openToolVectors(options.embedder, store, tools, options) : undefined;
   const approvals = options.approvalPolicy
     ? openToolApprovals(store, options.approvalPolicy, options.logger)
     : undefined;
@@ -226,17 +229,30 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   };
 
   /** What a server's fresh tool list changes: new or changed tools, and tools it no longer has. */
-  /** One text's ranking: lexical, re-scored by the operation it names, fused with vectors when on. */
-  const rankText = async (text: string, wanted: number): Promise<SearchHit[]> => {
-    // Wider only when there is re-scoring to do: most requests name no single operation.
+  /**
+   * One text's ranking: lexical, re-scored by the operation it names, and fused with the vectors
+   * when the text's vector is given. A fused ranking is kept whole when one of its hits' lexical
+   * score reaches the floor or its cosine RELEVANT_COSINE, else it is empty; it needs no floor of
+   * its own then.
+   */
+  const rankText = async (
+    text: string,
+    wanted: number,
+    floor: number,
+    query?: Float32Array,
+  ): Promise<Ranking<SearchHit>> => {
+    // Wider only when there is re-scoring or fusing to do: most requests name no single operation.
     const asked = askedOperation(text);
-    const candidates = vectors ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
+    const candidates = query ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
     let hits = await searchIndex.search(text, Math.max(wanted, candidates));
-    if (asked) {
-      hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
-      if (!vectors) hits = hits.slice(0, wanted);
-    }
-    return vectors && wanted > 0 ? vectors.fuse(text, hits, wanted) : hits;
+    if (asked) hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
+    if (!query || !vectors) return { hits: hits.slice(0, wanted), floor };
+    const fused = vectors.fuse(query, hits, Number.POSITIVE_INFINITY);
+    const isRelevant = fused.some((hit) => hit.lexical >= floor || hit.cosine >= RELEVANT_COSINE);
+    return {
+      hits: isRelevant ? fused.slice(0, wanted).map(({ id, score }) => ({ id, score })) : [],
+      floor: 0,
+    };
   };
 
   const diffServer = (server: string, incoming: readonly UpstreamTool[]): CatalogDiff => {
@@ -295,8 +311,6 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       unchanged,
     };
     if (fresh.length === 0 && gone.length === 0) return counts;
-    // Embed first: if the embedder fails, nothing has changed yet and the next sync retries.
-    await vectors?.add(fresh);
     // What a changed tool was approved as is kept, so `approve` can show the change.
     for (const key of updatedKeys) store.keepApprovedDefinition(tools.get(key)!.server, tools.get(key)!.tool);
     // The catalog next, before memory: if writing it fails (a full disk), the tools in memory still
@@ -306,7 +320,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     for (const tool of gone) {
       tools.delete(tool.key);
       toolsOfServer.get(tool.server)?.delete(tool.key);
-      vectors?.index.delete(tool.key);
+      vectors?.remove(tool.key);
     }
     for (const { definition: _, ...tool } of fresh) {
       tools.set(tool.key, tool);
@@ -324,6 +338,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       [...gone.map((tool) => tool.key), ...updatedKeys],
       fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
     );
+    // After the lexical index has them: search answers at once, and fuses once the vectors arrive.
+    vectors?.schedule(fresh);
     return counts;
   };
 
@@ -333,15 +349,20 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     // A few more than asked, so quarantined tools left out do not leave the answer short.
     const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
     const steps = limit > 1 ? requestSteps(text) : [];
+    // Fused only once every tool has its vector; the request and its steps embedded in one call.
+    const queries = vectors?.isReady() ? await vectors.embedQueries([text, ...steps]) : [];
     // The floor is scaled by each text's length and judged per ranking (relevance-floor.ts, mergeSteps).
-    const ranking = async (searched: string) => ({
-      hits: await rankText(searched, steps.length > 0 ? Math.max(wanted, STEP_CANDIDATES) : wanted),
-      floor: relevanceFloor(searched, minScore),
-    });
-    const whole = await ranking(text);
+    const ranking = (searched: string, i: number) =>
+      rankText(
+        searched,
+        steps.length > 0 ? Math.max(wanted, STEP_CANDIDATES) : wanted,
+        relevanceFloor(searched, minScore),
+        queries[i],
+      );
+    const whole = await ranking(text, 0);
     const hits =
       steps.length > 0
-        ? mergeSteps(whole, await Promise.all(steps.map(ranking)), wanted)
+        ? mergeSteps(whole, await Promise.all(steps.map((step, i) => ranking(step, i + 1))), wanted)
         : whole.hits.filter((hit) => hit.score >= whole.floor);
     ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
     const ranked: RankedTool[] = [];
@@ -387,6 +408,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     eras: store.eras,
     search: async (query, limit, minScore) => (await searchWithHeld(query, limit, minScore)).hits,
     searchWithHeld,
+    whenEmbedded: async () => vectors?.whenReady(),
     persist: () =>
       serialized(async () => {
         ensureNames();
@@ -395,6 +417,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
         isDirty = false;
       }),
     close: async () => {
+      await vectors?.stop();
       store.close();
       await options.embedder?.close?.();
     },

@@ -1,7 +1,9 @@
+import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { CatalogStore } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
-import { fuseRankings } from "./hybrid-ranking.ts";
+import { type FusedHit, fuseRankings } from "./hybrid-ranking.ts";
+import { contentWordCount, FLOOR_WORDS } from "./relevance-floor.ts";
 import type { SearchHit } from "./search-index.ts";
 import { toolFields, toolText, type UpstreamTool } from "./tool-document.ts";
 import { toolKey } from "./tool-naming.ts";
@@ -11,13 +13,31 @@ import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
  * The vector half of a hybrid catalog: one vector per tool, stored in the catalog with the hash of
  * the tool it was computed from, so only new and changed tools are embedded, and a change of
  * embedder (recorded with its dimensions) drops them all.
+ *
+ * Tools are embedded in the background, after the lexical index has them: a sentence encoder
+ * takes about a minute per 1,000 tools on one core, and search must answer meanwhile. Until every
+ * indexed tool has its vector (`isReady`), search is lexical only; a ranking in which some tools
+ * had no vector would favour the ones that do.
  */
 export interface ToolVectors {
   index: VectorIndex;
-  /** Embeds tools and stores their vectors. */
-  add(tools: readonly EmbeddableTool[]): Promise<void>;
-  /** Fuses the lexical hits with the vector ranking for the same query text. */
-  fuse(text: string, lexical: readonly SearchHit[], limit: number): Promise<SearchHit[]>;
+  /** Queues new and changed tools for embedding; their old vectors no longer count. */
+  schedule(tools: readonly EmbeddableTool[]): void;
+  /** Forgets a removed tool. */
+  remove(key: string): void;
+  /** Every tool queued so far has its vector. */
+  isReady(): boolean;
+  /** Resolves when the queue is empty; rejects with the embedder's error when a batch failed. */
+  whenReady(): Promise<void>;
+  /**
+   * One vector per request text of at most FLOOR_WORDS content words, in one call of the
+   * embedder; undefined for a longer text, which is searched lexically (DENSE_TEXT_WORDS).
+   */
+  embedQueries(texts: readonly string[]): Promise<(Float32Array | undefined)[]>;
+  /** Fuses the lexical hits with the vector ranking for the same query (fuseRankings). */
+  fuse(query: Float32Array, lexical: readonly SearchHit[], limit: number): FusedHit[];
+  /** Stops after the batch in flight and waits for it. */
+  stop(): Promise<void>;
 }
 
 export interface EmbeddableTool {
@@ -35,17 +55,34 @@ export interface ToolVectorsOptions {
   onEmbedProgress?: (done: number, total: number) => void;
 }
 
-/** How many lexical and vector candidates the fusion considers, at least. */
+/** How many lexical and vector candidates the fusion takes, each. */
 export const HYBRID_CANDIDATES = 50;
-export const DEFAULT_VECTOR_WEIGHT = 0.2;
+/** The cosine share of the fused score: chosen on the retrieval eval (README). */
+export const DEFAULT_VECTOR_WEIGHT = 0.4;
+/**
+ * A fused ranking is relevant to its text when one of its candidates' lexical score reaches the
+ * relevance floor or its cosine reaches this; then the whole ranking is kept, else none of it. A
+ * request unlike every tool still gets the empty answer, and a paraphrase whose right tool sits
+ * at a cosine of 0.25 (a quarter of the quick start's everyday requests do) is not cut off: per
+ * candidate, this cut cost those requests recall@5 −0.04 (README).
+ */
+export const RELEVANT_COSINE = 0.3;
+/**
+ * Texts longer than this many distinct content words are not fused: a sentence encoder averages a
+ * 70-word task into a vector near many tools, and fusing it cost the eval's long tasks recall@5
+ * −0.062 (README). Each step of such a task is short enough and is fused on its own.
+ */
+export const DENSE_TEXT_WORDS = FLOOR_WORDS;
+/** Tools per call of the embedder in the background: small, so a stop never waits long. */
+const EMBED_BATCH = 64;
 
-/** Loads the stored vectors that are still current and embeds every tool that has none. */
-export async function openToolVectors(
+/** Loads the stored vectors that are still current and queues every tool that has none. */
+export function openToolVectors(
   embedder: Embedder,
   store: CatalogStore,
   tools: ReadonlyMap<string, { server: string; tool: string; hash: string; key: string }>,
   options: ToolVectorsOptions,
-): Promise<ToolVectors> {
+): ToolVectors {
   store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
   const index = createVectorIndex(embedder.dimensions);
   for (const stored of store.listVectors()) {
@@ -54,37 +91,92 @@ export async function openToolVectors(
       index.set(key, stored.vector);
   }
   const vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
+  /** Tools waiting for a vector, by key; a newer definition replaces the one queued. */
+  const pending = new Map<string, EmbeddableTool>();
+  let draining: Promise<void> | undefined;
+  let failure: unknown;
+  let isStopped = false;
+  let done = 0;
+
+  const embedBatch = async (batch: EmbeddableTool[]) => {
+    const embedded = await embedder.embed(
+      batch.map((tool) => toolText(toolFields(tool.server, tool.definition))),
+    );
+    // A tool changed or removed while its batch ran keeps its newer entry (or none).
+    const current = batch.flatMap((tool, i) =>
+      pending.get(tool.key) === tool ? [{ tool, vector: embedded[i]! }] : [],
+    );
+    store.putVectors(
+      current.map(({ tool, vector }) => ({ server: tool.server, tool: tool.tool, hash: tool.hash, vector })),
+    );
+    for (const { tool, vector } of current) {
+      index.set(tool.key, vector);
+      pending.delete(tool.key);
+    }
+  };
+  const drain = async () => {
+    try {
+      while (pending.size > 0 && !isStopped) {
+        const batch = [...pending.values()].slice(0, EMBED_BATCH);
+        await embedBatch(batch);
+        done += batch.length;
+        options.onEmbedProgress?.(done, done + pending.size);
+      }
+      if (!isStopped) options.logger.debug(`embedded ${done} tools with ${embedder.id}`);
+    } catch (error) {
+      failure = error;
+      options.logger.warn(
+        `embedding tools with ${embedder.id} failed (${describeError(error)}); search stays lexical until the next change`,
+      );
+    } finally {
+      draining = undefined;
+    }
+  };
+
   const vectors: ToolVectors = {
     index,
-    async add(fresh) {
-      if (fresh.length === 0) return;
-      const embedded = await embedder.embed(
-        fresh.map((tool) => toolText(toolFields(tool.server, tool.definition))),
-        (done) => options.onEmbedProgress?.(done, fresh.length),
-      );
-      store.putVectors(
-        fresh.map((tool, i) => ({
-          server: tool.server,
-          tool: tool.tool,
-          hash: tool.hash,
-          vector: embedded[i]!,
-        })),
-      );
-      for (const [i, tool] of fresh.entries()) index.set(tool.key, embedded[i]!);
+    schedule(fresh) {
+      if (fresh.length === 0 || isStopped) return;
+      for (const tool of fresh) {
+        index.delete(tool.key);
+        pending.set(tool.key, tool);
+      }
+      failure = undefined;
+      if (!draining) {
+        done = 0;
+        options.logger.info(`embedding ${pending.size} tools with ${embedder.id} in the background`);
+        draining = drain();
+      }
     },
-    async fuse(text, lexical, limit) {
-      const [query] = await embedder.embed([text]);
-      const vectorHits = index.search(query!, Math.max(limit, HYBRID_CANDIDATES));
-      return fuseRankings(lexical, (id) => index.similarity(id, query!), vectorHits, vectorWeight, limit);
+    remove(key) {
+      pending.delete(key);
+      index.delete(key);
+    },
+    isReady: () => pending.size === 0,
+    async whenReady() {
+      while (draining) await draining;
+      if (pending.size > 0 && failure !== undefined) throw failure;
+    },
+    async embedQueries(texts) {
+      const short = texts.filter((text) => contentWordCount(text) <= DENSE_TEXT_WORDS);
+      const embedded = short.length > 0 ? await embedder.embed(short) : [];
+      const byText = new Map(short.map((text, i) => [text, embedded[i]!]));
+      return texts.map((text) => byText.get(text));
+    },
+    fuse(query, lexical, limit) {
+      const vectorHits = index.search(query, HYBRID_CANDIDATES);
+      return fuseRankings(lexical, (id) => index.similarity(id, query), vectorHits, vectorWeight, limit);
+    },
+    async stop() {
+      isStopped = true;
+      await draining;
     },
   };
-  const missing = [...tools.values()].flatMap((tool) => {
-    const definition = index.has(tool.key) ? undefined : store.definitionOf(tool.server, tool.tool);
-    return definition ? [{ ...tool, definition }] : [];
-  });
-  if (missing.length > 0) {
-    options.logger.info(`embedding ${missing.length} tools with ${embedder.id}`);
-    await vectors.add(missing);
-  }
+  vectors.schedule(
+    [...tools.values()].flatMap((tool) => {
+      const definition = index.has(tool.key) ? undefined : store.definitionOf(tool.server, tool.tool);
+      return definition ? [{ ...tool, definition }] : [];
+    }),
+  );
   return vectors;
 }

