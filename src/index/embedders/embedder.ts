@@ -20,3 +20,31 @@ export function l2Normalize(vector: Float32Array): Float32Array {
   if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
   return vector;
 }
+
+/**
+ * An embedder over a model that embeds a batch at a time (the ONNX and USE paths): the dimensions
+ * are probed once, and texts go in batches of `batchSize`, with a yield between batches because
+ * embedding runs beside a serve that answers searches meanwhile.
+ */
+export async function batchedEmbedder(
+  id: string,
+  batchSize: number,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  close?: () => Promise<void>,
+): Promise<Embedder> {
+  const [probe] = await embedBatch(["dimensions"]);
+  return {
+    id,
+    dimensions: probe!.length,
+    async embed(texts, onProgress) {
+      const vectors: Float32Array[] = [];
+      for (let start = 0; start < texts.length; start += batchSize) {
+        vectors.push(...(await embedBatch(texts.slice(start, start + batchSize))));
+        onProgress?.(vectors.length);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      return vectors;
+    },
+    ...(close ? { close } : {}),
+  };
+}

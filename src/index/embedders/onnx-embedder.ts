@@ -3,7 +3,7 @@ import { basename, dirname, join } from "node:path";
 // Embedded into the compiled binary; onnxruntime would otherwise fetch it from a CDN.
 import ortWasmPath from "onnxruntime-web/ort-wasm-simd-threaded.wasm" with { type: "file" };
 import * as ort from "onnxruntime-web/wasm";
-import type { Embedder } from "./embedder.ts";
+import { batchedEmbedder, type Embedder } from "./embedder.ts";
 
 /**
  * Sentence-embedding transformer models in ONNX form (the transformers.js layout: config.json,
@@ -107,19 +107,5 @@ export async function loadOnnxEmbedder(options: OnnxEmbedderOptions, id: string)
     const data = output.data as Float32Array;
     return Array.from({ length: rows }, (_, row) => data.slice(row * dimensions, (row + 1) * dimensions));
   };
-  const [probe] = await embedBatch(["dimensions"]);
-
-  return {
-    id,
-    dimensions: probe!.length,
-    async embed(texts, onProgress) {
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += BATCH) {
-        vectors.push(...(await embedBatch(texts.slice(start, start + BATCH))));
-        onProgress?.(vectors.length);
-      }
-      return vectors;
-    },
-    close: () => extractor.dispose(),
-  };
+  return batchedEmbedder(id, BATCH, embedBatch, () => extractor.dispose());
 }

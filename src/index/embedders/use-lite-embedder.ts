@@ -18,7 +18,7 @@ import wasmPlainPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-ba
 import wasmSimdPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-backend-wasm-simd.wasm" with {
   type: "file",
 };
-import { type Embedder, l2Normalize } from "./embedder.ts";
+import { batchedEmbedder, type Embedder, l2Normalize } from "./embedder.ts";
 
 /**
  * Universal Sentence Encoder Lite (512 dimensions), on TensorFlow.js's WebAssembly backend, from
@@ -128,21 +128,5 @@ export async function loadUseLiteEmbedder(): Promise<Embedder> {
     const rows = (await encoder.embed(texts.map((text) => text.slice(0, MAX_CHARS) || " "))) as number[][];
     return rows.map((row) => l2Normalize(Float32Array.from(row)));
   };
-  const [probe] = await embedBatch(["dimensions"]);
-
-  return {
-    id: USE_LITE_ID,
-    dimensions: probe!.length,
-    async embed(texts, onProgress) {
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += BATCH) {
-        vectors.push(...(await embedBatch(texts.slice(start, start + BATCH))));
-        onProgress?.(vectors.length);
-        // Yield between batches: embedding runs beside a serve that answers searches meanwhile.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      return vectors;
-    },
-    close: async () => model.dispose(),
-  };
+  return batchedEmbedder(USE_LITE_ID, BATCH, embedBatch, async () => model.dispose());
 }
