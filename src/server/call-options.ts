@@ -6,7 +6,7 @@ import type {
   ServerContext,
 } from "@modelcontextprotocol/server";
 import { LOG_LEVEL_META_KEY } from "@modelcontextprotocol/server";
-import type { CallOptions } from "../upstream/upstream-pool.ts";
+import type { CallOptions } from "../upstream/forward-call.ts";
 import { type ClientSession, type ClientSessions, LOG_LEVELS } from "./client-sessions.ts";
 import { capabilitiesOf } from "./input-rounds.ts";
 
@@ -32,6 +32,12 @@ export function callOptionsFor(
   clients: { session: ClientSession; sessions: ClientSessions } | undefined,
 ): ForwardOptions {
   const sending: Promise<unknown>[] = [];
+  /** A notification on the request's own stream, awaited by `flushed` before the result goes. */
+  const notify = (notification: Parameters<ServerContext["mcpReq"]["notify"]>[0]) => {
+    const sent = extra.mcpReq.notify(notification).catch(() => undefined);
+    sending.push(sent);
+    return sent;
+  };
   // Named to the pool, so what the upstream asks the client while it serves this call comes here.
   const caller = clients?.sessions.beginCall(clients.session, extra);
   // A 2026 server is told what this caller can answer: the request's envelope, or the session's.
@@ -43,27 +49,13 @@ export function callOptionsFor(
     ...(caller && clients ? { caller, session: clients.session.id } : {}),
     ...(level
       ? {
-          log: {
-            level,
-            send: (notification) => {
-              const sent = extra.mcpReq.notify(notification).catch(() => undefined);
-              sending.push(sent);
-              return sent;
-            },
-          },
+          log: { level, send: notify },
         }
       : {}),
     ...(progressToken !== undefined
       ? {
           onprogress: (progress: Progress) =>
-            void sending.push(
-              extra.mcpReq
-                .notify({
-                  method: "notifications/progress",
-                  params: { ...progress, progressToken },
-                })
-                .catch(() => undefined),
-            ),
+            void notify({ method: "notifications/progress", params: { ...progress, progressToken } }),
         }
       : {}),
     async flushed(result) {

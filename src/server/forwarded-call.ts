@@ -16,7 +16,7 @@ import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import type { CallOutcome } from "../stats/call-stats.ts";
-import type { CallOptions } from "../upstream/upstream-pool.ts";
+import type { CallOptions } from "../upstream/forward-call.ts";
 import { argumentShape } from "./argument-shape.ts";
 import { RETRIEVE_TOOLS } from "./builtin-tools.ts";
 import type { ForwardOptions } from "./call-options.ts";

@@ -9,8 +9,9 @@ import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
 import type { CallStats } from "../stats/call-stats.ts";
+import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
-import type { CallOptions, UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import type { ArgumentValidator } from "./argument-validator.ts";
 import {

@@ -15,6 +15,27 @@ import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
 import type { ClientBoundRequest, UpstreamConnection } from "./upstream-connection.ts";
 import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstream-errors.ts";
 
+/** What a call carries from the client that made it, whatever the call (upstream-pool.ts passes it on). */
+export interface CallOptions {
+  /** The client cancelled: the upstream is told (notifications/cancelled) and the call ends. */
+  signal?: AbortSignal | undefined;
+  /** Progress the upstream reports (the timeout restarts with each). */
+  onprogress?: ((progress: Progress) => void) | undefined;
+  /** The call's key in the client sessions (see relay-routing.ts). */
+  caller?: string | undefined;
+  /** The client session the call came from. */
+  session?: string | undefined;
+  /** What the caller can answer, told to a 2026 server with the call (a 2025 one was told at initialize). */
+  clientCapabilities?: ClientCapabilities | undefined;
+  /** A retry of a 2026 server's input_required: the caller's answers and the server's own state. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /** Where a 2025 server's requests during the call go for a caller without a session (AskClient). */
+  askClient?: AskClient | undefined;
+  /** The caller's log level, told to a 2026 server with the call, and its request's stream (CallLog). */
+  log?: CallLog | undefined;
+}
+
 /**
  * One tools/call on its way upstream, bounded in time two ways: `callTimeoutMs` without an answer
  * or a progress notification (the clock stops while the call waits on the client: a sampling or
@@ -33,7 +54,7 @@ import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstrea
  * prompts/get and resources/read go the same way (`method` and `params`), with the same clocks,
  * relays and input rounds.
  */
-export interface ForwardedCall {
+export interface ForwardedCall extends CallOptions {
   server: string;
   /** tools/call unless set; prompts/get and resources/read send `params` as they are. */
   method?: InputMethod | undefined;
@@ -42,24 +63,6 @@ export interface ForwardedCall {
   args: Record<string, unknown> | undefined;
   params?: Record<string, unknown> | undefined;
   limits: { callTimeoutMs: number; maxCallMs: number };
-  signal?: AbortSignal | undefined;
-  onprogress?: ((progress: Progress) => void) | undefined;
-  /** The call's key in the client sessions: requests the server sends while it runs go there. */
-  caller?: string | undefined;
-  /** The client session the call came from. */
-  session?: string | undefined;
-  /** What the caller can answer (sampling, elicitation, roots), told to a 2026 server with the call. */
-  clientCapabilities?: ClientCapabilities | undefined;
-  /** A retry of a 2026 server's input_required: the caller's answers and the server's own state. */
-  inputResponses?: Record<string, unknown> | undefined;
-  requestState?: string | undefined;
-  /**
-   * Where what a 2025 server asks during the call goes when the caller has no session to receive
-   * it (a 2026-07-28 request): the call's input rounds (parked-calls.ts).
-   */
-  askClient?: AskClient | undefined;
-  /** The caller's log level and its request's stream (see CallLog). */
-  log?: CallLog | undefined;
 }
 
 /**

@@ -2,7 +2,6 @@ import type {
   CallToolResult,
   ClientCapabilities,
   InputRequiredResult,
-  Progress,
   Result,
   StandardSchemaV1,
   Tool,
@@ -18,8 +17,7 @@ import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import {
-  type AskClient,
-  type CallLog,
+  type CallOptions,
   type ForwardedCall,
   forwardToolCall,
   type InputMethod,
@@ -90,26 +88,6 @@ export interface ConnectOutcome {
   notStarted?: boolean | undefined;
   /** Not connected because the pool closed first (the proxy is stopping): not a failure of the server. */
   stopped?: boolean | undefined;
-}
-
-export interface CallOptions {
-  /** The client cancelled: the upstream is told (notifications/cancelled) and the call ends. */
-  signal?: AbortSignal | undefined;
-  /** Progress the upstream reports (the timeout restarts with each). */
-  onprogress?: ((progress: Progress) => void) | undefined;
-  /** The call's key in the client sessions (see relay-routing.ts). */
-  caller?: string | undefined;
-  /** The client session the call came from. */
-  session?: string | undefined;
-  /** What the caller can answer, told to a 2026 server with the call (a 2025 one was told at initialize). */
-  clientCapabilities?: ClientCapabilities | undefined;
-  /** A retry of a 2026 server's input_required: the caller's answers and the server's own state. */
-  inputResponses?: Record<string, unknown> | undefined;
-  requestState?: string | undefined;
-  /** Where a 2025 server's requests during the call go for a caller without a session (forward-call.ts). */
-  askClient?: AskClient | undefined;
-  /** The caller's log level, told to a 2026 server with the call, and its request's stream (forward-call.ts). */
-  log?: CallLog | undefined;
 }
 
 export interface UpstreamPool {
