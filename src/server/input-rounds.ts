@@ -102,15 +102,21 @@ export async function withInputRounds<R extends Result>(
   forward: (hooks: InputHooks) => Promise<R | InputRequiredResult>,
   onprogress?: (progress: Progress) => void,
 ): Promise<R | InputRequiredResult> {
-  const binding: StateBinding = {
-    method: call.method,
-    server: call.server,
-    target: call.target,
-    digest: argumentsDigest(call.args),
-    principal: principalOf(ctx),
+  // Made only when a state is checked or sealed: most calls never ask for input, and the argument
+  // digest hashes the whole of the arguments.
+  let binding: StateBinding | undefined;
+  const bindingOf = (): StateBinding => {
+    binding ??= {
+      method: call.method,
+      server: call.server,
+      target: call.target,
+      digest: argumentsDigest(call.args),
+      principal: principalOf(ctx),
+    };
+    return binding;
   };
   const state = ctx.mcpReq.requestState<SealedPayload>();
-  if (state !== undefined && (typeof state !== "object" || !isBoundTo(state, binding))) {
+  if (state !== undefined && (typeof state !== "object" || !isBoundTo(state, bindingOf()))) {
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
       "requestState belongs to another request: send it back only with the call it was given for, unchanged",
@@ -120,7 +126,7 @@ export async function withInputRounds<R extends Result>(
     isInputRequiredResult(outcome)
       ? inputRequired({
           ...(outcome.inputRequests ? { inputRequests: outcome.inputRequests } : {}),
-          requestState: rounds.seal.seal({ ...binding, up: outcome.requestState }),
+          requestState: rounds.seal.seal({ ...bindingOf(), up: outcome.requestState }),
         })
       : outcome;
   const inputResponses = ctx.mcpReq.inputResponses;
@@ -153,7 +159,7 @@ export async function withInputRounds<R extends Result>(
   if ("park" in outcome) {
     return inputRequired({
       inputRequests: outcome.inputRequests,
-      requestState: rounds.seal.seal({ ...binding, park: outcome.park }),
+      requestState: rounds.seal.seal({ ...bindingOf(), park: outcome.park }),
     });
   }
   return sealed(outcome.result as R | InputRequiredResult);
