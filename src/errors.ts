@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   AUTH_FAILED: { exit: 1, summary: "an OAuth login did not complete" },
   PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },
   PLUGIN_UNAVAILABLE: { exit: 2, summary: "a plugin named in the config could not be loaded" },
+  CALL_LIMITED: { exit: 1, summary: "a server's call limit (rate or concurrency) refused a call" },
   INTERNAL: { exit: 1, summary: "an internal error" },
 } as const;
 

@@ -139,6 +139,11 @@ describe("an agent's server runs nothing before the person approves it", () => {
       "enabled",
       "maxTools",
       "maxToolListBytes",
+      // The call limits: an agent in a loop would lift the brake it is meant to meet.
+      "rateLimit",
+      "maxConcurrent",
+      "queueSize",
+      "queueTimeoutMs",
     ]) {
       const value = {
         trust: "auto",
@@ -151,6 +156,10 @@ describe("an agent's server runs nothing before the person approves it", () => {
         enabled: true,
         maxTools: 1_000_000,
         maxToolListBytes: 1024 ** 3,
+        rateLimit: false,
+        maxConcurrent: 0,
+        queueSize: 100_000,
+        queueTimeoutMs: 3_600_000,
       }[key];
       const added = await servers(proxy, "add", { name: "y", server: { ...fixtureEntry(), [key]: value } });
       expect(added.isError).toBe(true);

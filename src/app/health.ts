@@ -8,7 +8,8 @@ import { VERSION } from "../version.ts";
  * What `/health` says, truthfully: `status` is `ok` only when every enabled server is connected,
  * `degraded` otherwise, with each server's state (connecting, connected, restarting, failed with
  * its last error and, while a retry is scheduled, when it is (`retryAt`), after how many failures in a
- * row and whether the circuit is open, disabled). HTTP 200 either way, so a probe does not restart a proxy that still
+ * row and whether the circuit is open, disabled), and its call limits with their calls in flight,
+ * queued and refused. HTTP 200 either way, so a probe does not restart a proxy that still
  * serves most servers; 503 only when no enabled server is usable (none connected, or none configured).
  */
 export interface HealthReport {
@@ -40,6 +41,7 @@ export function healthReport(
         ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
         ...(server.error ? { error: server.error.split("\n")[0] } : {}),
         ...retrySchedule(server),
+        ...(server.limits ? { limits: server.limits } : {}),
       })),
       sessions: { open: openSessions(), dynamic: sessions.count() },
     },

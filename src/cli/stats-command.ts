@@ -70,8 +70,16 @@ export const statsCommand: Command = {
       const { totals } = report;
       const lines = [
         `${totals.calls} calls to ${totals.toolsCalled} tools (${totals.indexedTools} indexed on ${totals.servers} servers): ` +
-          `${totals.successes} succeeded, ${totals.failures} failed.`,
+          `${totals.successes} succeeded, ${totals.failures} failed.` +
+          (totals.limited > 0 ? ` ${totals.limited} more were refused by a server's call limits.` : ""),
       ];
+      if (report.limited.length > 0) {
+        lines.push(
+          "",
+          "Refused by call limits (rateLimit, maxConcurrent, queueSize):",
+          ...report.limited.map((t) => `  ${t.server}/${t.tool}: ${t.limited} refused, ${t.calls} made`),
+        );
+      }
       if (report.top.length > 0) lines.push("", "Most used:", ...report.top.map(row));
       if (report.failing.length > 0) {
         lines.push(

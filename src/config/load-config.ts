@@ -5,6 +5,7 @@ import { ProxyError } from "../errors.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
+import { DEFAULT_QUEUE_SIZE, DEFAULT_QUEUE_TIMEOUT_MS } from "./limit-settings.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
 import {
@@ -87,6 +88,10 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     strictPlugins: false,
     pluginTimeoutMs: 2_000,
     vectorWeight: 0.4,
+    rateLimit: false,
+    maxConcurrent: 0,
+    queueSize: DEFAULT_QUEUE_SIZE,
+    queueTimeoutMs: DEFAULT_QUEUE_TIMEOUT_MS,
   };
 }
 
@@ -151,7 +156,10 @@ export function parseConfig(
         problems.push({ path: `${section}.${name}`, message: "a server of this name is already configured" });
         continue;
       }
-      const server = parseServer(name, entry, env, configDir, problems, section, inheritEnv);
+      const server = parseServer(name, entry, env, configDir, problems, section, {
+        inheritEnv,
+        limits: settings,
+      });
       if (server) servers.push(server);
     }
   }

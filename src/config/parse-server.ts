@@ -1,11 +1,13 @@
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as v from "valibot";
+import type { CallLimits } from "../limits/call-gate.ts";
 import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { expandDeep, PLACEHOLDER_ENV, withPlaceholders } from "./expand-env.ts";
 import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
+import { LIMIT_KEYS, type LimitSettings, resolveLimits } from "./limit-settings.ts";
 import { expandPath } from "./paths.ts";
 import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
 
@@ -47,6 +49,8 @@ interface ServerBase {
   /** Bounds on its whole tool list; unset, the proxy-wide maxTools and maxToolListBytes. */
   maxTools?: number | undefined;
   maxToolListBytes?: number | undefined;
+  /** Its call limits (src/limits/), its own over the proxy-wide ones; unset, calls are not limited. */
+  limits?: CallLimits | undefined;
   /**
    * Why it cannot start as configured: a variable it needs is not set (each named with where it is
    * used). It fails alone and is never started (launchRefusal); the other servers serve, and the
@@ -81,6 +85,14 @@ export interface HttpServerConfig extends ServerBase {
 }
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
+/** What the `mcpproxy` section gives every server entry. */
+export interface ServerDefaults {
+  /** `mcpproxy.inheritEnv`: applies to the person's own entries, not to those an agent wrote. */
+  inheritEnv?: boolean | readonly string[] | undefined;
+  /** The proxy-wide call limits (`mcpproxy.rateLimit`, …), under each server's own. */
+  limits?: LimitSettings | undefined;
+}
+
 export function parseServer(
   name: string,
   entry: unknown,
@@ -88,9 +100,9 @@ export function parseServer(
   configDir: string,
   problems: ExpansionProblem[],
   section = "mcpServers",
-  /** `mcpproxy.inheritEnv`: applies to the person's own entries, not to those an agent wrote. */
-  inheritEnv?: boolean | readonly string[],
+  defaults: ServerDefaults = {},
 ): ServerConfig | undefined {
+  const { inheritEnv } = defaults;
   const path = `${section}.${name}`;
   const badName = serverNameProblem(name);
   if (badName) {
@@ -181,6 +193,7 @@ export function parseServer(
       ? { maxToolListBytes: parsed.output.maxToolListBytes }
       : {}),
     ...(configProblem ? { configProblem } : {}),
+    ...limitsOf(parsed.output, defaults.limits),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -225,6 +238,14 @@ export function parseServer(
   };
 }
 
+function limitsOf(
+  own: Partial<Record<(typeof LIMIT_KEYS)[number], unknown>>,
+  defaults: LimitSettings | undefined,
+): { limits?: CallLimits } {
+  const limits = defaults && resolveLimits(own as Partial<LimitSettings>, defaults);
+  return limits ? { limits } : {};
+}
+
 /** `inheritEnv` as the server config holds it: absent when nothing beyond the baseline is inherited. */
 function inherited(value: boolean | readonly string[] | undefined): {
   inheritEnv?: true | readonly string[];
@@ -257,6 +278,7 @@ export const SERVER_KEYS = [
   "relayOutsideCalls",
   "maxTools",
   "maxToolListBytes",
+  ...LIMIT_KEYS,
   "agent",
   "approved",
 ] as const;

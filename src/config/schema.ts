@@ -1,6 +1,13 @@
 import * as v from "valibot";
 import { LOG_LEVELS } from "../log.ts";
 import { splitCommandLine } from "./command-line.ts";
+import {
+  MAX_CONCURRENT_BOUND,
+  QUEUE_SIZE_BOUND,
+  QUEUE_TIMEOUT_BOUND,
+  RateLimitSchema,
+  serverLimitKeys,
+} from "./limit-settings.ts";
 
 /**
  * The config file schema. Server entries follow the `mcpServers` map of Claude Desktop, Cursor and
@@ -64,6 +71,8 @@ const commonServerKeys = {
       v.maxValue(1024 ** 3, "must be a whole number of bytes from 1024 to 1073741824"),
     ),
   ),
+  /** Call limits (src/limits/): a person's settings, never an agent's. */
+  ...serverLimitKeys,
   /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
   approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
@@ -277,6 +286,14 @@ export const SETTINGS = {
   inputWaitMs: { env: "MCPPROXY_INPUT_WAIT_MS", schema: intInRange(1_000, 24 * 3_600_000) },
   /** How often a quiet 2026-07-28 listen stream over HTTP gets a keep-alive comment, in ms. */
   listenKeepAliveMs: { env: "MCPPROXY_LISTEN_KEEP_ALIVE_MS", schema: intInRange(1_000, 3_600_000) },
+  /** Every server's default rate limit (a token bucket; limit-settings.ts), or false for none. */
+  rateLimit: { env: "MCPPROXY_RATE_LIMIT", schema: RateLimitSchema },
+  /** Every server's default bound on calls in flight at once (0: none). */
+  maxConcurrent: { env: "MCPPROXY_MAX_CONCURRENT", schema: intInRange(0, MAX_CONCURRENT_BOUND) },
+  /** How many calls may wait for a server's turn (0: an over-limit call is refused at once). */
+  queueSize: { env: "MCPPROXY_QUEUE_SIZE", schema: intInRange(0, QUEUE_SIZE_BOUND) },
+  /** The longest a call waits for its turn, in ms. */
+  queueTimeoutMs: { env: "MCPPROXY_QUEUE_TIMEOUT_MS", schema: intInRange(0, QUEUE_TIMEOUT_BOUND) },
   routing: {
     env: "MCPPROXY_ROUTING_TYPE",
     schema: v.pipe(

@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { describeError, isProxyError } from "../errors.ts";
 import type { CatalogTool } from "../index/tool-catalog.ts";
+import { LIMIT_META_KEY, limitMeta, limitRefusalOf } from "../limits/call-gate.ts";
 import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
@@ -209,7 +210,15 @@ async function forwardOnce(
   } catch (error) {
     report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
     let failed: CallToolResult;
-    if (error instanceof ProtocolError) {
+    const refusal = limitRefusalOf(error);
+    if (refusal) {
+      // The server's call limits refused it (src/limits/): said in words, and in _meta for programs.
+      report.outcome = "limited";
+      failed = {
+        ...errorResult((error as Error).message),
+        _meta: { [LIMIT_META_KEY]: limitMeta(refusal) },
+      };
+    } else if (error instanceof ProtocolError) {
       const missing =
         error.code === ProtocolErrorCode.MissingRequiredClientCapability
           ? requiredCapabilitiesOf(error.data)

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { GateStatus, LimitKind } from "../limits/call-gate.ts";
 import type { CallOutcome } from "../stats/call-stats.ts";
 
 /**
@@ -21,7 +22,7 @@ export interface ProxyMetrics {
 
 export interface MetricSources {
   indexedTools(): number;
-  serverStates(): readonly { state: string }[];
+  serverStates(): readonly { name: string; state: string; limits?: GateStatus | undefined }[];
   openSessions?: () => number;
   /** How many tools get series of their own (`mcpproxy.metricsToolLimit`); 0: per server only. */
   toolLimit: number;
@@ -80,6 +81,42 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
       this.set(sources.serverStates().filter((server) => server.state === "connected").length);
     },
   });
+  // The call limits of the servers that have them (src/limits/), read when scraped.
+  const limited = () =>
+    sources.serverStates().flatMap((server) => (server.limits ? [{ ...server, limits: server.limits }] : []));
+  new Gauge({
+    name: "mcpproxy_upstream_calls_in_flight",
+    help: "Calls in flight to servers with call limits (rateLimit, maxConcurrent)",
+    labelNames: ["server"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { name, limits } of limited()) this.set({ server: name }, limits.inFlight);
+    },
+  });
+  new Gauge({
+    name: "mcpproxy_upstream_calls_queued",
+    help: "Calls waiting for their turn under a server's call limits",
+    labelNames: ["server"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { name, limits } of limited()) this.set({ server: name }, limits.queued);
+    },
+  });
+  new Counter({
+    name: "mcpproxy_upstream_calls_rejected_total",
+    help: "Calls a server's call limits refused, by limit (rate, concurrency, queue)",
+    labelNames: ["server", "limit"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { name, limits } of limited()) {
+        for (const [limit, count] of Object.entries(limits.rejected) as [LimitKind, number][])
+          this.inc({ server: name, limit }, count);
+      }
+    },
+  });
   if (sources.openSessions) {
     const open = sources.openSessions;
     new Gauge({
@@ -103,6 +140,8 @@ export function createMetrics(sources: MetricSources): ProxyMetrics {
   };
   return {
     observeCall(server, calledTool, ms, outcome) {
+      // Refused by the call limits: it never reached the server (mcpproxy_upstream_calls_rejected_total).
+      if (outcome === "limited") return;
       const tool = labelOf(server, calledTool);
       calls.inc({ server, tool });
       latency.observe({ server, tool }, ms / 1000);

@@ -1,4 +1,5 @@
 import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
+import type { GateStatus } from "../limits/call-gate.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { statsReport, type ToolStats } from "../stats/call-stats.ts";
 import type { ServerStatus } from "../upstream/upstream-pool.ts";
@@ -37,6 +38,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
       (server) =>
         `<tr><td>${html(server.name)}</td><td class="state-${html(server.state)}">${html(server.state)}</td>` +
         `<td>${html(server.transport)}</td><td>${html(server.protocolVersion ?? "")}</td><td>${server.toolCount}</td>` +
+        `<td>${server.limits ? html(limitsText(server.limits)) : ""}</td>` +
         `<td class="error">${server.error ? html(shownError(server.error)) : ""}</td></tr>`,
     )
     .join("");
@@ -61,7 +63,7 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
     );
   }
   parts.push(
-    `<h2>Servers</h2><table id="servers"><tr><th>server</th><th>state</th><th>transport</th><th>protocol</th><th>tools</th><th>last error</th></tr>${rows}</table>`,
+    `<h2>Servers</h2><table id="servers"><tr><th>server</th><th>state</th><th>transport</th><th>protocol</th><th>tools</th><th>limits</th><th>last error</th></tr>${rows}</table>`,
   );
   if (sources.stats) {
     const report = statsReport(sources.stats(), {
@@ -86,4 +88,14 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
   }
   parts.push("</body></html>");
   return parts.join("\n");
+}
+
+/** A server's call limits in a few words: the limits, then what is in flight, waiting and refused. */
+function limitsText(limits: GateStatus): string {
+  const set = [
+    limits.rateLimit ? `${limits.rateLimit.perMinute}/min (burst ${limits.rateLimit.burst})` : "",
+    limits.maxConcurrent !== undefined ? `${limits.maxConcurrent} at once` : "",
+  ].filter(Boolean);
+  const refused = limits.rejected.rate + limits.rejected.concurrency + limits.rejected.queue;
+  return `${set.join(", ")}: ${limits.inFlight} in flight, ${limits.queued} queued, ${refused} refused`;
 }

@@ -30,7 +30,8 @@ export const toolsStatDefinition: Tool = {
   title: "Tool statistics",
   description:
     "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, for the most used " +
-    "tools and the failing ones, with totals, and the last error your own calls met. Use it to prefer tools that work.",
+    "tools and the failing ones, with totals, the last error your own calls met, and the call limits set on servers " +
+    "(in flight, queued, refused). Use it to prefer tools that work.",
   inputSchema: {
     type: "object",
     properties: {
@@ -57,10 +58,20 @@ export function toolsStat(
     const mine = own.get(`${tool.server}/${tool.tool}`);
     return mine ? { ...tool, lastError: mine.error, lastErrorAt: mine.at } : tool;
   });
-  return statsReport(figures, {
-    server: args.server,
-    top: args.top,
-    indexedTools: catalog.size(),
-    servers: pool.status().length,
-  });
+  const servers = pool.status();
+  // Each limited server's limits as they stand now: in flight, waiting, refused (src/limits/).
+  const limits = servers.flatMap((server) =>
+    server.limits && (!args.server || server.name === args.server)
+      ? [{ server: server.name, ...server.limits }]
+      : [],
+  );
+  return {
+    ...statsReport(figures, {
+      server: args.server,
+      top: args.top,
+      indexedTools: catalog.size(),
+      servers: servers.length,
+    }),
+    ...(limits.length > 0 ? { limits } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import type { ServerEdit } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { GateStatus } from "../limits/call-gate.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ServerStatus, UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -93,6 +94,8 @@ export interface ServerRow {
   retryAt?: string;
   failures?: number;
   circuitOpen?: boolean;
+  /** Its call limits (rateLimit, maxConcurrent) and how they are doing, when it has limits. */
+  limits?: GateStatus;
 }
 
 /** How many tools each server has in quarantine. */
@@ -114,6 +117,7 @@ export function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[
     ...(status.connectedSince ? { connectedSince: new Date(status.connectedSince).toISOString() } : {}),
     ...(status.protocolVersion ? { protocolVersion: status.protocolVersion } : {}),
     ...retrySchedule(status),
+    ...(status.limits ? { limits: status.limits } : {}),
   }));
 }
 

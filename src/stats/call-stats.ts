@@ -18,12 +18,13 @@ import {
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
  * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
  * a fine log-scale histogram for the p95, latency-histogram.ts), the last error and when, and how many calls followed a search
- * that showed the tool. Calls are counted in memory and written in one transaction a second (and at
+ * that showed the tool, and the calls the server's limits refused (src/limits/: they never reached
+ * the server, so they count apart from `calls` and the success rate). Calls are counted in memory and written in one transaction a second (and at
  * close): a call costs a few map updates, never a disk write. A write that fails (a full disk) is
  * logged once and its counts kept for the next. A proxy that does not hold the data
  * dir's writer lock keeps its counts in memory.
  */
-export type CallOutcome = "ok" | "isError" | "error" | "timeout";
+export type CallOutcome = "ok" | "isError" | "error" | "timeout" | "limited";
 
 export interface CallRecord {
   server: string;
@@ -47,6 +48,8 @@ export interface ToolStats {
   /** JSON-RPC errors and unreachable servers. */
   errors: number;
   timeouts: number;
+  /** Refused by the server's call limits (rate, concurrency, a full queue): not in `calls`. */
+  limited: number;
   meanMs: number;
   p95Ms: number;
   afterSearch: number;
@@ -91,6 +94,7 @@ interface Tally {
   isErrors: number;
   errors: number;
   timeouts: number;
+  limited: number;
   totalMs: number;
   afterSearch: number;
   latency: LatencyHistogram;
@@ -105,6 +109,7 @@ const emptyTally = (): Tally => ({
   isErrors: 0,
   errors: 0,
   timeouts: 0,
+  limited: 0,
   totalMs: 0,
   afterSearch: 0,
   latency: emptyHistogram(),
@@ -114,7 +119,8 @@ const emptyTally = (): Tally => ({
 /** A tally as stored; the first format kept its latencies in `histogram` (latency-histogram.ts). */
 function parseTally(text: string): Tally {
   const { histogram, latency, ...rest } = JSON.parse(text) as Tally & { histogram?: unknown };
-  return { ...rest, latency: fromStored(latency ?? histogram) };
+  // Tallies saved before the call limits have no `limited`.
+  return { ...rest, limited: rest.limited ?? 0, latency: fromStored(latency ?? histogram) };
 }
 
 function add(into: Tally, from: Tally): Tally {
@@ -124,6 +130,7 @@ function add(into: Tally, from: Tally): Tally {
     "isErrors",
     "errors",
     "timeouts",
+    "limited",
     "totalMs",
     "afterSearch",
   ] as const)
@@ -230,6 +237,10 @@ export function openCallStats(
         pending.set(k, entry);
       }
       const t = entry.tally;
+      if (call.outcome === "limited") {
+        t.limited++;
+        return;
+      }
       t.calls++;
       t.totalMs += call.ms;
       observe(t.latency, call.ms);
@@ -306,6 +317,7 @@ function figures(server: string, tool: string, t: Tally): ToolStats {
     isErrors: t.isErrors,
     errors: t.errors,
     timeouts: t.timeouts,
+    limited: t.limited,
     meanMs: t.calls ? Math.round((t.totalMs / t.calls) * 100) / 100 : 0,
     p95Ms: Math.round(p95 * 100) / 100,
     afterSearch: t.afterSearch,
@@ -333,6 +345,7 @@ export function statsReport(
       calls,
       successes,
       failures: calls - successes,
+      limited: tools.reduce((sum, t) => sum + t.limited, 0),
     },
     top: [...tools]
       .sort((a, b) => b.calls - a.calls || a.server.localeCompare(b.server) || a.tool.localeCompare(b.tool))
@@ -343,5 +356,13 @@ export function statsReport(
       .sort((a, b) => rate(a) - rate(b) || b.calls - a.calls)
       .slice(0, top)
       .map((t) => ({ ...t, successRate: rate(t) })),
+    /** The tools whose calls the servers' call limits refused most (src/limits/). */
+    limited: tools
+      .filter((t) => t.limited > 0)
+      .sort(
+        (a, b) => b.limited - a.limited || a.server.localeCompare(b.server) || a.tool.localeCompare(b.tool),
+      )
+      .slice(0, top)
+      .map((t) => ({ server: t.server, tool: t.tool, limited: t.limited, calls: t.calls })),
   };
 }

@@ -2,6 +2,7 @@ import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { EraStore } from "../index/era-store.ts";
+import { type CallGate, createCallGate } from "../limits/call-gate.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import type { ActiveCall } from "./forward-call.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -48,6 +49,8 @@ export interface Slot {
   isRetired?: boolean;
   /** The resources it is subscribed to for clients, kept across its connections (and config changes). */
   subscriptions: UpstreamSubscriptions;
+  /** Its call limits' door (src/limits/), when it has limits; kept when only the limits change. */
+  gate?: CallGate | undefined;
 }
 
 export function slotOf(config: ServerConfig, subscriptions: UpstreamSubscriptions): Slot {
@@ -71,6 +74,7 @@ export function slotOf(config: ServerConfig, subscriptions: UpstreamSubscription
     active: [],
     callers: [],
     subscriptions,
+    ...(config.limits ? { gate: createCallGate(config.name, config.limits) } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
+import { createCallGate, type GateStatus } from "../limits/call-gate.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
@@ -72,6 +73,8 @@ export interface ServerStatus {
   circuitOpen?: boolean | undefined;
   /** While connected: the protocol version spoken with it (2026-07-28 is the modern era). */
   protocolVersion?: string | undefined;
+  /** Its call limits and how they are doing (in flight, queued, refused), when it has limits. */
+  limits?: GateStatus | undefined;
 }
 
 export interface ConnectOutcome {
@@ -198,6 +201,9 @@ const REMOVED_IN_2026 = new Set(["logging/setLevel", "ping"]);
 const isSubscriptionMethod = (method: string): method is SubscriptionMethod =>
   method === "resources/subscribe" || method === "resources/unsubscribe";
 
+const sameButLimits = (a: ServerConfig, b: ServerConfig) =>
+  JSON.stringify({ ...a, limits: undefined }) === JSON.stringify({ ...b, limits: undefined });
+
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
@@ -283,6 +289,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
       throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${call.server} needs a login`);
     }
+    // Its turn under its call limits first (src/limits/): a refusal says which limit, and when to retry.
+    const admission = await slot.gate?.enter(call.signal);
     return forwardToolCall(
       { ...call, limits },
       {
@@ -301,15 +309,17 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           };
         },
       },
-    ).catch((error: unknown) => {
-      // The login ended (revoked, refresh refused): the server waits for a new one.
-      if (!isLoginNeeded(error)) throw error;
-      const reason = describeError(error);
-      const connection = slot.connection;
-      awaitLogin(slot, reason);
-      void connection?.close();
-      throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
-    });
+    )
+      .catch((error: unknown) => {
+        // The login ended (revoked, refresh refused): the server waits for a new one.
+        if (!isLoginNeeded(error)) throw error;
+        const reason = describeError(error);
+        const connection = slot.connection;
+        awaitLogin(slot, reason);
+        void connection?.close();
+        throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
+      })
+      .finally(() => admission?.release());
   };
 
   return {
@@ -363,6 +373,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       for (const [name, slot] of slots) {
         const config = next.get(name);
         if (config && JSON.stringify(config) === JSON.stringify(slot.config)) continue;
+        // New limits alone do not restart a server: its door takes them, its calls go on.
+        if (config && sameButLimits(config, slot.config)) {
+          slot.config = config;
+          if (config.limits && slot.gate) slot.gate.setLimits(config.limits);
+          else slot.gate = config.limits ? createCallGate(name, config.limits) : undefined;
+          continue;
+        }
         retiring.push(retire(slot));
         if (config) {
           changes.changed.push(name);
@@ -410,6 +427,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         ...(slot.error ? { error: redactSecrets(slot.error) } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
         ...(slot.connection?.protocolVersion ? { protocolVersion: slot.connection.protocolVersion } : {}),
+        ...(slot.gate ? { limits: slot.gate.status() } : {}),
         ...(!slot.connection && slot.retryTimer && slot.retryAt
           ? { retryAt: slot.retryAt, failures: slot.failures, circuitOpen: isCircuitOpen(slot.failures) }
           : {}),
