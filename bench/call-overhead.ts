@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 /**
  * What the proxy adds to a tool call: the same echo call, straight to the fixture server and
  * through `mcpproxy serve` in several set-ups (no plugin; call statistics off; the built-in
- * truncation on; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
+ * truncation on; call limits on every server; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
  * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
  * machine where absolute times do not.
  *
@@ -63,6 +63,11 @@ export async function measureCallOverhead(
     {
       label: "with truncation on (MCPPROXY_TRUNCATE_OUTPUT_LEN=1000)",
       env: { MCPPROXY_TRUNCATE_OUTPUT_LEN: "1000" },
+    },
+    {
+      // Never over the limits (calls go one at a time): what the door itself costs a call.
+      label: "with call limits (MCPPROXY_MAX_CONCURRENT=8, MCPPROXY_RATE_LIMIT=600000/min)",
+      env: { MCPPROXY_MAX_CONCURRENT: "8", MCPPROXY_RATE_LIMIT: "600000/min burst 1000" },
     },
     {
       label: `with the ${plugins.length} example plugins`,
