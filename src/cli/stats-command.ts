@@ -62,6 +62,7 @@ export const statsCommand: Command = {
         top,
         indexedTools: catalog.size(),
         servers: config.servers.length,
+        reranks: stats.reranks(),
       });
       if (values.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -84,6 +85,15 @@ export const statsCommand: Command = {
         );
       }
       if (totals.calls === 0) lines.push("Nothing recorded yet: calls through `mcpproxy serve` are counted.");
+      for (const llm of report.llmRerank ?? []) {
+        lines.push(
+          "",
+          `LLM re-rank (${llm.model}): ${llm.requests} requests, mean ${llm.meanMs} ms, p95 ${llm.p95Ms} ms; ` +
+            `${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens ` +
+            `(${llm.meanPromptTokens} + ${llm.meanCompletionTokens} a request); ${llm.cacheHits} searches from the cache, ` +
+            `${llm.fallbacks} kept the search's order${llm.lastFallback ? ` (last: ${llm.lastFallback})` : ""}.`,
+        );
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {

@@ -30,7 +30,8 @@ export const toolsStatDefinition: Tool = {
   title: "Tool statistics",
   description:
     "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, for the most used " +
-    "tools and the failing ones, with totals, and the last error your own calls met. Use it to prefer tools that work.",
+    "tools and the failing ones, with totals, and the last error your own calls met. Use it to prefer tools that work. " +
+    "With an LLM search mode, also the chat model's requests, latency and tokens.",
   inputSchema: {
     type: "object",
     properties: {
@@ -62,5 +63,6 @@ export function toolsStat(
     top: args.top,
     indexedTools: catalog.size(),
     servers: pool.status().length,
+    reranks: stats.reranks(),
   });
 }
