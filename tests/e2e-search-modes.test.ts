@@ -257,6 +257,11 @@ describe("llm search mode", () => {
       `LLM re-rank (fixture): 3 requests, mean ${live?.meanMs} ms, p95 ${live?.p95Ms} ms; ${promptTokens} prompt + ${completionTokens} completion tokens`,
     );
     expect(text.stdout).toContain("1 searches from the cache, 1 kept the search's order (last: HTTP 500).");
+
+    // Reset with no server clears the chat model's figures with the rest.
+    expect((await runCli(["stats", "--reset", ...setup.flags], setup.sandbox.env())).code).toBe(0);
+    const cleared = await runCli(["stats", "--json", ...setup.flags], setup.sandbox.env());
+    expect(JSON.parse(cleared.stdout).llmRerank).toBeUndefined();
   });
 
   test("the key reaches the endpoint in the Authorization header only: never a log, the stats or an error", async () => {

@@ -14,7 +14,8 @@ export const statsCommand: Command = {
   name: "stats",
   summary:
     "Show how the tools behind the proxy have done: calls, success rate, mean and p95 latency, the last error, " +
-    "for the most used and the failing tools. --reset [SERVER[/TOOL]] clears figures.",
+    "for the most used and the failing tools, and in llm search mode the chat model's requests, latency and " +
+    "tokens. --reset [SERVER[/TOOL]] clears figures (with no SERVER, the chat model's too).",
   usage:
     "mcpproxy stats [--server S] [--top N] [--json] [--reset [SERVER[/TOOL]]] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
