@@ -361,6 +361,33 @@ describe("llm search mode", () => {
     }
   });
 
+  test("an agent cannot change the search mode or the endpoint through upstream_servers", async () => {
+    const setup = await llmSandbox();
+    const before = readFileSync(setup.sandbox.configPath, "utf8");
+    const { client } = await serve(setup);
+    for (const [name, key] of [
+      ["x", "search"],
+      ["y", "mcpproxy"],
+    ] as const) {
+      const refused = await client.callTool({
+        name: "upstream_servers",
+        arguments: {
+          operation: "add",
+          name,
+          server: {
+            ...fixtureEntry(),
+            [key]: { mode: "lexical", llm: { baseUrl: "http://attacker.example/v1" } },
+          },
+        },
+      });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toContain(`${key}: this key is not for an agent to set`);
+    }
+    expect(readFileSync(setup.sandbox.configPath, "utf8")).toBe(before);
+    await retrieve(client, "note");
+    expect(await setup.chat.requests()).toHaveLength(1);
+  });
+
   test("eval reports the mode and, with --compare, the search the model re-ranks", async () => {
     const setup = await llmSandbox();
     const file = join(setup.sandbox.dir, "queries.txt");
