@@ -34,7 +34,7 @@ describe("mcpproxy eval", () => {
     const result = await runCli(["eval", file, ...flags], sandbox.env());
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("4 queries on 14 indexed tools (BM25, min score 0.05):");
+    expect(result.stdout).toContain("4 queries on 14 indexed tools (lexical: BM25, min score 0.05):");
     expect(result.stdout).toContain("recall@1 0.750  recall@5 0.750  recall@10 0.750  MRR@10 0.750");
     expect(result.stdout).toContain('"frobnicate the widget"');
     expect(result.stdout).toContain("expected fx/no_such_tool: not in the top 10");

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { removeStaleTemps } from "../index/atomic-file.ts";
+import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
@@ -270,6 +271,7 @@ async function run(
     stats,
     metrics,
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
+    rerank: rerankerFor(config.search, logger, stats?.recordRerank),
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     passthrough: options.passthrough,
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
@@ -313,7 +315,11 @@ async function run(
         servers: () => pool.status(),
         indexedTools: () => catalog.size(),
         stats: stats ? () => stats.all() : undefined,
-        search: (query) => retrieveRanked(catalog, plugins, query, config.topK, config.minScore, deps.prior),
+        search: (query) =>
+          retrieveRanked(catalog, plugins, query, config.topK, config.minScore, {
+            prior: deps.prior,
+            rerank: deps.rerank,
+          }),
       },
       bindHost: config.host,
       logger,

@@ -4,8 +4,10 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { type EvalQuery, loadQueries } from "../eval/eval-queries.ts";
 import { meanScores, type QueryScore, scoreQuery } from "../eval/retrieval-metrics.ts";
+import { rerankerFor } from "../index/llm-rerank.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { emptyRerankTally, type RerankFigures, recordRerank, rerankFigures } from "../stats/rerank-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 /** How deep each query is ranked: recall@10 and MRR@10 need ten. */
@@ -18,12 +20,18 @@ export const evalCommand: Command = {
     "them, and get recall@1/5/10 and MRR@10 from the saved index, each miss with what ranked above it, and " +
     '(--compare) the same with other settings. QUERIES is JSON ({"queries": [{"query": ..., "expected": ' +
     '["server/tool"]}]}) or text lines `request => server/tool | server/other`.',
-  usage: "mcpproxy eval QUERIES [--compare] [--json] [--config FILE] [--data-dir DIR]",
+  usage: "mcpproxy eval QUERIES [--compare] [--mode M] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     compare: {
       type: "boolean",
-      help: "--compare          also run without the min score and, with an embedder, without it and at vector weight 0.5",
+      help:
+        "--compare          also run without the min score; with an embedder, without it and at vector weight 0.5;\n" +
+        "                   in llm mode, without the chat model (the search it re-ranks)",
+    },
+    mode: {
+      type: "string",
+      help: "--mode M           lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE)",
     },
     json: { type: "boolean", help: "--json             print every query's ranking and the figures as JSON" },
     ...COMMON_OPTIONS,
@@ -33,13 +41,22 @@ export const evalCommand: Command = {
       throw new ProxyError("USAGE", "eval takes one QUERIES file, e.g. `mcpproxy eval queries.txt`.");
     }
     const queries = loadQueries(positionals[0]!);
-    const config = loadCommandConfig(values);
+    const config = loadCommandConfig(
+      values,
+      typeof values.mode === "string" ? { searchMode: { value: values.mode, flag: "--mode" } } : {},
+    );
     const settings: Setting[] = [{ label: "as configured", config }];
     if (values.compare) {
+      if (config.search.mode === "llm")
+        settings.push({
+          label: "without the LLM",
+          config: { ...config, search: { mode: baseMode(config) } },
+        });
       settings.push({ label: "no min score", config: { ...config, minScore: 0 } });
       if (config.embedder !== "bm25") {
         // Without the embedder, not at weight 0: the fused ranking still adds the vector side's candidates.
-        settings.push({ label: "BM25 only", config: { ...config, embedder: "bm25" } });
+        const search = config.search.mode === "hybrid" ? { mode: "lexical" as const } : config.search;
+        settings.push({ label: "BM25 only", config: { ...config, embedder: "bm25", search } });
         if (config.vectorWeight !== 0.5)
           settings.push({ label: "vectorWeight 0.5", config: { ...config, vectorWeight: 0.5 } });
       }
@@ -75,13 +92,20 @@ interface Run {
   mean: QueryScore;
   /** Expected tools the index does not hold. */
   unknown: string[];
+  /** What the chat model did, in llm mode. */
+  llm?: RerankFigures | undefined;
 }
+
+/** The search an llm mode re-ranks: the embedder's. */
+const baseMode = (config: ResolvedConfig) => (config.embedder === "bm25" ? "lexical" : "hybrid");
 
 async function evaluate(setting: Setting, queries: readonly EvalQuery[]): Promise<Run> {
   const { config } = setting;
   const logger = commandLogger(config);
   const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
   const plugins = await startPlugins(config, logger);
+  const llm = emptyRerankTally();
+  const rerank = rerankerFor(config.search, logger, (record) => recordRerank(llm, record, Date.now()));
   try {
     if (catalog.size() === 0) {
       throw new ProxyError("USAGE", "The index is empty: run `mcpproxy index` first.");
@@ -92,7 +116,7 @@ async function evaluate(setting: Setting, queries: readonly EvalQuery[]): Promis
       const groups = query.expected_groups.map((group) =>
         group.map((id) => canonicalId(catalog, id, unknown)),
       );
-      const result = await retrieveRanked(catalog, plugins, query.query, DEPTH, config.minScore);
+      const result = await retrieveRanked(catalog, plugins, query.query, DEPTH, config.minScore, { rerank });
       const ranked = result.tools.map((hit) => ({
         id: `${hit.server}/${catalog.get(hit.name)?.tool ?? hit.name}`,
         score: hit.score,
@@ -112,6 +136,7 @@ async function evaluate(setting: Setting, queries: readonly EvalQuery[]): Promis
       outcomes,
       mean: meanScores(outcomes.map((o) => o.score)),
       unknown: [...unknown],
+      llm: rerank ? rerankFigures(config.search.llm?.model ?? "", llm) : undefined,
     };
   } finally {
     await plugins.dispose();
@@ -139,9 +164,10 @@ const f3 = (n: number) => n.toFixed(3);
 function report(main: Run, runs: readonly Run[]): string {
   const { config } = main.setting;
   const lines = [
-    `${main.outcomes.length} queries on ${main.indexed} indexed tools (${config.embedder.toUpperCase()}${config.embedder === "bm25" ? "" : `, vectorWeight ${config.vectorWeight}`}, min score ${config.minScore}):`,
+    `${main.outcomes.length} queries on ${main.indexed} indexed tools (${searchOf(config)}, min score ${config.minScore}):`,
     `  recall@1 ${f3(main.mean.recall1)}  recall@5 ${f3(main.mean.recall5)}  recall@10 ${f3(main.mean.recall10)}  MRR@10 ${f3(main.mean.mrr10)}`,
   ];
+  if (main.llm) lines.push(`  ${llmLine(main.llm)}`);
   const misses = main.outcomes.filter((o) => o.score.recall1 < 1);
   if (misses.length > 0) {
     lines.push("", `Not first (${misses.length}):`);
@@ -182,10 +208,30 @@ function report(main: Run, runs: readonly Run[]): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The search mode as the report names it: `lexical: BM25`, `llm: MODEL over the best 20 of …`. */
+function searchOf(config: ResolvedConfig): string {
+  const embedder = config.embedder.toUpperCase();
+  const base = config.embedder === "bm25" ? "BM25" : `${embedder}, vectorWeight ${config.vectorWeight}`;
+  const { mode, llm } = config.search;
+  if (mode === "llm" && llm) return `llm: ${llm.model} re-ranks the best ${llm.candidates} of ${base}`;
+  return `${mode}: ${base}`;
+}
+
+function llmLine(llm: RerankFigures): string {
+  return (
+    `chat model: ${llm.requests} requests, mean ${llm.meanMs} ms (p95 ${llm.p95Ms} ms), ` +
+    `${llm.meanPromptTokens} + ${llm.meanCompletionTokens} tokens each; ${llm.cacheHits} from the cache, ` +
+    `${llm.fallbacks} kept the search's order${llm.lastFallback ? ` (last: ${llm.lastFallback})` : ""}`
+  );
+}
+
 function runJson(run: Run) {
   const { config } = run.setting;
   return {
     setting: run.setting.label,
+    mode: config.search.mode,
+    ...(config.search.llm ? { llmModel: config.search.llm.model } : {}),
+    ...(run.llm ? { llm: run.llm } : {}),
     embedder: config.embedder,
     vectorWeight: config.vectorWeight,
     minScore: config.minScore,

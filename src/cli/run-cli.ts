@@ -46,6 +46,8 @@ export function mainHelp(): string {
     "Search: MCPPROXY_EMBEDDER=BM25 (default) | USE (the built-in sentence encoder: no download, no network)",
     "| HF (MCPPROXY_HF_MODEL: a local model directory or a Hugging Face id) | OPENAI (OPENAI_API_KEY,",
     "MCPPROXY_OPENAI_BASE_URL, MCPPROXY_OPENAI_MODEL); MCPPROXY_VECTOR_WEIGHT; MCPPROXY_MIN_SCORE.",
+    "MCPPROXY_SEARCH_MODE=lexical | hybrid | llm (a chat model re-ranks: MCPPROXY_LLM_BASE_URL, MCPPROXY_LLM_MODEL,",
+    "MCPPROXY_LLM_API_KEY_ENV names the key's variable; the request and tool descriptions go to that endpoint).",
   ];
   return `${lines.join("\n")}\n`;
 }

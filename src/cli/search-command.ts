@@ -1,6 +1,7 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { startPlugins } from "../app/start-plugins.ts";
 import { ProxyError } from "../errors.ts";
+import { rerankerFor } from "../index/llm-rerank.ts";
 import { retrieveRanked } from "../server/ranked-retrieve.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
@@ -9,7 +10,8 @@ export const searchCommand: Command = {
   summary:
     "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running and never\n" +
     "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index.",
-  usage: "mcpproxy search QUERY [--top-k N] [--min-score S] [--json] [--config FILE] [--data-dir DIR]",
+  usage:
+    "mcpproxy search QUERY [--top-k N] [--min-score S] [--mode M] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     "top-k": {
@@ -21,6 +23,12 @@ export const searchCommand: Command = {
       help:
         "--min-score S      leave out tools scoring below S, 0-1 (default 0.05, or MCPPROXY_MIN_SCORE; scaled\n" +
         "                   down for requests of more than 12 content words)",
+    },
+    mode: {
+      type: "string",
+      help:
+        "--mode M           lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE; llm\n" +
+        "                   sends the request and the best candidates to the configured chat model)",
     },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
     ...COMMON_OPTIONS,
@@ -34,6 +42,7 @@ export const searchCommand: Command = {
       ...(typeof values["min-score"] === "string"
         ? { minScore: { value: values["min-score"], flag: "--min-score" } }
         : {}),
+      ...(typeof values.mode === "string" ? { searchMode: { value: values.mode, flag: "--mode" } } : {}),
     });
     const logger = commandLogger(config);
     // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
@@ -42,7 +51,9 @@ export const searchCommand: Command = {
     // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
     const plugins = await startPlugins(config, logger);
     try {
-      const result = await retrieveRanked(catalog, plugins, query, config.topK, config.minScore);
+      // Not counted in stats.db: search never writes to the data dir.
+      const rerank = rerankerFor(config.search, logger);
+      const result = await retrieveRanked(catalog, plugins, query, config.topK, config.minScore, { rerank });
       if (values.json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         return 0;

@@ -14,7 +14,8 @@ export const statsCommand: Command = {
   name: "stats",
   summary:
     "Show how the tools behind the proxy have done: calls, success rate, mean and p95 latency, the last error, " +
-    "for the most used and the failing tools. --reset [SERVER[/TOOL]] clears figures.",
+    "for the most used and the failing tools, and in llm search mode the chat model's requests, latency and " +
+    "tokens. --reset [SERVER[/TOOL]] clears figures (with no SERVER, the chat model's too).",
   usage:
     "mcpproxy stats [--server S] [--top N] [--json] [--reset [SERVER[/TOOL]]] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
@@ -62,6 +63,7 @@ export const statsCommand: Command = {
         top,
         indexedTools: catalog.size(),
         servers: config.servers.length,
+        reranks: stats.reranks(),
       });
       if (values.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -92,6 +94,15 @@ export const statsCommand: Command = {
         );
       }
       if (totals.calls === 0) lines.push("Nothing recorded yet: calls through `mcpproxy serve` are counted.");
+      for (const llm of report.llmRerank ?? []) {
+        lines.push(
+          "",
+          `LLM re-rank (${llm.model}): ${llm.requests} requests, mean ${llm.meanMs} ms, p95 ${llm.p95Ms} ms; ` +
+            `${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens ` +
+            `(${llm.meanPromptTokens} + ${llm.meanCompletionTokens} a request); ${llm.cacheHits} searches from the cache, ` +
+            `${llm.fallbacks} kept the search's order${llm.lastFallback ? ` (last: ${llm.lastFallback})` : ""}.`,
+        );
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {

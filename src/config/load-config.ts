@@ -16,6 +16,7 @@ import {
   type SettingName,
   type Settings,
 } from "./schema.ts";
+import { type ResolvedSearch, type ResolveTable, resolveSearch } from "./search-config.ts";
 
 export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
@@ -23,10 +24,12 @@ export interface ResolvedConfig extends Readonly<Settings> {
   plugins: readonly { path: string; options?: unknown; optional?: boolean }[];
   /** Every configured server, enabled or not, sorted by name. */
   servers: readonly ServerConfig[];
+  /** `mcpproxy.search` (search-config.ts); `embedder` is the one its mode implies. */
+  search: Readonly<ResolvedSearch>;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
-export type SettingOverrides = Partial<Record<SettingName, { value: unknown; flag: string }>>;
+export type SettingOverrides = Partial<Record<SettingName | "searchMode", { value: unknown; flag: string }>>;
 
 export interface LoadConfigOptions {
   configFlag?: string | undefined;
@@ -97,6 +100,8 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 
 /** Settings that exist in the file only (no environment variable or flag). */
 const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv"] as const;
+/** Sections of settings with their own tables (search-config.ts). */
+const SECTIONS = ["search"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
 
 /**
@@ -144,7 +149,24 @@ export function parseConfig(
   }
   problems.push(...unknownKeys(raw as Record<string, unknown>, TOP_LEVEL_KEYS, "", IGNORED_TOP_LEVEL_KEYS));
 
-  const settings = resolveSettings(file.output.mcpproxy, env, options.overrides ?? {}, problems);
+  const overrides = options.overrides ?? {};
+  const settings = resolveSettings(file.output.mcpproxy, env, overrides, problems);
+  const proxySection = file.output.mcpproxy;
+  const { search, embedder } = resolveSearch(
+    {
+      raw: proxySection.search,
+      env,
+      embedder: settings.embedder,
+      isEmbedderNamed:
+        proxySection.embedder !== undefined ||
+        !!env[SETTINGS.embedder.env] ||
+        overrides.embedder !== undefined,
+      modeFlag: overrides.searchMode,
+      resolve: (table, values, path, flags, into) =>
+        resolveTable(table, values, path, env, flags, problems, into),
+    },
+    problems,
+  );
   const inheritEnv = parseInheritEnv(file.output.mcpproxy.inheritEnv, env, problems);
   const servers: ServerConfig[] = [];
   for (const section of ["mcpServers", "servers"] as const) {
@@ -170,6 +192,8 @@ export function parseConfig(
   const logFile = settings.logFile ? expandPath(settings.logFile, env, cwd) : "";
   return Object.freeze({
     ...settings,
+    embedder: embedder as Settings["embedder"],
+    search: Object.freeze(search),
     dataDir,
     logFile,
     configPath: options.configPath,
@@ -185,24 +209,40 @@ function resolveSettings(
   problems: ExpansionProblem[],
 ): Settings {
   const resolved: Record<string, unknown> = { ...defaults(env) };
-  problems.push(...unknownKeys(section, [...Object.keys(SETTINGS), ...FILE_ONLY_SETTINGS], "mcpproxy"));
-  for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, (typeof SETTINGS)[SettingName]][]) {
+  problems.push(
+    ...unknownKeys(section, [...Object.keys(SETTINGS), ...FILE_ONLY_SETTINGS, ...SECTIONS], "mcpproxy"),
+  );
+  resolveTable(SETTINGS, section, "mcpproxy", env, overrides, problems, resolved);
+  return resolved as Settings;
+}
+
+/**
+ * One table of settings (file key, environment variable, schema) into `into`: flag > env > file >
+ * what `into` holds. File values expand `${VAR}`; each bad layer is a problem blaming its source.
+ */
+function resolveTable(
+  table: Parameters<ResolveTable>[0],
+  section: Readonly<Record<string, unknown>>,
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+  flags: Parameters<ResolveTable>[3],
+  problems: ExpansionProblem[],
+  into: Record<string, unknown>,
+): void {
+  for (const [name, setting] of Object.entries(table)) {
     const layers: { path: string; value: unknown; source: "file" | "env" | "flag" }[] = [];
     if (section[name] !== undefined) {
-      layers.push({
-        path: `mcpproxy.${name}`,
-        value: expandDeep(section[name], env, `mcpproxy.${name}`, problems),
-        source: "file",
-      });
+      const at = `${path}.${name}`;
+      layers.push({ path: at, value: expandDeep(section[name], env, at, problems), source: "file" });
     }
     const fromEnv = env[setting.env];
     if (fromEnv !== undefined && fromEnv !== "")
       layers.push({ path: setting.env, value: fromEnv, source: "env" });
-    const fromFlag = overrides[name];
+    const fromFlag = flags[name];
     if (fromFlag !== undefined) layers.push({ path: fromFlag.flag, value: fromFlag.value, source: "flag" });
     for (const layer of layers) {
-      const parsed = v.safeParse(setting.schema as v.GenericSchema, layer.value);
-      if (parsed.success) resolved[name] = parsed.output;
+      const parsed = v.safeParse(setting.schema, layer.value);
+      if (parsed.success) into[name] = parsed.output;
       else
         problems.push({
           path: layer.path,
@@ -211,7 +251,6 @@ function resolveSettings(
         });
     }
   }
-  return resolved as Settings;
 }
 
 /** `mcpproxy.inheritEnv`: the person's variables every server they wrote gets (child-env.ts). */

@@ -171,7 +171,7 @@ function isClientMetadataUrl(value: string): boolean {
   }
 }
 
-const intInRange = (min: number, max: number) =>
+export const intInRange = (min: number, max: number) =>
   v.pipe(
     v.union([v.number(), v.string()], `must be a whole number from ${min} to ${max}`),
     v.transform((input) => (typeof input === "string" && input.trim() !== "" ? Number(input) : input)),
@@ -181,7 +181,7 @@ const intInRange = (min: number, max: number) =>
     v.maxValue(max, `must be a whole number from ${min} to ${max}`),
   );
 
-const caseInsensitive = <const T extends readonly string[]>(options: T, message: string) =>
+export const caseInsensitive = <const T extends readonly string[]>(options: T, message: string) =>
   v.pipe(
     v.string(message),
     v.transform((input) => input.trim().toLowerCase()),
@@ -195,7 +195,8 @@ const booleanLike = v.pipe(
   v.transform((input) => input === true || input === "1" || input === "true" || input === "yes"),
 );
 
-const nonEmptyString = v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"));
+export const nonEmptyString = v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"));
+export const httpUrl = v.pipe(v.string("must be a string"), v.url("must be an absolute http(s) URL"));
 
 const fraction = v.pipe(
   v.union([v.number(), v.string()], "must be a number from 0 to 1"),
@@ -233,10 +234,7 @@ export const SETTINGS = {
     schema: caseInsensitive(["bm25", "use", "hf", "openai"], 'must be "BM25", "USE", "HF" or "OPENAI"'),
   },
   hfModel: { env: "MCPPROXY_HF_MODEL", schema: nonEmptyString },
-  openaiBaseUrl: {
-    env: "MCPPROXY_OPENAI_BASE_URL",
-    schema: v.pipe(v.string("must be a string"), v.url("must be an absolute http(s) URL")),
-  },
+  openaiBaseUrl: { env: "MCPPROXY_OPENAI_BASE_URL", schema: httpUrl },
   openaiModel: { env: "MCPPROXY_OPENAI_MODEL", schema: nonEmptyString },
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
   /** The largest single message accepted from an upstream server (a tool result), in bytes. */

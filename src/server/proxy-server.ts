@@ -2,6 +2,7 @@ import type { CallToolResult, InputRequiredResult, Tool } from "@modelcontextpro
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
+import type { Reranker } from "../index/llm-rerank.ts";
 import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
@@ -75,6 +76,8 @@ export interface ProxyServerDeps {
   stats?: CallStats | undefined;
   /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
   prior?: ((server: string, tool: string) => number) | undefined;
+  /** The chat model that re-ranks searches in `llm` search mode (`mcpproxy.search`). */
+  rerank?: Reranker | undefined;
   /** Prometheus metrics (`mcpproxy.metrics`). */
   metrics?: ProxyMetrics | undefined;
   /**
@@ -216,7 +219,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
               parsed.output.query,
               parsed.output.topK,
               deps.minScore,
-              deps.prior,
+              { prior: deps.prior, rerank: deps.rerank },
             ),
           firstIndexing: deps.firstIndexing,
           indexedTools: () => deps.catalog.size(),

@@ -1,3 +1,4 @@
+import type { Reranker } from "../index/llm-rerank.ts";
 import {
   approvedTool,
   publicDefinition,
@@ -16,7 +17,9 @@ import { boundQuery } from "./builtin-tools.ts";
  * the MCP tool and `mcpproxy search` alike. Rankers see up to RANKER_CANDIDATES candidates, so
  * they can lift a tool from below the top K; the answer is then cut to K. A ranker may return any
  * indexed tool by name, but each entry is rebuilt from the catalog: it can reorder and re-score,
- * never invent a tool or change a definition.
+ * never invent a tool or change a definition. In `llm` search mode the chat model re-ranks the
+ * search's best candidates (after the learned prior, before the plugins: it is part of the search
+ * they rank), and can only reorder and drop them (src/index/llm-rerank.ts).
  */
 export const RANKER_CANDIDATES = 20;
 
@@ -26,13 +29,19 @@ export async function retrieveRanked(
   asked: string,
   topK: number,
   minScore: number,
-  /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
-  prior?: (server: string, tool: string) => number,
+  ranking: RankingOptions = {},
 ): Promise<RetrieveToolsResult> {
   const { query, note } = boundQuery(asked);
-  const result = await rankedFor(catalog, plugins, query, topK, minScore, prior);
+  const result = await rankedFor(catalog, plugins, query, topK, minScore, ranking);
   if (note) result.notes = [note];
   return result;
+}
+
+export interface RankingOptions {
+  /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
+  prior?: ((server: string, tool: string) => number) | undefined;
+  /** The chat model of `llm` search mode; unset, none. */
+  rerank?: Reranker | undefined;
 }
 
 async function rankedFor(
@@ -41,10 +50,11 @@ async function rankedFor(
   query: string,
   topK: number,
   minScore: number,
-  prior?: (server: string, tool: string) => number,
+  { prior, rerank }: RankingOptions,
 ): Promise<RetrieveToolsResult> {
-  if (!plugins?.has("rankResults") && !prior) return retrieveTools(catalog, query, topK, minScore);
-  const wide = await retrieveTools(catalog, query, Math.max(topK, RANKER_CANDIDATES), minScore);
+  if (!plugins?.has("rankResults") && !prior && !rerank) return retrieveTools(catalog, query, topK, minScore);
+  const depth = Math.max(topK, RANKER_CANDIDATES, rerank?.candidates ?? 0);
+  const wide = await retrieveTools(catalog, query, depth, minScore);
   if (prior) {
     // Stable: tools the prior does not move keep the search's order (the merged steps of a multi-step request included).
     wide.tools = wide.tools
@@ -54,6 +64,7 @@ async function rankedFor(
       }))
       .sort((a, b) => b.score - a.score);
   }
+  if (rerank) wide.tools = await rerank.rerank(wide.query, wide.tools);
   if (!plugins?.has("rankResults"))
     return resultOf(catalog, wide.query, wide.tools.slice(0, topK), wide.awaitingApproval);
   const ranked = await plugins.rankResults({ query: wide.query, hits: wide.tools });

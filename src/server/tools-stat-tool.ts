@@ -31,7 +31,8 @@ export const toolsStatDefinition: Tool = {
   description:
     "How the tools behind this proxy have done: calls, success rate, mean and p95 latency, for the most used " +
     "tools and the failing ones, with totals, the last error your own calls met, and the call limits set on servers " +
-    "(in flight, queued, refused). Use it to prefer tools that work.",
+    "(in flight, queued, refused). Use it to prefer tools that work. " +
+    "With an LLM search mode, also the chat model's requests, latency and tokens.",
   inputSchema: {
     type: "object",
     properties: {
@@ -71,6 +72,7 @@ export function toolsStat(
       top: args.top,
       indexedTools: catalog.size(),
       servers: servers.length,
+      reranks: stats.reranks(),
     }),
     ...(limits.length > 0 ? { limits } : {}),
   };

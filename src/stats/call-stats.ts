@@ -13,13 +13,26 @@ import {
   observe,
   percentile,
 } from "./latency-histogram.ts";
+import {
+  addRerank,
+  emptyRerankTally,
+  RERANK_TABLE,
+  type RerankFigures,
+  type RerankRecord,
+  type RerankTally,
+  readRerankTallies,
+  recordRerank,
+  rerankFigures,
+  writeRerankTallies,
+} from "./rerank-stats.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
  * successes, failures by kind (an `isError` result, a JSON-RPC error, a timeout), latency (mean and
  * a fine log-scale histogram for the p95, latency-histogram.ts), the last error and when, and how many calls followed a search
- * that showed the tool, and the calls the server's limits refused (src/limits/: they never reached
- * the server, so they count apart from `calls` and the success rate). Calls are counted in memory and written in one transaction a second (and at
+ * that showed the tool, the calls the server's limits refused (src/limits/: they never reached
+ * the server, so they count apart from `calls` and the success rate), and what the chat model of
+ * `llm` search mode cost (rerank-stats.ts). Calls are counted in memory and written in one transaction a second (and at
  * close): a call costs a few map updates, never a disk write. A write that fails (a full disk) is
  * logged once and its counts kept for the next. A proxy that does not hold the data
  * dir's writer lock keeps its counts in memory.
@@ -60,6 +73,10 @@ export interface ToolStats {
 
 export interface CallStats {
   record(call: CallRecord): void;
+  /** One search's use of the chat model in `llm` search mode (rerank-stats.ts). */
+  recordRerank(record: RerankRecord): void;
+  /** The chat model's figures per model, what is still in memory included. */
+  reranks(): RerankFigures[];
   /** Every tool's figures, what is still in memory included. */
   all(): ToolStats[];
   /**
@@ -164,12 +181,14 @@ export function openCallStats(
     db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
     db.exec(`CREATE TABLE IF NOT EXISTS tool_stats (
       server TEXT NOT NULL, tool TEXT NOT NULL, tally TEXT NOT NULL, PRIMARY KEY (server, tool))`);
+    db.exec(RERANK_TABLE);
     saving = true;
     timer = setInterval(flush, FLUSH_MS);
     timer.unref?.();
   };
   if (!options.persist && existsSync(path)) db = new Database(path, { readonly: true });
   const pending = new Map<string, { server: string; tool: string; tally: Tally }>();
+  const pendingReranks = new Map<string, RerankTally>();
   const key = (server: string, tool: string) => `${server}\u0000${tool}`;
   /** Each session's last error per tool, for the sessions that met one lately (bounded). */
   const sessionErrors = new Map<string, Map<string, { error: string; at: string }>>();
@@ -186,7 +205,7 @@ export function openCallStats(
   /** Set while writing fails: said once, and once more when it works again. */
   let failure: { dropped: number } | undefined;
   const flush = () => {
-    if (pending.size === 0 || !saving || !db) return;
+    if ((pending.size === 0 && pendingReranks.size === 0) || !saving || !db) return;
     const batch = [...pending.values()];
     try {
       const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
@@ -197,6 +216,7 @@ export function openCallStats(
           const merged = row ? add(parseTally(row.tally), tally) : tally;
           write.run(server, tool, JSON.stringify(merged));
         }
+        writeRerankTallies(db!, pendingReranks);
       })();
     } catch (error) {
       // A full disk or a locked file: the transaction was rolled back, so the counts stay pending
@@ -215,6 +235,7 @@ export function openCallStats(
       return;
     }
     pending.clear();
+    pendingReranks.clear();
     if (failure) {
       logger.info(
         `call statistics saved again${failure.dropped > 0 ? `; ${failure.dropped} calls to tools beyond the ${MAX_PENDING_TOOLS} kept in memory were not counted` : ""}`,
@@ -266,6 +287,24 @@ export function openCallStats(
         }
       }
     },
+    recordRerank(record) {
+      let tally = pendingReranks.get(record.model);
+      if (!tally) {
+        // Bounded like the tools' tallies: one per model, and models change rarely.
+        if (failure && pendingReranks.size >= MAX_PENDING_TOOLS) return;
+        tally = emptyRerankTally();
+        pendingReranks.set(record.model, tally);
+      }
+      recordRerank(tally, record, now());
+    },
+    reranks() {
+      const merged = readRerankTallies(db);
+      for (const [model, tally] of pendingReranks) {
+        const base = merged.get(model);
+        merged.set(model, base ? addRerank(base, tally) : structuredClone(tally));
+      }
+      return [...merged].map(([model, tally]) => rerankFigures(model, tally));
+    },
     errorsOf(session) {
       const own = sessionErrors.get(session) ?? new Map();
       return new Map([...own].map(([k, value]) => [k.replace("\u0000", "/"), value]));
@@ -287,6 +326,11 @@ export function openCallStats(
         (!filter.server || filter.server === server) && (!filter.tool || filter.tool === tool);
       let count = 0;
       for (const [k, entry] of pending) if (matches(entry.server, entry.tool)) pending.delete(k);
+      // The chat model's figures belong to no server: cleared with everything.
+      if (!filter.server && !filter.tool) {
+        pendingReranks.clear();
+        if (db && saving) db.exec("DELETE FROM rerank_stats");
+      }
       if (db && saving) {
         const remove = db.query("DELETE FROM tool_stats WHERE server = ? AND tool = ?");
         for (const entry of stored().values()) {
@@ -330,7 +374,14 @@ function figures(server: string, tool: string, t: Tally): ToolStats {
 /** Totals and rankings for tools_stat and `mcpproxy stats`. */
 export function statsReport(
   all: readonly ToolStats[],
-  options: { server?: string | undefined; top?: number | undefined; indexedTools: number; servers: number },
+  options: {
+    server?: string | undefined;
+    top?: number | undefined;
+    indexedTools: number;
+    servers: number;
+    /** The chat model of `llm` search mode, per model; none shown when empty. */
+    reranks?: readonly RerankFigures[] | undefined;
+  },
 ) {
   const tools = all.filter((t) => !options.server || t.server === options.server);
   const calls = tools.reduce((sum, t) => sum + t.calls, 0);
@@ -364,5 +415,6 @@ export function statsReport(
       )
       .slice(0, top)
       .map((t) => ({ server: t.server, tool: t.tool, limited: t.limited, calls: t.calls })),
+    ...(options.reranks?.length ? { llmRerank: options.reranks } : {}),
   };
 }
