@@ -3,7 +3,8 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { openCallStats, statsReport, type ToolStats } from "../stats/call-stats.ts";
+import { openCallStats, type ToolStats } from "../stats/call-stats.ts";
+import { statsReport } from "../stats/stats-report.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 /**
