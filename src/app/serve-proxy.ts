@@ -10,6 +10,7 @@ import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createChangeFeed } from "../server/change-feed.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
+import { fallbackPolicy } from "../server/fallback-retry.ts";
 import { passthroughNaming } from "../server/federated-names.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
@@ -268,6 +269,7 @@ async function run(
     clients,
     servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
     stats,
+    fallback: fallbackPolicy(servers, config.autoRetryFallback),
     metrics,
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.

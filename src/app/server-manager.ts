@@ -9,7 +9,7 @@ import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
-import { pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
+import { isUnindexed, pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
 
 /**
  * The servers of a running proxy, changed without a restart: by an agent (`upstream_servers`), by
@@ -76,7 +76,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
     await sync.keepOnly(runnableServers(next.servers), pinnedServers(next.servers));
     const starting = [...changes.added, ...changes.changed].filter((name) => {
       const server = next.servers.find((s) => s.name === name);
-      return server?.enabled && !server.lazy;
+      return server?.enabled && (!server.lazy || isUnindexed(catalog, name));
     });
     await Promise.all(
       starting.map(async (name) => {

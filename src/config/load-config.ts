@@ -5,9 +5,11 @@ import { ProxyError } from "../errors.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
+import { PreconnectSchema, resolveLazyStarts } from "./lazy-start.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
 import {
+  AutoRetryFallbackSchema,
   ConfigFileSchema,
   InheritEnvSchema,
   PluginsSchema,
@@ -20,8 +22,12 @@ export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
   /** User plugins, in config order, with absolute paths. */
   plugins: readonly { path: string; options?: unknown; optional?: boolean }[];
-  /** Every configured server, enabled or not, sorted by name. */
+  /** Every configured server, enabled or not, sorted by name; `lazy` resolved (lazy-start.ts). */
   servers: readonly ServerConfig[];
+  /** `mcpproxy.preconnect`: started with `serve` even when lazy (each a configured server). */
+  preconnect: readonly string[];
+  /** `mcpproxy.autoRetryFallback`: the default of the servers a person wrote (fallback-retry.ts). */
+  autoRetryFallback: boolean;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
@@ -70,6 +76,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     requireToken: false,
     quarantineNewServers: false,
     readOnly: false,
+    lazy: false,
     stats: true,
     metrics: false,
     metricsToolLimit: 100,
@@ -91,7 +98,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 }
 
 /** Settings that exist in the file only (no environment variable or flag). */
-const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv"] as const;
+const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
 
 /**
@@ -140,21 +147,27 @@ export function parseConfig(
   problems.push(...unknownKeys(raw as Record<string, unknown>, TOP_LEVEL_KEYS, "", IGNORED_TOP_LEVEL_KEYS));
 
   const settings = resolveSettings(file.output.mcpproxy, env, options.overrides ?? {}, problems);
-  const inheritEnv = parseInheritEnv(file.output.mcpproxy.inheritEnv, env, problems);
-  const servers: ServerConfig[] = [];
+  const inheritEnv = parseFileSetting(InheritEnvSchema, file.output.mcpproxy, "inheritEnv", env, problems);
+  const autoRetryFallback =
+    parseFileSetting(AutoRetryFallbackSchema, file.output.mcpproxy, "autoRetryFallback", env, problems) ??
+    false;
+  const preconnect =
+    parseFileSetting(PreconnectSchema, file.output.mcpproxy, "preconnect", env, problems) ?? [];
+  const parsed: ServerConfig[] = [];
   for (const section of ["mcpServers", "servers"] as const) {
     // The raw map, not valibot's copy: that one drops keys such as `__proto__` in silence, and a
     // name that cannot be used must be reported, not ignored.
     const entries = (raw as Record<string, unknown>)[section] ?? {};
     for (const [name, entry] of Object.entries(entries as Record<string, unknown>)) {
-      if (servers.some((server) => server.name === name)) {
+      if (parsed.some((server) => server.name === name)) {
         problems.push({ path: `${section}.${name}`, message: "a server of this name is already configured" });
         continue;
       }
       const server = parseServer(name, entry, env, configDir, problems, section, inheritEnv);
-      if (server) servers.push(server);
+      if (server) parsed.push(server);
     }
   }
+  const servers = resolveLazyStarts(parsed, { lazy: settings.lazy, preconnect }, problems);
   servers.sort((a, b) => a.name.localeCompare(b.name));
   const plugins = parsePlugins(file.output.mcpproxy.plugins, configDir, env, problems);
   if (problems.length > 0) throw invalid(options.configPath, problems);
@@ -167,6 +180,8 @@ export function parseConfig(
     configPath: options.configPath,
     plugins: Object.freeze(plugins),
     servers: Object.freeze(servers),
+    preconnect: Object.freeze(preconnect),
+    autoRetryFallback,
   });
 }
 
@@ -206,16 +221,21 @@ function resolveSettings(
   return resolved as Settings;
 }
 
-/** `mcpproxy.inheritEnv`: the person's variables every server they wrote gets (child-env.ts). */
-function parseInheritEnv(
-  raw: unknown,
+/**
+ * A setting of the file only (no environment variable or flag: `inheritEnv`, the person's variables
+ * every server they wrote gets; `autoRetryFallback`; `preconnect`), or undefined when not set or invalid.
+ */
+function parseFileSetting<T extends v.GenericSchema>(
+  schema: T,
+  section: Record<string, unknown>,
+  key: (typeof FILE_ONLY_SETTINGS)[number],
   env: Readonly<Record<string, string | undefined>>,
   problems: ExpansionProblem[],
-): boolean | readonly string[] | undefined {
-  if (raw === undefined) return undefined;
-  const parsed = v.safeParse(InheritEnvSchema, expandDeep(raw, env, "mcpproxy.inheritEnv", problems));
+): v.InferOutput<T> | undefined {
+  if (section[key] === undefined) return undefined;
+  const parsed = v.safeParse(schema, expandDeep(section[key], env, `mcpproxy.${key}`, problems));
   if (parsed.success) return parsed.output;
-  problems.push(...parsed.issues.map((issue) => issueToProblem(issue, "mcpproxy.inheritEnv")));
+  problems.push(...parsed.issues.map((issue) => issueToProblem(issue, `mcpproxy.${key}`)));
   return undefined;
 }
 

@@ -48,6 +48,7 @@ export interface ToolStats {
   errors: number;
   timeouts: number;
   meanMs: number;
+  p50Ms: number;
   p95Ms: number;
   afterSearch: number;
   lastError?: string | undefined;
@@ -307,6 +308,7 @@ function figures(server: string, tool: string, t: Tally): ToolStats {
     errors: t.errors,
     timeouts: t.timeouts,
     meanMs: t.calls ? Math.round((t.totalMs / t.calls) * 100) / 100 : 0,
+    p50Ms: Math.round(percentile(t.latency, 0.5) * 100) / 100,
     p95Ms: Math.round(p95 * 100) / 100,
     afterSearch: t.afterSearch,
     ...(t.lastError ? { lastError: t.lastError } : {}),

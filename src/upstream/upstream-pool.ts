@@ -91,10 +91,13 @@ export interface ConnectOutcome {
 }
 
 export interface UpstreamPool {
-  /** Connects the enabled servers (lazy ones too with `includeLazy`); `onOutcome` hears about each as it settles. */
+  /**
+   * Connects the enabled servers (lazy ones too with `includeLazy`, or those it names);
+   * `onOutcome` hears about each as it settles.
+   */
   connectAll(
     onOutcome?: (outcome: ConnectOutcome) => void | Promise<void>,
-    includeLazy?: boolean,
+    includeLazy?: boolean | ((server: string) => boolean),
   ): Promise<ConnectOutcome[]>;
   callTool(
     server: string,
@@ -314,8 +317,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
 
   return {
     async connectAll(onOutcome, includeLazy = false) {
+      const isWanted = typeof includeLazy === "function" ? includeLazy : () => includeLazy;
       const wanted = [...slots.values()].filter(
-        (slot) => slot.config.enabled && (includeLazy || !slot.config.lazy),
+        (slot) => slot.config.enabled && (!slot.config.lazy || isWanted(slot.config.name)),
       );
       return mapConcurrently(wanted, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
         const outcome = await outcomeOf(slot);
