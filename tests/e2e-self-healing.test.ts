@@ -340,6 +340,11 @@ describe("autoRetryFallback", () => {
     await Bun.sleep(500);
     expect((await call(proxy, "third__search_notes", { query: "after" })).isError).toBeFalsy();
     expect(callsOf(sandbox, "mirror")).toEqual([]);
+    // Not even attempted: a retry would carry the cancelled signal, fail before the server, and be counted.
+    const stat = (await proxy.client.callTool({ name: "tools_stat", arguments: {} })).structuredContent as {
+      top: { server: string }[];
+    };
+    expect(stat.top.map((t) => t.server).sort()).toEqual(["primary", "third"]);
   });
 
   test("an agent cannot set it: add and update with autoRetryFallback are refused and the file is left alone", async () => {
