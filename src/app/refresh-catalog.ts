@@ -36,9 +36,10 @@ export interface RefreshOptions {
   logger: Logger;
   /**
    * Start lazy servers too (`index`); `serve` leaves them until a call needs them, their tools kept,
-   * but for those the index has no tool of yet (isUnindexed).
+   * but for those the index has no tool of yet (isUnindexed) unless `startUnindexed` is false.
    */
   includeLazy?: boolean;
+  startUnindexed?: boolean | undefined;
   onServerDone?: (report: ServerReport, done: number, total: number) => void;
 }
 
@@ -50,7 +51,8 @@ export async function refreshCatalog(
 ): Promise<RefreshReport> {
   const started = performance.now();
   const enabled = config.servers.filter((server) => server.enabled);
-  const startsLazy = (server: string) => options.includeLazy === true || isUnindexed(catalog, server);
+  const startsLazy = (server: string) =>
+    options.includeLazy === true || (options.startUnindexed !== false && isUnindexed(catalog, server));
   const connecting = enabled.filter((server) => !server.lazy || startsLazy(server.name));
   const reports: ServerReport[] = [];
   let stopped = false;

@@ -192,7 +192,9 @@ async function run(
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
-  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions });
+  // In passthrough the other servers are never started, whatever the index knows of them.
+  const startUnindexed = options.passthrough === undefined;
+  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions, startUnindexed });
   manager = createServerManager({
     config,
     load: reloadConfig,
@@ -200,6 +202,7 @@ async function run(
     sync,
     catalog,
     logger: logger.child("config"),
+    startUnindexed,
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
