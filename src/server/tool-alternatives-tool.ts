@@ -1,5 +1,6 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
+import { isProxyError } from "../errors.ts";
 import { approvedTool, publicDefinition } from "../index/retrieve-tools.ts";
 import type { CatalogTool } from "../index/tool-catalog.ts";
 import { RESERVED_TOOL_NAMES, RETRIEVE_TOOLS } from "./builtin-tools.ts";
@@ -53,18 +54,25 @@ export async function toolAlternatives(
   deps: Pick<ProxyServerDeps, "catalog" | "pool" | "stats" | "firstIndexing">,
   name: string,
 ): Promise<CallToolResult> {
-  let found: CatalogTool | undefined = deps.catalog.get(name);
-  if (!found && deps.firstIndexing) {
+  let named: CatalogTool | undefined = deps.catalog.get(name);
+  if (!named && deps.firstIndexing) {
     await deps.firstIndexing;
-    found = deps.catalog.get(name);
+    named = deps.catalog.get(name);
   }
-  const tool = found;
+  const tool = named;
   if (!tool) {
     return errorResult(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
     );
   }
-  const alternatives = (await alternativesFor(deps, tool)).flatMap((alternative) => {
+  let found: Alternative[];
+  try {
+    found = await alternativesFor(deps, tool);
+  } catch (error) {
+    if (isProxyError(error)) return errorResult(error.message);
+    throw error;
+  }
+  const alternatives = found.flatMap((alternative) => {
     // Looked up again: a tool quarantined since the search is never offered.
     const approved = approvedTool(deps.catalog, alternative.name);
     return approved ? [{ ...publicDefinition(approved.tool, approved.definition), ...alternative }] : [];
