@@ -39,13 +39,7 @@ export function withUsageFigures(
   stats: CallStats | undefined,
 ): RetrieveToolsResult {
   if (!stats) return { ...result, notes: [...(result.notes ?? []), STATS_OFF_NOTE] };
-  const shown = new Set(result.tools.map((hit) => `${hit.server}\u0000${hit.tool}`));
-  const figures = new Map(
-    stats
-      .all()
-      .filter((t) => shown.has(`${t.server}\u0000${t.tool}`))
-      .map((t) => [`${t.server}\u0000${t.tool}`, t]),
-  );
+  const figures = new Map(stats.figuresOf(result.tools).map((t) => [`${t.server}\u0000${t.tool}`, t]));
   const tools: RetrievedWithFigures[] = result.tools.map((hit) => {
     const t = figures.get(`${hit.server}\u0000${hit.tool}`);
     const metrics: UsageFigures = t?.calls

@@ -60,6 +60,8 @@ export interface CallStats {
   record(call: CallRecord): void;
   /** Every tool's figures, what is still in memory included. */
   all(): ToolStats[];
+  /** These tools' figures (those with any), read row by row: a search's few hits, not every tool. */
+  figuresOf(tools: readonly { server: string; tool: string }[]): ToolStats[];
   /**
    * The last error of each tool as one session's own calls met it (this process's, in memory).
    * Another session's errors may quote its data: an agent sees its own only.
@@ -270,6 +272,16 @@ export function openCallStats(
         });
       }
       return [...merged.values()].map(({ server, tool, tally }) => figures(server, tool, tally));
+    },
+    figuresOf(tools) {
+      const read = db?.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
+      return tools.flatMap(({ server, tool }) => {
+        const row = read?.get(server, tool) as { tally: string } | null | undefined;
+        const fresh = pending.get(key(server, tool))?.tally;
+        const stored = row ? parseTally(row.tally) : undefined;
+        const tally = stored && fresh ? add(stored, fresh) : (stored ?? fresh);
+        return tally ? [figures(server, tool, tally)] : [];
+      });
     },
     reset(filter) {
       flush();
