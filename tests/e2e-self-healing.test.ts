@@ -158,15 +158,25 @@ const retryConfig =
   });
 
 describe("get_tool_alternatives", () => {
-  test("is listed beside the proxy's own tools, and an unknown name points to retrieve_tools", async () => {
-    const { proxy } = await proxyWith(retryConfig({}));
+  test("is listed beside the proxy's own tools, never offers a quarantined tool, and an unknown name points to retrieve_tools", async () => {
+    const { sandbox, proxy } = await proxyWith(retryConfig({}));
     const names = (await proxy.client.listTools()).tools.map((t) => t.name);
     expect(names).toContain("get_tool_alternatives");
+    const { found } = await alternativesOf(proxy, "primary__search_notes");
+    const offered = found.alternatives.map((a) => a.name);
+    expect(offered[0]).toBe("mirror__search_notes");
+    // held lists the very same tool, but a person has not approved it.
+    expect(offered).not.toContain("held__search_notes");
     const { result } = await alternativesOf(proxy, "nobody__nothing");
     expect(result.isError).toBe(true);
     expect(texts(result)[0]).toBe(
       "No tool named nobody__nothing. Use retrieve_tools to find tools and pass the name it returns.",
     );
+    // Under --passthrough the client sees one server's own tools, and nothing else.
+    const passthrough = await connectStdio(sandbox, {}, ["--passthrough", "mirror"]);
+    scope.defer(() => passthrough.close());
+    const own = (await passthrough.client.listTools()).tools.map((t) => t.name);
+    expect(own.sort()).toEqual(["archive_notes", "export_notes", "lookup_note", "search_notes"]);
   });
 
   test("ranks the tool's own server's look-alike first while it is up, other servers first once it is down", async () => {
@@ -380,8 +390,10 @@ describe("autoRetryFallback", () => {
       arguments: { operation: "add", name: "agent", server: agentEntry },
     });
     expect(added.isError).toBeFalsy();
-    // The person approves what it runs, then its tools.
+    // The person approves what it runs, then its tools; until then they are never offered.
     expect((await runCli(["approve", "agent", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    const unapproved = (await alternativesOf(proxy, "primary__search_notes")).found.alternatives;
+    expect(unapproved.map((a) => a.server)).not.toContain("agent");
     await eventually(
       async () => (await runCli(["approve", ...flags(sandbox)], sandbox.env())).stdout,
       (out) => out.includes("agent/search_notes"),
