@@ -155,23 +155,32 @@ describe("one writer per data dir", () => {
 describe("index while a serve keeps the data dir", () => {
   test("the serve re-indexes its servers (lazy ones too) and index prints its summary", async () => {
     const sandbox = cleanup.sandbox();
-    sandbox.writeConfig({
-      mcpServers: {
-        fx: fixtureEntry(),
-        lz: { ...fixtureEntry({ args: ["--name", "lazyfx"] }), lazy: true },
-      },
+    // Indexed once, then reworded: a serve leaves a lazy server it knows tools of until a call needs it.
+    const lazy = (description: string) => ({
+      ...fixtureEntry({ args: ["--name", "lazyfx"], env: { FIXTURE_ECHO_DESCRIPTION: description } }),
+      lazy: true,
+      trust: "auto",
     });
+    sandbox.writeConfig({ mcpServers: { lz: lazy("Say what the budgie says") } });
+    expect((await runCli(["index", ...flags(sandbox)], sandbox.env())).code).toBe(0);
+    sandbox.writeConfig({ mcpServers: { fx: fixtureEntry(), lz: lazy("Repeat what the parrot squawks") } });
     const serve = await connectStdio(sandbox);
     cleanup.defer(() => serve.close());
-    expect((await retrieve(serve.client, "echo back the message", 1)).tools[0]?.name).toBe("fx__echo");
-    expect((await searchJson(sandbox, "echo back")).tools.map((tool) => tool.name)).not.toContain("lz__echo");
+    const first = await eventually(
+      async () => (await retrieve(serve.client, "echo back the message", 1)).tools[0]?.name,
+      (name) => name === "fx__echo",
+      10_000,
+    );
+    expect(first).toBe("fx__echo");
+    const parrot = async () => (await searchJson(sandbox, "parrot squawks")).tools.map((tool) => tool.name);
+    expect(await parrot()).not.toContain("lz__echo");
 
     const indexed = await runCli(["index", ...flags(sandbox)], sandbox.env());
     expect(indexed.stdout).toMatch(/mcpproxy serve \(pid \d+\) keeps the index in/);
     expect(indexed.stdout).toContain(`ok      lz: ${FIXTURE_TOOLS} tools`);
     expect(indexed.stdout).toContain(`ok      fx: ${FIXTURE_TOOLS} tools`);
     expect(indexed.code).toBe(0);
-    expect((await searchJson(sandbox, "echo back")).tools.map((tool) => tool.name)).toContain("lz__echo");
+    expect(await parrot()).toContain("lz__echo");
     // Nothing of the exchange is left in the data dir.
     expect(readdirSync(sandbox.dataDir).filter((name) => name.startsWith("index-"))).toEqual([]);
 

@@ -47,6 +47,7 @@ describe("dynamic routing", () => {
     const seen = watchListChanged(proxy.client, true);
     expect(await names(proxy.client)).toEqual([
       "call_tool",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -62,7 +63,14 @@ describe("dynamic routing", () => {
     );
     expect(seen.notifications).toBe(1);
     expect(seen.lists[0]?.sort()).toEqual(
-      ["call_tool", "retrieve_tools", "tools_stat", "upstream_servers", ...registered].sort(),
+      [
+        "call_tool",
+        "get_tool_alternatives",
+        "retrieve_tools",
+        "tools_stat",
+        "upstream_servers",
+        ...registered,
+      ].sort(),
     );
     const echo = (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo");
     expect(echo).toMatchObject({
@@ -122,6 +130,7 @@ describe("dynamic routing", () => {
     expect(await names(proxy.client)).toEqual(
       [
         "call_tool",
+        "get_tool_alternatives",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",
@@ -161,6 +170,7 @@ describe("dynamic routing", () => {
     expect(await names(one)).toEqual([
       "call_tool",
       "fixture__echo",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -168,6 +178,7 @@ describe("dynamic routing", () => {
     expect(await names(two)).toEqual([
       "call_tool",
       "fixture__add_numbers",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -203,6 +214,7 @@ describe("auto routing", () => {
     const ignored = watchListChanged(deaf.client, false);
     expect(await names(listening.client)).toEqual([
       "call_tool",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -238,12 +250,14 @@ describe("auto routing", () => {
       "call_tool",
       "fixture__add_numbers",
       "fixture__echo",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
     ]);
     expect(await names(deaf.client)).toEqual([
       "call_tool",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -306,6 +320,7 @@ describe("an upstream that changes its tools", () => {
     expect(await names(proxy.client)).toEqual([
       "call_tool",
       "fixture__echo",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -327,6 +342,7 @@ describe("call-tool routing", () => {
     expect(found).not.toHaveProperty("registered");
     expect(await names(proxy.client)).toEqual([
       "call_tool",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",

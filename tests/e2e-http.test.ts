@@ -94,6 +94,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       const { tools } = await second.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
+        "get_tool_alternatives",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",
@@ -110,6 +111,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       const { tools } = await legacy.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
+        "get_tool_alternatives",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",

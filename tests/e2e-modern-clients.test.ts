@@ -34,7 +34,7 @@ setDefaultTimeout(60_000);
  */
 const scope = cleanupAfterEach();
 const MODERN = "2026-07-28";
-const OWN_TOOLS = ["retrieve_tools", "call_tool", "upstream_servers", "tools_stat"];
+const OWN_TOOLS = ["retrieve_tools", "call_tool", "upstream_servers", "tools_stat", "get_tool_alternatives"];
 
 const serveArgs = (sandbox: Sandbox, extra: string[] = []) => [
   "serve",

@@ -38,10 +38,11 @@ describe("mcpproxy serve over stdio", () => {
     sandbox?.cleanup();
   });
 
-  test("lists only retrieve_tools, call_tool, upstream_servers and tools_stat", async () => {
+  test("lists only retrieve_tools, call_tool, upstream_servers, tools_stat and get_tool_alternatives", async () => {
     const { tools } = await proxy.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "call_tool",
+      "get_tool_alternatives",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",

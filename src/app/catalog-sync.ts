@@ -44,6 +44,8 @@ export interface CatalogSyncOptions {
   logger: Logger;
   plugins: PluginRunner;
   sessions: SessionRegistry;
+  /** `false` (passthrough): lazy servers stay unstarted even when the index knows none of their tools. */
+  startUnindexed?: boolean | undefined;
 }
 
 export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
@@ -104,7 +106,10 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
       try {
         await announcing(undefined, async () => {
-          const report = await refreshCatalog(config, catalog, pool, { logger });
+          const report = await refreshCatalog(config, catalog, pool, {
+            logger,
+            startUnindexed: options.startUnindexed,
+          });
           // A session that ended while servers were still connecting: they were stopped on purpose.
           if (report.stopped) return logger.debug("indexing stopped: the proxy is shutting down");
           if (enabled.length === 0) return;

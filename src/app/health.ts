@@ -5,12 +5,12 @@ import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { VERSION } from "../version.ts";
 
 /**
- * What `/health` says, truthfully: `status` is `ok` only when every enabled server is connected,
- * `degraded` otherwise, with each server's state (connecting, connected, restarting, failed with
+ * What `/health` says, truthfully: `status` is `ok` only when every enabled server is connected
+ * (or lazy and not started yet: `configured`), `degraded` otherwise, with each server's state (connecting, connected, restarting, failed with
  * its last error and, while a retry is scheduled, when it is (`retryAt`), after how many failures in a
  * row and whether the circuit is open, disabled), and its call limits with their calls in flight,
  * queued and refused. HTTP 200 either way, so a probe does not restart a proxy that still
- * serves most servers; 503 only when no enabled server is usable (none connected, or none configured).
+ * serves most servers; 503 only when no enabled server is usable (none connected or lazy, or none configured).
  */
 export interface HealthReport {
   httpStatus: 200 | 503;
@@ -25,11 +25,12 @@ export function healthReport(
 ): HealthReport {
   const servers = pool.status();
   const enabled = servers.filter((server) => server.state !== "disabled");
-  const connected = enabled.filter((server) => server.state === "connected").length;
+  // A lazy server not started yet (`configured`) is as it should be: it starts on its first call.
+  const usable = enabled.filter((server) => server.state === "connected" || server.state === "configured");
   return {
-    httpStatus: connected === 0 ? 503 : 200,
+    httpStatus: usable.length === 0 ? 503 : 200,
     body: {
-      status: connected === enabled.length && enabled.length > 0 ? "ok" : "degraded",
+      status: usable.length === enabled.length && enabled.length > 0 ? "ok" : "degraded",
       version: VERSION,
       tools: catalog.size(),
       servers: servers.map((server) => ({

@@ -34,8 +34,12 @@ export interface RefreshReport {
 
 export interface RefreshOptions {
   logger: Logger;
-  /** Start lazy servers too (`index`); `serve` leaves them until a call needs them, their tools kept. */
+  /**
+   * Start lazy servers too (`index`); `serve` leaves them until a call needs them, their tools kept,
+   * but for those the index has no tool of yet (isUnindexed) unless `startUnindexed` is false.
+   */
   includeLazy?: boolean;
+  startUnindexed?: boolean | undefined;
   onServerDone?: (report: ServerReport, done: number, total: number) => void;
 }
 
@@ -47,7 +51,9 @@ export async function refreshCatalog(
 ): Promise<RefreshReport> {
   const started = performance.now();
   const enabled = config.servers.filter((server) => server.enabled);
-  const connecting = enabled.filter((server) => options.includeLazy || !server.lazy);
+  const startsLazy = (server: string) =>
+    options.includeLazy === true || (options.startUnindexed !== false && isUnindexed(catalog, server));
+  const connecting = enabled.filter((server) => !server.lazy || startsLazy(server.name));
   const reports: ServerReport[] = [];
   let stopped = false;
   const totals: SyncCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
@@ -81,7 +87,7 @@ export async function refreshCatalog(
     }
     reports.push(report);
     options.onServerDone?.(report, reports.length, connecting.length);
-  }, options.includeLazy);
+  }, startsLazy);
   // Stopped half-way, the servers indexed so far are saved; what the others had is kept.
   if (!stopped) {
     add(await catalog.removeServersExcept(runnableServers(config.servers)));
@@ -96,6 +102,14 @@ export async function refreshCatalog(
     elapsedMs: performance.now() - started,
     stopped,
   };
+}
+
+/**
+ * A server the index knows no tool of (new, or never reached): started even when lazy, once, to list
+ * its tools, which nothing could find otherwise; it then stays up as one a call started.
+ */
+export function isUnindexed(catalog: ToolCatalog, server: string): boolean {
+  return catalog.names(server).length === 0;
 }
 
 /** Pins the prompts and templates a server listed as it connected (the first sight of them). */

@@ -11,6 +11,7 @@ import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createChangeFeed } from "../server/change-feed.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
+import { fallbackPolicy } from "../server/fallback-retry.ts";
 import { passthroughNaming } from "../server/federated-names.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
@@ -192,7 +193,9 @@ async function run(
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
-  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions });
+  // In passthrough the other servers are never started, whatever the index knows of them.
+  const startUnindexed = options.passthrough === undefined;
+  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions, startUnindexed });
   manager = createServerManager({
     config,
     load: reloadConfig,
@@ -200,6 +203,7 @@ async function run(
     sync,
     catalog,
     logger: logger.child("config"),
+    startUnindexed,
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
@@ -269,6 +273,7 @@ async function run(
     clients,
     servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
     stats,
+    fallback: fallbackPolicy(servers, config.autoRetryFallback),
     metrics,
     prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
     rerank: rerankerFor(config.search, logger, stats?.recordRerank),

@@ -9,7 +9,7 @@ import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
-import { pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
+import { isUnindexed, pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
 
 /**
  * The servers of a running proxy, changed without a restart: by an agent (`upstream_servers`), by
@@ -49,6 +49,8 @@ export interface ServerManagerOptions {
   sync: CatalogSync;
   catalog: ToolCatalog;
   logger: Logger;
+  /** `false` (passthrough): a lazy server added or changed is not started even when unindexed. */
+  startUnindexed?: boolean | undefined;
 }
 
 /** How long the watcher waits for an editor to finish writing before it reads the file. */
@@ -76,7 +78,8 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
     await sync.keepOnly(runnableServers(next.servers), pinnedServers(next.servers));
     const starting = [...changes.added, ...changes.changed].filter((name) => {
       const server = next.servers.find((s) => s.name === name);
-      return server?.enabled && !server.lazy;
+      const startsLazy = options.startUnindexed !== false && isUnindexed(catalog, name);
+      return server?.enabled && (!server.lazy || startsLazy);
     });
     await Promise.all(
       starting.map(async (name) => {

@@ -5,10 +5,12 @@ import { ProxyError } from "../errors.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
+import { PreconnectSchema, resolveLazyStarts } from "./lazy-start.ts";
 import { DEFAULT_QUEUE_SIZE, DEFAULT_QUEUE_TIMEOUT_MS } from "./limit-settings.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
 import {
+  AutoRetryFallbackSchema,
   ConfigFileSchema,
   InheritEnvSchema,
   PluginsSchema,
@@ -22,10 +24,14 @@ export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
   /** User plugins, in config order, with absolute paths. */
   plugins: readonly { path: string; options?: unknown; optional?: boolean }[];
-  /** Every configured server, enabled or not, sorted by name. */
+  /** Every configured server, enabled or not, sorted by name; `lazy` resolved (lazy-start.ts). */
   servers: readonly ServerConfig[];
   /** `mcpproxy.search` (search-config.ts); `embedder` is the one its mode implies. */
   search: Readonly<ResolvedSearch>;
+  /** `mcpproxy.preconnect`: started with `serve` even when lazy (each a configured server). */
+  preconnect: readonly string[];
+  /** `mcpproxy.autoRetryFallback`: the default of the servers a person wrote (fallback-retry.ts). */
+  autoRetryFallback: boolean;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
@@ -74,6 +80,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     requireToken: false,
     quarantineNewServers: false,
     readOnly: false,
+    lazy: false,
     stats: true,
     metrics: false,
     metricsToolLimit: 100,
@@ -99,7 +106,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 }
 
 /** Settings that exist in the file only (no environment variable or flag). */
-const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv"] as const;
+const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback"] as const;
 /** Sections of settings with their own tables (search-config.ts). */
 const SECTIONS = ["search"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
@@ -167,14 +174,19 @@ export function parseConfig(
     },
     problems,
   );
-  const inheritEnv = parseInheritEnv(file.output.mcpproxy.inheritEnv, env, problems);
-  const servers: ServerConfig[] = [];
+  const inheritEnv = parseFileSetting(InheritEnvSchema, file.output.mcpproxy, "inheritEnv", env, problems);
+  const autoRetryFallback =
+    parseFileSetting(AutoRetryFallbackSchema, file.output.mcpproxy, "autoRetryFallback", env, problems) ??
+    false;
+  const preconnect =
+    parseFileSetting(PreconnectSchema, file.output.mcpproxy, "preconnect", env, problems) ?? [];
+  const parsed: ServerConfig[] = [];
   for (const section of ["mcpServers", "servers"] as const) {
     // The raw map, not valibot's copy: that one drops keys such as `__proto__` in silence, and a
     // name that cannot be used must be reported, not ignored.
     const entries = (raw as Record<string, unknown>)[section] ?? {};
     for (const [name, entry] of Object.entries(entries as Record<string, unknown>)) {
-      if (servers.some((server) => server.name === name)) {
+      if (parsed.some((server) => server.name === name)) {
         problems.push({ path: `${section}.${name}`, message: "a server of this name is already configured" });
         continue;
       }
@@ -182,9 +194,10 @@ export function parseConfig(
         inheritEnv,
         limits: settings,
       });
-      if (server) servers.push(server);
+      if (server) parsed.push(server);
     }
   }
+  const servers = resolveLazyStarts(parsed, { lazy: settings.lazy, preconnect }, problems);
   servers.sort((a, b) => a.name.localeCompare(b.name));
   const plugins = parsePlugins(file.output.mcpproxy.plugins, configDir, env, problems);
   if (problems.length > 0) throw invalid(options.configPath, problems);
@@ -199,6 +212,8 @@ export function parseConfig(
     configPath: options.configPath,
     plugins: Object.freeze(plugins),
     servers: Object.freeze(servers),
+    preconnect: Object.freeze(preconnect),
+    autoRetryFallback,
   });
 }
 
@@ -253,16 +268,21 @@ function resolveTable(
   }
 }
 
-/** `mcpproxy.inheritEnv`: the person's variables every server they wrote gets (child-env.ts). */
-function parseInheritEnv(
-  raw: unknown,
+/**
+ * A setting of the file only (no environment variable or flag: `inheritEnv`, the person's variables
+ * every server they wrote gets; `autoRetryFallback`; `preconnect`), or undefined when not set or invalid.
+ */
+function parseFileSetting<T extends v.GenericSchema>(
+  schema: T,
+  section: Record<string, unknown>,
+  key: (typeof FILE_ONLY_SETTINGS)[number],
   env: Readonly<Record<string, string | undefined>>,
   problems: ExpansionProblem[],
-): boolean | readonly string[] | undefined {
-  if (raw === undefined) return undefined;
-  const parsed = v.safeParse(InheritEnvSchema, expandDeep(raw, env, "mcpproxy.inheritEnv", problems));
+): v.InferOutput<T> | undefined {
+  if (section[key] === undefined) return undefined;
+  const parsed = v.safeParse(schema, expandDeep(section[key], env, `mcpproxy.${key}`, problems));
   if (parsed.success) return parsed.output;
-  problems.push(...parsed.issues.map((issue) => issueToProblem(issue, "mcpproxy.inheritEnv")));
+  problems.push(...parsed.issues.map((issue) => issueToProblem(issue, `mcpproxy.${key}`)));
   return undefined;
 }
 

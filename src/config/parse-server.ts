@@ -23,8 +23,13 @@ interface ServerBase {
   timeoutMs: number;
   /** How long one call may go without an answer or progress; unset, the proxy-wide callTimeoutMs. */
   callTimeoutMs?: number | undefined;
-  /** Started on first use rather than with `serve`. */
+  /**
+   * Started on first use rather than with `serve`: as written here (false included), resolved with
+   * `mcpproxy.lazy` and `preconnect` by lazy-start.ts, after which it is true or absent.
+   */
   lazy?: boolean | undefined;
+  /** Its own `autoRetryFallback`, when a person set one (fallback-retry.ts). */
+  autoRetryFallback?: boolean | undefined;
   /** `false`: arguments are forwarded without checking them against the tool's input schema. */
   validateArguments?: boolean | undefined;
   /** What a new or changed tool gets: quarantined until approved (`pin`, the default) or accepted (`auto`). */
@@ -174,7 +179,10 @@ export function parseServer(
     enabled: isEnabled,
     timeoutMs: parsed.output.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     ...(parsed.output.callTimeoutMs !== undefined ? { callTimeoutMs: parsed.output.callTimeoutMs } : {}),
-    ...(parsed.output.lazy ? { lazy: true } : {}),
+    ...(parsed.output.lazy !== undefined ? { lazy: parsed.output.lazy } : {}),
+    ...(parsed.output.autoRetryFallback !== undefined
+      ? { autoRetryFallback: parsed.output.autoRetryFallback }
+      : {}),
     ...(parsed.output.validateArguments === false ? { validateArguments: false } : {}),
     ...(parsed.output.trust ? { trust: parsed.output.trust } : {}),
     ...(parsed.output.quarantined ? { quarantined: true } : {}),
@@ -270,6 +278,7 @@ export const SERVER_KEYS = [
   "timeoutMs",
   "callTimeoutMs",
   "lazy",
+  "autoRetryFallback",
   "validateArguments",
   "trust",
   "roots",

@@ -46,6 +46,11 @@ const commonServerKeys = {
   validateArguments: v.optional(v.boolean("must be true or false")),
   /** Started on the first call that needs it, not with the proxy; its tools are searchable from the saved index. */
   lazy: v.optional(v.boolean("must be true or false")),
+  /**
+   * A failed read-only call of its tools is retried on a read-only alternative, and its tools may be
+   * such alternatives (fallback-retry.ts). Default: `mcpproxy.autoRetryFallback`. A person's setting only.
+   */
+  autoRetryFallback: v.optional(v.boolean("must be true or false")),
   /** Hold every tool of this server for `mcpproxy approve` on first sight (servers an agent adds get it). */
   quarantined: v.optional(v.boolean("must be true or false")),
   /**
@@ -265,6 +270,8 @@ export const SETTINGS = {
   metrics: { env: "MCPPROXY_METRICS", schema: booleanLike },
   /** How many tools get series of their own in /metrics; calls to the rest count under tool="(other)". */
   metricsToolLimit: { env: "MCPPROXY_METRICS_TOOL_LIMIT", schema: intInRange(0, 100_000) },
+  /** Servers start on the first call that needs them unless their own `lazy` or `preconnect` says otherwise. */
+  lazy: { env: "MCPPROXY_LAZY", schema: booleanLike },
   /** Agents may list servers with `upstream_servers` but not change them. */
   readOnly: { env: "MCPPROXY_READ_ONLY", schema: booleanLike },
   /** What the tool-poisoning scan's findings do: logged and shown (`warn`), or the tool quarantined (`block`). */
@@ -339,6 +346,9 @@ export const ConfigFileSchema = jsonObject(
   }),
   "must be a JSON object",
 );
+
+/** `mcpproxy.autoRetryFallback` (file only: a person's setting, see fallback-retry.ts). */
+export const AutoRetryFallbackSchema = v.boolean("must be true or false");
 
 /** `mcpproxy.plugins`: file paths (relative to the config file), each alone or with its options. */
 export const PluginsSchema = v.array(

@@ -259,7 +259,8 @@ async function checkServer(
         `${connection.tools.length} tool(s)` +
         (info ? `; it is ${info.name} ${info.version}` : "") +
         (protocol ? `, protocol ${protocol} (${connection.era} era)` : "") +
-        (connection.skipped.length > 0 ? `; ${connection.skipped.length} malformed tool(s) left out` : ""),
+        (connection.skipped.length > 0 ? `; ${connection.skipped.length} malformed tool(s) left out` : "") +
+        (server.lazy ? "; lazy: serve starts it on the first call that needs it" : ""),
       ...(connection.tools.length === 0
         ? { fix: "it offers no tools, so the agent will not find anything from it" }
         : {}),

@@ -15,7 +15,7 @@ import {
  * What an agent's change to a server entry (through `upstream_servers`) becomes in the config
  * file. An agent may write a launch spec and the connection timeouts, nothing else: keys that lower
  * protection (`trust`, `quarantined`, `lazy`, `validateArguments`, `roots`, `relayOutsideCalls`,
- * `enabled`, the approval marks), the call limits (`rateLimit`, `maxConcurrent`, `queueSize`,
+ * `autoRetryFallback`, `enabled`, the approval marks), the call limits (`rateLimit`, `maxConcurrent`, `queueSize`,
  * `queueTimeoutMs`: the brake on an agent's loop is not the agent's to lift), `inheritEnv` (the person's variables a server gets) and
  * `oauth.clientMetadataUrl` (who mcpproxy logs in as) are a person's alone. A launch spec it adds
  * or changes, and a server it enables, are marked as its own and wait for `mcpproxy approve`

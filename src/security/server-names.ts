@@ -13,6 +13,7 @@ export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set([
   "call_tool",
   "upstream_servers",
   "tools_stat",
+  "get_tool_alternatives",
 ]);
 
 const MAX_NAME_LENGTH = 100;

@@ -1,5 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
+import { USAGE_FIGURES_SCHEMA } from "./usage-figures.ts";
 
 /** The tools the proxy itself offers. Upstream tools can never take these names. */
 export const RETRIEVE_TOOLS = "retrieve_tools";
@@ -10,6 +11,7 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
   ...BUILTIN_TOOL_NAMES,
   "upstream_servers",
   "tools_stat",
+  "get_tool_alternatives",
 ]);
 
 /**
@@ -42,10 +44,12 @@ export function retrieveToolsArgs(maxTopK: number) {
     v.object({
       query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
       top_k: v.optional(v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound))),
+      include_metrics: v.optional(v.boolean("include_metrics must be true or false")),
     }),
-    v.transform(({ query, top_k }) => ({
+    v.transform(({ query, top_k, include_metrics }) => ({
       query,
       topK: Math.min(top_k ?? maxTopK, maxTopK),
+      includeMetrics: include_metrics === true,
       notes:
         top_k !== undefined && top_k > maxTopK
           ? [
@@ -97,6 +101,11 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
             // the proxy could clamp them.
             description: `How many tools to return: at most ${maxTopK} (the default); more is clamped to ${maxTopK}.`,
           },
+          include_metrics: {
+            type: "boolean",
+            description:
+              "Add each tool's usage figures (calls, success rate, p50 latency), to prefer tools that work.",
+          },
         },
         required: ["query"],
       },
@@ -125,6 +134,7 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
                   type: "number",
                   description: "0-1: how much of the request the tool matches; higher is better",
                 },
+                metrics: USAGE_FIGURES_SCHEMA,
               },
               required: ["name", "server", "tool", "description", "inputSchema", "score"],
             },

@@ -21,6 +21,7 @@ import type { CallOptions } from "../upstream/forward-call.ts";
 import { argumentShape } from "./argument-shape.ts";
 import { RETRIEVE_TOOLS } from "./builtin-tools.ts";
 import type { ForwardOptions } from "./call-options.ts";
+import { retryOnFallback } from "./fallback-retry.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { withInputRounds } from "./input-rounds.ts";
 import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
@@ -95,6 +96,8 @@ export async function forwardCall(
   args: Record<string, unknown> | undefined,
   context: CallOptions,
   searched: ReadonlySet<string>,
+  /** A fallback's call (fallback-retry.ts): its failure is told with the call it stood in for. */
+  isFallback = false,
 ): Promise<CallToolResult | InputRequiredResult> {
   const started = performance.now();
   const report: CallReport = {};
@@ -122,9 +125,13 @@ export async function forwardCall(
     );
   }
   // In passthrough the client knows no other tool to suggest.
-  if (outcome === "ok" || context.signal?.aborted || deps.passthrough) return result;
+  if (outcome === "ok" || context.signal?.aborted || deps.passthrough || isFallback) return result;
   const alternatives = await alternativesFor(deps, target).catch(() => []);
-  return withAlternatives(result, alternatives);
+  const failed = { target, args, result, alternatives, context, error: report.error };
+  const retried = await retryOnFallback(deps, failed, (to, options) =>
+    forwardCall(deps, era, session, to, args, options, searched, true),
+  );
+  return retried ?? withAlternatives(result, alternatives);
 }
 
 async function forwardOnce(

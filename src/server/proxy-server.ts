@@ -26,6 +26,7 @@ import {
 } from "./builtin-tools.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
 import type { ClientSessions } from "./client-sessions.ts";
+import type { FallbackPolicy } from "./fallback-retry.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
@@ -34,6 +35,12 @@ import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
 import { retrieveRanked } from "./ranked-retrieve.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
+import {
+  GET_TOOL_ALTERNATIVES,
+  ToolAlternativesArgs,
+  toolAlternatives,
+  toolAlternativesDefinition,
+} from "./tool-alternatives-tool.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
   runUpstreamServers,
@@ -42,6 +49,7 @@ import {
   upstreamServersArgs,
   upstreamServersDefinition,
 } from "./upstream-servers-tool.ts";
+import { withUsageFigures } from "./usage-figures.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
@@ -72,6 +80,8 @@ export interface ProxyServerDeps {
   clients?: ClientSessions | undefined;
   /** The servers of a running proxy, for `upstream_servers` (serve only); `readOnly` hides changes. */
   servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
+  /** `autoRetryFallback` (fallback-retry.ts); unset, a failed call is never retried elsewhere. */
+  fallback?: FallbackPolicy | undefined;
   /** Where calls are counted (stats.db); unset, nothing is recorded. */
   stats?: CallStats | undefined;
   /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
@@ -151,6 +161,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     ...builtinToolDefinitions(deps.topK),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
     ...(deps.stats ? [toolsStatDefinition] : []),
+    toolAlternativesDefinition,
   ];
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
@@ -239,7 +250,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
           );
           if (session.state() === "dynamic") result.registered = registered;
         }
-        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+        const shown = parsed.output.includeMetrics ? withUsageFigures(result, deps.stats) : result;
+        return { content: [{ type: "text", text: JSON.stringify(shown) }], structuredContent: shown };
       } catch (error) {
         if (isProxyError(error)) return errorResult(error.message);
         throw error;
@@ -261,6 +273,11 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       if (!parsed.success) return errorResult(describeIssues(TOOLS_STAT, parsed.issues));
       const result = toolsStat(parsed.output, deps.stats, deps.catalog, deps.pool, client?.session.id);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+    }
+    if (name === GET_TOOL_ALTERNATIVES) {
+      const parsed = v.safeParse(ToolAlternativesArgs, args ?? {});
+      if (!parsed.success) return errorResult(describeIssues(GET_TOOL_ALTERNATIVES, parsed.issues));
+      return toolAlternatives(deps, parsed.output.name);
     }
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});

@@ -87,6 +87,27 @@ describe("call statistics", () => {
   });
 });
 
+describe("figures of a few tools", () => {
+  test("are what all() says of them, saved and in memory merged, with the p50; tools never called are left out", () => {
+    const dir = tempDir();
+    const stats = openCallStats(dir, { persist: true });
+    for (const ms of [1, 2, 3, 100])
+      stats.record({ server: "s", tool: "t", ms, outcome: "ok", afterSearch: false });
+    stats.record({ server: "s", tool: "u", ms: 5, outcome: "error", afterSearch: false });
+    stats.flush();
+    stats.record({ server: "s", tool: "t", ms: 2, outcome: "isError", afterSearch: false });
+    const few = stats.figuresOf([
+      { server: "s", tool: "t" },
+      { server: "s", tool: "never" },
+    ]);
+    expect(few).toEqual(stats.all().filter((t) => t.tool === "t"));
+    expect(few[0]).toMatchObject({ calls: 5, successes: 4 });
+    expect(few[0]!.p50Ms).toBeGreaterThan(1.5);
+    expect(few[0]!.p50Ms).toBeLessThan(2.5);
+    stats.close();
+  });
+});
+
 describe("usage prior", () => {
   test("never called: 0; failing tools sink with the evidence, bounded; succeeding ones do not rise", () => {
     expect(usagePrior(undefined)).toBe(0);

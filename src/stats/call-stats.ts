@@ -64,6 +64,7 @@ export interface ToolStats {
   /** Refused by the server's call limits (rate, concurrency, a full queue): not in `calls`. */
   limited: number;
   meanMs: number;
+  p50Ms: number;
   p95Ms: number;
   afterSearch: number;
   lastError?: string | undefined;
@@ -79,6 +80,8 @@ export interface CallStats {
   reranks(): RerankFigures[];
   /** Every tool's figures, what is still in memory included. */
   all(): ToolStats[];
+  /** These tools' figures (those with any), read row by row: a search's few hits, not every tool. */
+  figuresOf(tools: readonly { server: string; tool: string }[]): ToolStats[];
   /**
    * The last error of each tool as one session's own calls met it (this process's, in memory).
    * Another session's errors may quote its data: an agent sees its own only.
@@ -320,6 +323,16 @@ export function openCallStats(
       }
       return [...merged.values()].map(({ server, tool, tally }) => figures(server, tool, tally));
     },
+    figuresOf(tools) {
+      const read = db?.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
+      return tools.flatMap(({ server, tool }) => {
+        const row = read?.get(server, tool) as { tally: string } | null | undefined;
+        const fresh = pending.get(key(server, tool))?.tally;
+        const stored = row ? parseTally(row.tally) : undefined;
+        const tally = stored && fresh ? add(stored, fresh) : (stored ?? fresh);
+        return tally ? [figures(server, tool, tally)] : [];
+      });
+    },
     reset(filter) {
       flush();
       const matches = (server: string, tool: string) =>
@@ -363,6 +376,7 @@ function figures(server: string, tool: string, t: Tally): ToolStats {
     timeouts: t.timeouts,
     limited: t.limited,
     meanMs: t.calls ? Math.round((t.totalMs / t.calls) * 100) / 100 : 0,
+    p50Ms: Math.round(percentile(t.latency, 0.5) * 100) / 100,
     p95Ms: Math.round(p95 * 100) / 100,
     afterSearch: t.afterSearch,
     ...(t.lastError ? { lastError: t.lastError } : {}),

@@ -94,10 +94,13 @@ export interface ConnectOutcome {
 }
 
 export interface UpstreamPool {
-  /** Connects the enabled servers (lazy ones too with `includeLazy`); `onOutcome` hears about each as it settles. */
+  /**
+   * Connects the enabled servers (lazy ones too with `includeLazy`, or those it names);
+   * `onOutcome` hears about each as it settles.
+   */
   connectAll(
     onOutcome?: (outcome: ConnectOutcome) => void | Promise<void>,
-    includeLazy?: boolean,
+    includeLazy?: boolean | ((server: string) => boolean),
   ): Promise<ConnectOutcome[]>;
   callTool(
     server: string,
@@ -201,8 +204,16 @@ const REMOVED_IN_2026 = new Set(["logging/setLevel", "ping"]);
 const isSubscriptionMethod = (method: string): method is SubscriptionMethod =>
   method === "resources/subscribe" || method === "resources/unsubscribe";
 
-const sameButLimits = (a: ServerConfig, b: ServerConfig) =>
-  JSON.stringify({ ...a, limits: undefined }) === JSON.stringify({ ...b, limits: undefined });
+/**
+ * Settings about how the proxy treats a server's calls, not about the connection: a change to them
+ * alone is applied to the running server, which is not restarted.
+ */
+const CALL_HANDLING_KEYS = ["limits", "autoRetryFallback"] as const;
+const sameButCallHandling = (a: ServerConfig, b: ServerConfig) => {
+  const without = (config: ServerConfig) =>
+    JSON.stringify({ ...config, ...Object.fromEntries(CALL_HANDLING_KEYS.map((key) => [key, undefined])) });
+  return without(a) === without(b);
+};
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
@@ -324,8 +335,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
 
   return {
     async connectAll(onOutcome, includeLazy = false) {
+      const isWanted = typeof includeLazy === "function" ? includeLazy : () => includeLazy;
       const wanted = [...slots.values()].filter(
-        (slot) => slot.config.enabled && (includeLazy || !slot.config.lazy),
+        (slot) => slot.config.enabled && (!slot.config.lazy || isWanted(slot.config.name)),
       );
       return mapConcurrently(wanted, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
         const outcome = await outcomeOf(slot);
@@ -373,8 +385,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       for (const [name, slot] of slots) {
         const config = next.get(name);
         if (config && JSON.stringify(config) === JSON.stringify(slot.config)) continue;
-        // New limits alone do not restart a server: its door takes them, its calls go on.
-        if (config && sameButLimits(config, slot.config)) {
+        // New limits (or fallback setting) alone do not restart a server: its door takes them, its calls go on.
+        if (config && sameButCallHandling(config, slot.config)) {
           slot.config = config;
           if (config.limits && slot.gate) slot.gate.setLimits(config.limits);
           else slot.gate = config.limits ? createCallGate(name, config.limits) : undefined;
