@@ -17,7 +17,7 @@ import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
-import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
@@ -254,6 +254,7 @@ async function run(
     pool,
     topK: config.topK,
     minScore: config.minScore,
+    adaptiveTopK: config.adaptiveTopK,
     logger,
     plugins,
     arguments: createArgumentValidator(catalog, {
@@ -313,7 +314,15 @@ async function run(
         servers: () => pool.status(),
         indexedTools: () => catalog.size(),
         stats: stats ? () => stats.all() : undefined,
-        search: (query) => retrieveRanked(catalog, plugins, query, config.topK, config.minScore, deps.prior),
+        search: async (query) =>
+          (
+            await retrieveRankedAll(catalog, plugins, [query], {
+              topK: config.topK,
+              minScore: config.minScore,
+              prior: deps.prior,
+              isAdaptive: config.adaptiveTopK,
+            })
+          )[0]!,
       },
       bindHost: config.host,
       logger,

@@ -1,7 +1,9 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { startPlugins } from "../app/start-plugins.ts";
 import { ProxyError } from "../errors.ts";
-import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
+import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
+import { answerOf } from "../server/search-answer.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 export const searchCommand: Command = {
@@ -9,9 +11,16 @@ export const searchCommand: Command = {
   summary:
     "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running and never\n" +
     "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index.",
-  usage: "mcpproxy search QUERY [--top-k N] [--min-score S] [--json] [--config FILE] [--data-dir DIR]",
+  usage:
+    "mcpproxy search QUERY... [--each] [--top-k N] [--min-score S] [--adaptive] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
+    each: {
+      type: "boolean",
+      help:
+        "--each             each QUERY argument is a request of its own, answered with its own list (as\n" +
+        "                   retrieve_tools with queries); without it the arguments are one request",
+    },
     "top-k": {
       type: "string",
       help: "--top-k N          how many tools to show, 1-50 (default 5, or MCPPROXY_TOP_K)",
@@ -22,18 +31,25 @@ export const searchCommand: Command = {
         "--min-score S      leave out tools scoring below S, 0-1 (default 0.05, or MCPPROXY_MIN_SCORE; scaled\n" +
         "                   down for requests of more than 12 content words)",
     },
+    adaptive: {
+      type: "boolean",
+      help:
+        "--adaptive         cut each list where the scores fall off from the best (MCPPROXY_ADAPTIVE_TOP_K;\n" +
+        "                   --top-k stays the most)",
+    },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
-    const query = positionals.join(" ").trim();
-    if (!query)
+    const queries = (values.each ? positionals : [positionals.join(" ")]).map((query) => query.trim());
+    if (queries.length === 0 || queries.some((query) => !query))
       throw new ProxyError("USAGE", 'search needs a QUERY, e.g. `mcpproxy search "create an issue"`.');
     const config = loadCommandConfig(values, {
       ...(typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {}),
       ...(typeof values["min-score"] === "string"
         ? { minScore: { value: values["min-score"], flag: "--min-score" } }
         : {}),
+      ...(values.adaptive ? { adaptiveTopK: { value: true, flag: "--adaptive" } } : {}),
     });
     const logger = commandLogger(config);
     // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
@@ -42,29 +58,21 @@ export const searchCommand: Command = {
     // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
     const plugins = await startPlugins(config, logger);
     try {
-      const result = await retrieveRanked(catalog, plugins, query, config.topK, config.minScore);
-      if (values.json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-        return 0;
-      }
-      const notes = (result.notes ?? []).map((note) => `note: ${note}`);
-      if (result.tools.length === 0) {
-        process.stdout.write(`${[...notes, result.hint].join("\n")}\n`);
-        return 0;
-      }
-      const lines = result.tools.map((tool, i) => {
-        const description = (tool.description.split("\n")[0] ?? "").trim();
-        const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
-        return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
+      const lists = await retrieveRankedAll(catalog, plugins, queries, {
+        topK: config.topK,
+        minScore: config.minScore,
+        isAdaptive: config.adaptiveTopK,
       });
-      const held = result.awaitingApproval;
-      if (held) {
-        lines.push(
-          `(${held.tools} more matching tool(s) of ${held.servers.join(", ")} wait for approval: ` +
-            `review them with \`mcpproxy approve\`, approve them with \`${held.command}\`)`,
-        );
+      const answer = answerOf(lists, Boolean(values.each), []);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+        return 0;
       }
-      process.stdout.write(`${[...notes, ...lines].join("\n")}\n`);
+      const blocks = lists.map((result) => [
+        ...(values.each ? [`== ${result.query}`] : []),
+        ...listLines(result),
+      ]);
+      process.stdout.write(`${blocks.map((lines) => lines.join("\n")).join("\n\n")}\n`);
       return 0;
     } finally {
       await plugins.dispose();
@@ -72,3 +80,22 @@ export const searchCommand: Command = {
     }
   },
 };
+
+/** One ranked list as text: its notes, then each tool with its score and first line, or the hint. */
+function listLines(result: RetrieveToolsResult): string[] {
+  const notes = (result.notes ?? []).map((note) => `note: ${note}`);
+  if (result.tools.length === 0) return [...notes, result.hint ?? ""];
+  const lines = result.tools.map((tool, i) => {
+    const description = (tool.description.split("\n")[0] ?? "").trim();
+    const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
+    return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
+  });
+  const held = result.awaitingApproval;
+  if (held) {
+    lines.push(
+      `(${held.tools} more matching tool(s) of ${held.servers.join(", ")} wait for approval: ` +
+        `review them with \`mcpproxy approve\`, approve them with \`${held.command}\`)`,
+    );
+  }
+  return [...notes, ...lines];
+}

@@ -31,7 +31,8 @@ import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts
 import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
-import { retrieveRanked } from "./ranked-retrieve.ts";
+import { retrieveRankedAll } from "./ranked-retrieve.ts";
+import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
@@ -73,6 +74,8 @@ export interface ProxyServerDeps {
   servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
   /** Where calls are counted (stats.db); unset, nothing is recorded. */
   stats?: CallStats | undefined;
+  /** Cut each ranked list where its scores fall off (`mcpproxy.adaptiveTopK`); a call's `adaptive` wins. */
+  adaptiveTopK?: boolean | undefined;
   /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
   prior?: ((server: string, tool: string) => number) | undefined;
   /** Prometheus metrics (`mcpproxy.metrics`). */
@@ -206,27 +209,29 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
+      const { queries, isBatch, topK, isAdaptive, notes } = parsed.output;
       try {
         // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
         const result = await searchWhileConnecting({
-          search: () =>
-            retrieveRanked(
-              deps.catalog,
-              deps.plugins,
-              parsed.output.query,
-              parsed.output.topK,
-              deps.minScore,
-              deps.prior,
+          search: async () =>
+            answerOf(
+              await retrieveRankedAll(deps.catalog, deps.plugins, queries, {
+                topK,
+                minScore: deps.minScore,
+                prior: deps.prior,
+                isAdaptive: isAdaptive ?? deps.adaptiveTopK,
+              }),
+              isBatch,
+              notes,
             ),
           firstIndexing: deps.firstIndexing,
           indexedTools: () => deps.catalog.size(),
           servers: () => deps.pool.status(),
         });
-        if (parsed.output.notes.length > 0) result.notes = [...parsed.output.notes, ...(result.notes ?? [])];
-        if (!modern) searched = new Set(result.tools.map((hit) => hit.name));
+        if (!modern) searched = new Set(listsOf(result).flatMap((list) => list.tools.map((hit) => hit.name)));
         if (session) {
           const registered = await session.register(
-            result.tools.flatMap((hit) => {
+            registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
               const tool = deps.catalog.get(hit.name);
               return tool
                 ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
