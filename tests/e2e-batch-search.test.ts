@@ -119,6 +119,17 @@ describe("retrieve_tools with queries", () => {
     expect(names((await batch(client, { queries: Array(10).fill(PLAN[1]) })).results[9]!)[0]).toBe(
       "fx__echo",
     );
+    // The most an agent can ask in one call: ten requests of 50,033 characters, each searched on
+    // its first 4,096 and said so in its own list.
+    const huge = await batch(client, { queries: Array(10).fill(`${PLAN[1]} ${"word ".repeat(10_000)}`) });
+    expect(huge.results).toHaveLength(10);
+    for (const list of huge.results) {
+      expect(list.notes?.[0]).toStartWith(
+        "The query is 50033 characters long; only its first 4096 were searched.",
+      );
+      expect(list.query.length).toBeLessThanOrEqual(4096);
+      expect(list.query).toStartWith(PLAN[1]!);
+    }
   });
 
   test("over HTTP, the plugins' rankers apply to each list", async () => {
@@ -188,6 +199,20 @@ describe("retrieve_tools with queries", () => {
     expect(picture.isError).toBeFalsy();
     await Bun.sleep(300);
     expect(notifications).toBe(1);
+  });
+
+  test("dynamic routing: a request that matches weakly keeps its best tool in a small pool", async () => {
+    const client = await stdioProxy(proxyWithFixture(), {
+      MCPPROXY_ROUTING_TYPE: "dynamic",
+      MCPPROXY_TOOLS_LIMIT: "2",
+    });
+    const answer = await batch(client, { queries: ["content", "a new description"], top_k: 3 });
+    const [strong, weak] = answer.results;
+    // The strong list's second tool outscores the weak list's best: by score alone it would take
+    // the second place in the pool, and the weak request would have no tool.
+    expect(strong!.tools[1]!.score).toBeGreaterThan(weak!.tools[0]!.score);
+    expect(answer.registered?.sort()).toEqual([strong!.tools[0]!.name, weak!.tools[0]!.name].sort());
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(weak!.tools[0]!.name);
   });
 
   test("auto routing: a client that re-lists after a batch gets every list's tools", async () => {
