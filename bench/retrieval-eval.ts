@@ -38,7 +38,13 @@ export interface EvalReport {
   /** Per subset (and, for an eval catalog, per half of the split by server): means and intervals. */
   subsets: Record<
     string,
-    QueryScore & { queries: number; interval: Record<IntervalMetric, [number, number]> }
+    QueryScore & {
+      queries: number;
+      interval: Record<IntervalMetric, [number, number]>;
+      /** Mean tools per answer, and tokens per answer (the characters of its JSON / 4). */
+      schemas: number;
+      tokens: number;
+    }
   >;
 }
 
@@ -109,7 +115,7 @@ async function evaluate(
   await proxy.client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
   const coldStartMs = performance.now() - spawned;
   const latencies: number[] = [];
-  const scores = new Map<string, QueryScore[]>();
+  const scores = new Map<string, (QueryScore & { schemas: number; tokens: number })[]>();
   let rss = Number.NaN;
   try {
     for (const query of queries) {
@@ -120,10 +126,14 @@ async function evaluate(
       });
       latencies.push(performance.now() - started);
       const found = (result.structuredContent as { tools: { server: string; tool: string }[] }).tools;
-      const score = scoreQuery(
-        found.map((hit) => toolId(catalogServer(hit.server), hit.tool)),
-        query.expected_groups,
-      );
+      const score = {
+        ...scoreQuery(
+          found.map((hit) => toolId(catalogServer(hit.server), hit.tool)),
+          query.expected_groups,
+        ),
+        schemas: found.length,
+        tokens: JSON.stringify(result.structuredContent).length / 4,
+      };
       // The halves of the split by server only mean something for a catalog of many servers.
       const groups = [query.subset ?? "all", "ALL", ...(counts ? [splitGroupOf(query.expected_groups)] : [])];
       for (const group of groups) scores.set(group, [...(scores.get(group) ?? []), score]);
@@ -144,7 +154,14 @@ async function evaluate(
         return [metric, [low, high]];
       }),
     ) as Record<IntervalMetric, [number, number]>;
-    subsets[subset] = { queries: list.length, ...meanScores(list), interval };
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    subsets[subset] = {
+      queries: list.length,
+      ...meanScores(list),
+      interval,
+      schemas: mean(list.map((score) => score.schemas)),
+      tokens: mean(list.map((score) => score.tokens)),
+    };
   }
   const summary = /(\d+) of \d+ servers indexed/.exec(indexed.stdout);
   return {
@@ -166,15 +183,16 @@ export function formatEvalReport(report: EvalReport): string {
     `${f(s[metric])} (${f(s.interval[metric][0])}–${f(s.interval[metric][1])})`;
   const rows = Object.entries(report.subsets).map(
     ([name, s]) =>
-      `| ${name} | ${s.queries} | ${withInterval(s, "recall1")} | ${withInterval(s, "recall5")} | ${f(s.recall10)} | ${withInterval(s, "mrr10")} | ${f(s.ndcg10)} | ${f(s.all10)} |`,
+      `| ${name} | ${s.queries} | ${withInterval(s, "recall1")} | ${withInterval(s, "recall5")} | ${f(s.recall10)} | ${withInterval(s, "mrr10")} | ${f(s.ndcg10)} | ${f(s.all10)} | ${s.schemas.toFixed(2)} | ${s.tokens.toFixed(0)} |`,
   );
   const embedder = process.env.MCPPROXY_EMBEDDER ?? "BM25";
   return [
     `${report.file}: ${report.tools} tools on ${report.servers} servers, ${report.queries} queries, embedder ${embedder}`,
-    "(in parentheses: 95% bootstrap interval; half A and half B: the split by server, cross: queries needing both)",
+    "(in parentheses: 95% bootstrap interval; half A and half B: the split by server, cross: queries needing both;",
+    " tokens: the characters of the answer's JSON / 4)",
     "",
-    "| subset | queries | recall@1 | recall@5 | recall@10 | MRR@10 | nDCG@10 | all@10 |",
-    "|---|---|---|---|---|---|---|---|",
+    "| subset | queries | recall@1 | recall@5 | recall@10 | MRR@10 | nDCG@10 | all@10 | tools/answer | tokens/answer |",
+    "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
     `index: ${report.indexSeconds.toFixed(2)} s; retrieve_tools over stdio: p50 ${report.latencyMs.p50.toFixed(2)} ms, ` +

@@ -39,6 +39,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     forgetServersExcept: (keep) => current.forgetServersExcept(keep),
     search: (query, limit, minScore) => current.search(query, limit, minScore),
     searchWithHeld: (query, limit, minScore) => current.searchWithHeld(query, limit, minScore),
+    searchAllWithHeld: (queries, limit, minScore) => current.searchAllWithHeld(queries, limit, minScore),
     whenEmbedded: () => current.whenEmbedded(),
     persist: () => current.persist(),
     replace(next) {

@@ -19,7 +19,7 @@ import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
-import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
@@ -259,6 +259,7 @@ async function run(
     pool,
     topK: config.topK,
     minScore: config.minScore,
+    adaptiveTopK: config.adaptiveTopK,
     logger,
     plugins,
     arguments: createArgumentValidator(catalog, {
@@ -320,11 +321,16 @@ async function run(
         servers: () => pool.status(),
         indexedTools: () => catalog.size(),
         stats: stats ? () => stats.all() : undefined,
-        search: (query) =>
-          retrieveRanked(catalog, plugins, query, config.topK, config.minScore, {
-            prior: deps.prior,
-            rerank: deps.rerank,
-          }),
+        search: async (query) =>
+          (
+            await retrieveRankedAll(catalog, plugins, [query], {
+              topK: config.topK,
+              minScore: config.minScore,
+              prior: deps.prior,
+              rerank: deps.rerank,
+              isAdaptive: config.adaptiveTopK,
+            })
+          )[0]!,
       },
       bindHost: config.host,
       logger,

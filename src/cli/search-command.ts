@@ -2,7 +2,9 @@ import { openCatalog } from "../app/open-catalog.ts";
 import { startPlugins } from "../app/start-plugins.ts";
 import { ProxyError } from "../errors.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
-import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
+import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
+import { answerOf } from "../server/search-answer.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 export const searchCommand: Command = {
@@ -11,9 +13,15 @@ export const searchCommand: Command = {
     "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running and never\n" +
     "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index.",
   usage:
-    "mcpproxy search QUERY [--top-k N] [--min-score S] [--mode M] [--json] [--config FILE] [--data-dir DIR]",
+    "mcpproxy search QUERY... [--each] [--top-k N] [--min-score S] [--mode M] [--adaptive] [--json] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
+    each: {
+      type: "boolean",
+      help:
+        "--each             each QUERY argument is a request of its own, answered with its own list (as\n" +
+        "                   retrieve_tools with queries); without it the arguments are one request",
+    },
     "top-k": {
       type: "string",
       help: "--top-k N          how many tools to show, 1-50 (default 5, or MCPPROXY_TOP_K)",
@@ -30,12 +38,18 @@ export const searchCommand: Command = {
         "--mode M           lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE; llm\n" +
         "                   sends the request and the best candidates to the configured chat model)",
     },
+    adaptive: {
+      type: "boolean",
+      help:
+        "--adaptive         cut each list where the scores fall off from the best (MCPPROXY_ADAPTIVE_TOP_K;\n" +
+        "                   --top-k stays the most)",
+    },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
-    const query = positionals.join(" ").trim();
-    if (!query)
+    const queries = (values.each ? positionals : [positionals.join(" ")]).map((query) => query.trim());
+    if (queries.length === 0 || queries.some((query) => !query))
       throw new ProxyError("USAGE", 'search needs a QUERY, e.g. `mcpproxy search "create an issue"`.');
     const config = loadCommandConfig(values, {
       ...(typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {}),
@@ -43,6 +57,7 @@ export const searchCommand: Command = {
         ? { minScore: { value: values["min-score"], flag: "--min-score" } }
         : {}),
       ...(typeof values.mode === "string" ? { searchMode: { value: values.mode, flag: "--mode" } } : {}),
+      ...(values.adaptive ? { adaptiveTopK: { value: true, flag: "--adaptive" } } : {}),
     });
     const logger = commandLogger(config);
     // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
@@ -53,29 +68,22 @@ export const searchCommand: Command = {
     try {
       // Not counted in stats.db: search never writes to the data dir.
       const rerank = rerankerFor(config.search, logger);
-      const result = await retrieveRanked(catalog, plugins, query, config.topK, config.minScore, { rerank });
-      if (values.json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-        return 0;
-      }
-      const notes = (result.notes ?? []).map((note) => `note: ${note}`);
-      if (result.tools.length === 0) {
-        process.stdout.write(`${[...notes, result.hint].join("\n")}\n`);
-        return 0;
-      }
-      const lines = result.tools.map((tool, i) => {
-        const description = (tool.description.split("\n")[0] ?? "").trim();
-        const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
-        return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
+      const lists = await retrieveRankedAll(catalog, plugins, queries, {
+        topK: config.topK,
+        minScore: config.minScore,
+        rerank,
+        isAdaptive: config.adaptiveTopK,
       });
-      const held = result.awaitingApproval;
-      if (held) {
-        lines.push(
-          `(${held.tools} more matching tool(s) of ${held.servers.join(", ")} wait for approval: ` +
-            `review them with \`mcpproxy approve\`, approve them with \`${held.command}\`)`,
-        );
+      const answer = answerOf(lists, Boolean(values.each), []);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+        return 0;
       }
-      process.stdout.write(`${[...notes, ...lines].join("\n")}\n`);
+      const blocks = lists.map((result) => [
+        ...(values.each ? [`== ${result.query}`] : []),
+        ...listLines(result),
+      ]);
+      process.stdout.write(`${blocks.map((lines) => lines.join("\n")).join("\n\n")}\n`);
       return 0;
     } finally {
       await plugins.dispose();
@@ -83,3 +91,22 @@ export const searchCommand: Command = {
     }
   },
 };
+
+/** One ranked list as text: its notes, then each tool with its score and first line, or the hint. */
+function listLines(result: RetrieveToolsResult): string[] {
+  const notes = (result.notes ?? []).map((note) => `note: ${note}`);
+  if (result.tools.length === 0) return [...notes, result.hint ?? ""];
+  const lines = result.tools.map((tool, i) => {
+    const description = (tool.description.split("\n")[0] ?? "").trim();
+    const short = description.length > 110 ? `${description.slice(0, 107)}...` : description;
+    return `${i + 1}. ${tool.name}  (score ${tool.score.toFixed(2)})\n   ${short}`;
+  });
+  const held = result.awaitingApproval;
+  if (held) {
+    lines.push(
+      `(${held.tools} more matching tool(s) of ${held.servers.join(", ")} wait for approval: ` +
+        `review them with \`mcpproxy approve\`, approve them with \`${held.command}\`)`,
+    );
+  }
+  return [...notes, ...lines];
+}

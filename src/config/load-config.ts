@@ -70,6 +70,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     openaiBaseUrl: "https://api.openai.com/v1",
     openaiModel: "text-embedding-3-small",
     minScore: 0.05,
+    adaptiveTopK: false,
     maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxTools: DEFAULT_MAX_TOOLS,

@@ -242,6 +242,8 @@ export const SETTINGS = {
   openaiBaseUrl: { env: "MCPPROXY_OPENAI_BASE_URL", schema: httpUrl },
   openaiModel: { env: "MCPPROXY_OPENAI_MODEL", schema: nonEmptyString },
   minScore: { env: "MCPPROXY_MIN_SCORE", schema: fraction },
+  /** Cut each retrieve_tools list where its scores fall off from the best (src/index/adaptive-top-k.ts). */
+  adaptiveTopK: { env: "MCPPROXY_ADAPTIVE_TOP_K", schema: booleanLike },
   /** The largest single message accepted from an upstream server (a tool result), in bytes. */
   maxResultBytes: { env: "MCPPROXY_MAX_RESULT_BYTES", schema: intInRange(1024, 1024 ** 3) },
   /** The most tools one server may list (all pages together); a server listing more fails alone. */

@@ -123,6 +123,42 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     await catalog.close();
   });
 
+  test("several requests are embedded in one call and each gets the list it would get alone", async () => {
+    const counting = countingEmbedder("syn", { dispatch: "send", letter: "email", erase: "delete" });
+    const calls: number[] = [];
+    const embedder: Embedder = {
+      ...counting.embedder,
+      embed: (texts) => {
+        calls.push(texts.length);
+        return counting.embedder.embed(texts);
+      },
+    };
+    const catalog = await open(tempDir(), embedder);
+    await catalog.syncServer("post", [
+      tool("send_email", "Send an email"),
+      tool("delete_file", "Delete a file"),
+      tool("list_files", "List the files of a folder"),
+    ]);
+    await catalog.whenEmbedded();
+    const requests = [
+      "dispatch letter",
+      "erase a file. Then list the files of the folder",
+      "dispatch letter",
+    ];
+    calls.length = 0;
+    const batch = await catalog.searchAllWithHeld(requests, 3);
+    // The requests and the second one's two steps, the repeated request once: one call of the model.
+    expect(calls).toEqual([4]);
+    const singles = [];
+    for (const request of requests) singles.push(await catalog.searchWithHeld(request, 3));
+    const names = (found: typeof batch) =>
+      found.map(({ hits }) => hits.map((hit) => [hit.tool.name, hit.score]));
+    expect(names(batch)).toEqual(names(singles));
+    expect(batch[0]!.hits[0]?.tool.name).toBe("post__send_email");
+    expect(batch[1]!.hits.map((hit) => hit.tool.name)).toContain("post__list_files");
+    await catalog.close();
+  });
+
   test("relevance is judged per fused ranking: kept whole when one hit is relevant, else nothing", async () => {
     const { embedder } = countingEmbedder("bow");
     const catalog = await open(tempDir(), embedder);

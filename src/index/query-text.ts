@@ -21,3 +21,9 @@ export function withoutLiterals(query: string): string {
   for (const pattern of LITERALS) text = text.replace(pattern, " ");
   return text;
 }
+
+/** The text a request is searched by: without its literals, unless nothing else is left. */
+export function searchedText(query: string): string {
+  const stripped = withoutLiterals(query);
+  return stripped.trim() ? stripped : query;
+}

@@ -45,12 +45,24 @@ export async function retrieveTools(
   topK: number,
   minScore = 0,
 ): Promise<RetrieveToolsResult> {
-  const { hits, held } = await catalog.searchWithHeld(query, topK, minScore);
-  const tools = hits.map(({ tool, definition, score }) => ({
-    ...publicDefinition(tool, definition),
-    score: roundScore(score),
-  }));
-  return resultOf(catalog, query, tools, awaitingApprovalOf(held));
+  return (await retrieveToolsAll(catalog, [query], topK, minScore))[0]!;
+}
+
+/** `retrieveTools` of several requests in one pass of the catalog, answered in their order. */
+export async function retrieveToolsAll(
+  catalog: ToolCatalog,
+  queries: readonly string[],
+  topK: number,
+  minScore = 0,
+): Promise<RetrieveToolsResult[]> {
+  const found = await catalog.searchAllWithHeld(queries, topK, minScore);
+  return found.map(({ hits, held }, i) => {
+    const tools = hits.map(({ tool, definition, score }) => ({
+      ...publicDefinition(tool, definition),
+      score: roundScore(score),
+    }));
+    return resultOf(catalog, queries[i]!, tools, awaitingApprovalOf(held));
+  });
 }
 
 function awaitingApprovalOf(held: readonly CatalogTool[]): AwaitingApproval | undefined {

@@ -4,18 +4,15 @@ import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-approvals.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
+import { createCatalogSearch } from "./catalog-search.ts";
 import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import type { EraStore } from "./era-store.ts";
-import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
-import { withoutLiterals } from "./query-text.ts";
-import { relevanceFloor } from "./relevance-floor.ts";
-import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "./request-steps.ts";
-import { createSearchIndex, loadSearchIndex, type SearchHit, type SearchIndex } from "./search-index.ts";
+import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
-import { HYBRID_CANDIDATES, openToolVectors, RELEVANT_COSINE } from "./tool-vectors.ts";
+import { openToolVectors } from "./tool-vectors.ts";
 
 /**
  * Every known upstream tool with its public name, kept in step across the SQLite catalog (truth),
@@ -43,6 +40,12 @@ export interface RankedTool {
   tool: CatalogTool;
   definition: UpstreamTool;
   score: number;
+}
+
+/** A search's approved hits, and the quarantined tools it left out. */
+export interface SearchFound {
+  hits: RankedTool[];
+  held: CatalogTool[];
 }
 
 export interface ToolCatalog {
@@ -79,11 +82,9 @@ export interface ToolCatalog {
    * `search`, and the quarantined tools it left out that would have been among the first `limit`
    * had they been approved (so an agent can be told that matching tools wait for a person).
    */
-  searchWithHeld(
-    query: string,
-    limit: number,
-    minScore?: number,
-  ): Promise<{ hits: RankedTool[]; held: CatalogTool[] }>;
+  searchWithHeld(query: string, limit: number, minScore?: number): Promise<SearchFound>;
+  /** `searchWithHeld` of several requests at once, in their order (one embedder call for them all). */
+  searchAllWithHeld(queries: readonly string[], limit: number, minScore?: number): Promise<SearchFound[]>;
   /**
    * Resolves when every tool has its vector (at once without an embedder); rejects with the
    * embedder's error. Search answers lexically until then (tool-vectors.ts).
@@ -117,9 +118,6 @@ export interface ToolCatalogOptions {
   /** Enforce approvals (tool-approvals.ts) under this policy; without one, every tool may be used. */
   approvalPolicy?: ApprovalPolicy | undefined;
 }
-
-/** How many hits more than asked a search takes, to fill the places of quarantined tools. */
-const QUARANTINE_SLACK = 10;
 
 export const SNAPSHOT_FILE = "search-index.bin";
 /** The JSON snapshot of mcpproxy 0.1, replaced by SNAPSHOT_FILE; removed when found. */
@@ -229,32 +227,6 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   };
 
   /** What a server's fresh tool list changes: new or changed tools, and tools it no longer has. */
-  /**
-   * One text's ranking: lexical, re-scored by the operation it names, and fused with the vectors
-   * when the text's vector is given. A fused ranking is kept whole when one of its hits' lexical
-   * score reaches the floor or its cosine RELEVANT_COSINE, else it is empty; it needs no floor of
-   * its own then.
-   */
-  const rankText = async (
-    text: string,
-    wanted: number,
-    floor: number,
-    query?: Float32Array,
-  ): Promise<Ranking<SearchHit>> => {
-    // Wider only when there is re-scoring or fusing to do: most requests name no single operation.
-    const asked = askedOperation(text);
-    const candidates = query ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
-    let hits = await searchIndex.search(text, Math.max(wanted, candidates));
-    if (asked) hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
-    if (!query || !vectors) return { hits: hits.slice(0, wanted), floor };
-    const fused = vectors.fuse(query, hits, Number.POSITIVE_INFINITY);
-    const isRelevant = fused.some((hit) => hit.lexical >= floor || hit.cosine >= RELEVANT_COSINE);
-    return {
-      hits: isRelevant ? fused.slice(0, wanted).map(({ id, score }) => ({ id, score })) : [],
-      floor: 0,
-    };
-  };
-
   const diffServer = (server: string, incoming: readonly UpstreamTool[]): CatalogDiff => {
     const diff: CatalogDiff = { fresh: [], gone: [], unchanged: 0 };
     const seen = new Set<string>();
@@ -343,43 +315,14 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     return counts;
   };
 
-  const searchWithHeld: ToolCatalog["searchWithHeld"] = async (query, limit, minScore = 0) => {
-    const withoutArguments = withoutLiterals(query);
-    const text = withoutArguments.trim() ? withoutArguments : query;
-    // A few more than asked, so quarantined tools left out do not leave the answer short.
-    const wanted = approvals ? limit + QUARANTINE_SLACK : limit;
-    const steps = limit > 1 ? requestSteps(text) : [];
-    // Fused only once every tool has its vector; the request and its steps embedded in one call.
-    const queries = vectors?.isReady() ? await vectors.embedQueries([text, ...steps]) : [];
-    // The floor is scaled by each text's length and judged per ranking (relevance-floor.ts, mergeSteps).
-    const ranking = (searched: string, i: number) =>
-      rankText(
-        searched,
-        steps.length > 0 ? Math.max(wanted, STEP_CANDIDATES) : wanted,
-        relevanceFloor(searched, minScore),
-        queries[i],
-      );
-    const whole = await ranking(text, 0);
-    const hits =
-      steps.length > 0
-        ? mergeSteps(whole, await Promise.all(steps.map((step, i) => ranking(step, i + 1))), wanted)
-        : whole.hits.filter((hit) => hit.score >= whole.floor);
-    ensureNames(); // here, after the awaits: a sync may have added tools meanwhile
-    const ranked: RankedTool[] = [];
-    const held: CatalogTool[] = [];
-    for (const hit of hits) {
-      if (ranked.length >= limit) break;
-      const tool = tools.get(hit.id);
-      if (!tool) continue;
-      if (approvals?.isQuarantined(tool)) {
-        if (ranked.length + held.length < limit) held.push(tool);
-        continue;
-      }
-      const definition = store.definitionOf(tool.server, tool.tool);
-      if (definition) ranked.push({ tool, definition, score: hit.score });
-    }
-    return { hits: ranked, held };
-  };
+  const { searchAllWithHeld } = createCatalogSearch({
+    index: () => searchIndex,
+    tools,
+    vectors,
+    approvals,
+    definitionOf: (tool) => store.definitionOf(tool.server, tool.tool),
+    ensureNames,
+  });
 
   return {
     ...(recovered ? { recovered } : {}),
@@ -406,8 +349,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       store.eras.forgetExcept(keep);
     },
     eras: store.eras,
-    search: async (query, limit, minScore) => (await searchWithHeld(query, limit, minScore)).hits,
-    searchWithHeld,
+    search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
+    searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
+    searchAllWithHeld,
     whenEmbedded: async () => vectors?.whenReady(),
     persist: () =>
       serialized(async () => {

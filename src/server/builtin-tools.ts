@@ -35,20 +35,62 @@ export function boundQuery(query: string): { query: string; note?: string } {
 }
 
 /**
+ * The most requests one retrieve_tools call may carry in `queries`. An agent that plans a task
+ * asks for its steps together; ten covers the multi-step tasks of the retrieval eval (at most nine
+ * steps) and bounds what one call costs and adds to the context: ten searches of up to
+ * MAX_QUERY_CHARS each, and ten lists of up to MCPPROXY_TOP_K schemas in one answer.
+ */
+export const MAX_QUERIES = 10;
+
+/**
+ * `query` (one request) or `queries` (up to MAX_QUERIES, one ranked list each), never both.
  * `top_k` may ask for fewer tools than MCPPROXY_TOP_K, never more: more is clamped to it and the
- * answer says so (an error made agents that asked for 10 get nothing).
+ * answer says so (an error made agents that asked for 10 get nothing). `adaptive` turns the cut
+ * after the best hits (adaptive-top-k.ts) on or off for this call; unset, the setting decides.
  */
 export function retrieveToolsArgs(maxTopK: number) {
   const bound = "top_k must be a whole number of at least 1";
   return v.pipe(
     v.object({
-      query: v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+      query: v.optional(
+        v.pipe(v.string("query must be a string"), v.trim(), v.nonEmpty("query must not be empty")),
+      ),
+      queries: v.optional(
+        v.pipe(
+          v.array(v.unknown(), "queries must be a list of strings"),
+          v.minLength(1, "queries must not be empty: give at least one request"),
+          v.maxLength(
+            MAX_QUERIES,
+            `queries may hold at most ${MAX_QUERIES} requests: ask for the rest in another call`,
+          ),
+          // Each bad entry named by its place, so the agent knows which one to fix.
+          v.rawCheck(({ dataset, addIssue }) => {
+            if (!dataset.typed) return;
+            dataset.value.forEach((item, i) => {
+              if (typeof item !== "string") addIssue({ message: `queries[${i}] must be a string` });
+              else if (!item.trim()) addIssue({ message: `queries[${i}] must not be empty` });
+            });
+          }),
+          v.transform((items) => items.map((item) => String(item).trim())),
+        ),
+      ),
       top_k: v.optional(v.pipe(v.number(bound), v.integer(bound), v.minValue(1, bound))),
+      adaptive: v.optional(v.boolean("adaptive must be true or false")),
       include_metrics: v.optional(v.boolean("include_metrics must be true or false")),
     }),
-    v.transform(({ query, top_k, include_metrics }) => ({
-      query,
+    v.check(
+      ({ query, queries }) => query === undefined || queries === undefined,
+      "give query (one request) or queries (several), not both",
+    ),
+    v.check(
+      ({ query, queries }) => query !== undefined || queries !== undefined,
+      "query is required (or queries, a list of requests)",
+    ),
+    v.transform(({ query, queries, top_k, adaptive, include_metrics }) => ({
+      queries: queries ?? [query!],
+      isBatch: queries !== undefined,
       topK: Math.min(top_k ?? maxTopK, maxTopK),
+      isAdaptive: adaptive,
       includeMetrics: include_metrics === true,
       notes:
         top_k !== undefined && top_k > maxTopK
@@ -81,6 +123,54 @@ export const CallToolArgs = v.object({
   ),
 });
 
+/** One ranked list of retrieve_tools: the answer to one request, alone or as an entry of `results`. */
+const RANKED_LIST = {
+  query: { type: "string" },
+  tools: {
+    type: "array",
+    items: {
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        server: { type: "string" },
+        tool: { type: "string" },
+        description: { type: "string" },
+        inputSchema: { type: "object" },
+        title: { type: "string" },
+        annotations: {
+          type: "object",
+          description: "The upstream's hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
+        },
+        outputSchema: { type: "object" },
+        score: {
+          type: "number",
+          description: "0-1: how much of the request the tool matches; higher is better",
+        },
+        metrics: USAGE_FIGURES_SCHEMA,
+      },
+      required: ["name", "server", "tool", "description", "inputSchema", "score"],
+    },
+  },
+  hint: { type: "string" },
+  notes: {
+    type: "array",
+    items: { type: "string" },
+    description:
+      "What was changed in the request to answer it: top_k clamped, a long query cut, weaker matches left out",
+  },
+  awaitingApproval: {
+    type: "object",
+    description:
+      "Matching tools left out because they wait for a person's approval: how many, their servers, and " +
+      "the command the user (not you) runs to review and approve them",
+    properties: {
+      tools: { type: "integer" },
+      servers: { type: "array", items: { type: "string" } },
+      command: { type: "string" },
+    },
+  },
+} as const;
+
 export function builtinToolDefinitions(maxTopK: number): Tool[] {
   return [
     {
@@ -89,17 +179,33 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
       description:
         "Search every tool of every connected MCP server by what you want to do, in plain words " +
         "(for example 'create a GitHub issue' or 'read a file'). Returns the best matches first, each with " +
-        "its name and input schema. Then run one with call_tool, passing that name and arguments that fit the schema.",
+        "its name and input schema. Then run one with call_tool, passing that name and arguments that fit the schema. " +
+        `Planning several steps? Pass them as \`queries\` (up to ${MAX_QUERIES}) instead of \`query\`: one call ` +
+        "answers with one list per request, in `results`.",
       inputSchema: {
         type: "object",
         properties: {
           query: { type: "string", description: "What you want to do, in a few words or a sentence." },
+          queries: {
+            type: "array",
+            items: { type: "string" },
+            minItems: 1,
+            maxItems: MAX_QUERIES,
+            description:
+              "Instead of query: several requests (the steps of a plan, say), each answered with its own list.",
+          },
           top_k: {
             type: "integer",
             minimum: 1,
             // No `maximum`: clients that check arguments against it refused larger values before
             // the proxy could clamp them.
-            description: `How many tools to return: at most ${maxTopK} (the default); more is clamped to ${maxTopK}.`,
+            description: `How many tools to return (per request): at most ${maxTopK} (the default); more is clamped to ${maxTopK}.`,
+          },
+          adaptive: {
+            type: "boolean",
+            description:
+              "true: return only the tools that score close to the best one (often one or two); false: up to " +
+              "top_k. Unset: as the proxy is configured.",
           },
           include_metrics: {
             type: "boolean",
@@ -107,54 +213,15 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
               "Add each tool's usage figures (calls, success rate, p50 latency), to prefer tools that work.",
           },
         },
-        required: ["query"],
       },
       outputSchema: {
         type: "object",
         properties: {
-          query: { type: "string" },
-          tools: {
+          ...RANKED_LIST,
+          results: {
             type: "array",
-            items: {
-              type: "object",
-              properties: {
-                name: { type: "string" },
-                server: { type: "string" },
-                tool: { type: "string" },
-                description: { type: "string" },
-                inputSchema: { type: "object" },
-                title: { type: "string" },
-                annotations: {
-                  type: "object",
-                  description:
-                    "The upstream's hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint",
-                },
-                outputSchema: { type: "object" },
-                score: {
-                  type: "number",
-                  description: "0-1: how much of the request the tool matches; higher is better",
-                },
-                metrics: USAGE_FIGURES_SCHEMA,
-              },
-              required: ["name", "server", "tool", "description", "inputSchema", "score"],
-            },
-          },
-          hint: { type: "string" },
-          notes: {
-            type: "array",
-            items: { type: "string" },
-            description: "What was changed in the request to answer it: top_k clamped, a long query cut",
-          },
-          awaitingApproval: {
-            type: "object",
-            description:
-              "Matching tools left out because they wait for a person's approval: how many, their servers, and " +
-              "the command the user (not you) runs to review and approve them",
-            properties: {
-              tools: { type: "integer" },
-              servers: { type: "array", items: { type: "string" } },
-              command: { type: "string" },
-            },
+            description: "With queries: one list per request, in the order asked",
+            items: { type: "object", properties: RANKED_LIST, required: ["query", "tools"] },
           },
           registered: {
             type: "array",
@@ -168,7 +235,8 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
             description: "Servers still starting, whose new tools this answer cannot include yet",
           },
         },
-        required: ["query", "tools"],
+        // One request answers with its list at the top level (as before queries existed), several with `results`.
+        anyOf: [{ required: ["query", "tools"] }, { required: ["results"] }],
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

@@ -33,7 +33,8 @@ import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts
 import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
-import { retrieveRanked } from "./ranked-retrieve.ts";
+import { retrieveRankedAll } from "./ranked-retrieve.ts";
+import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import {
   GET_TOOL_ALTERNATIVES,
@@ -84,6 +85,8 @@ export interface ProxyServerDeps {
   fallback?: FallbackPolicy | undefined;
   /** Where calls are counted (stats.db); unset, nothing is recorded. */
   stats?: CallStats | undefined;
+  /** Cut each ranked list where its scores fall off (`mcpproxy.adaptiveTopK`); a call's `adaptive` wins. */
+  adaptiveTopK?: boolean | undefined;
   /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
   prior?: ((server: string, tool: string) => number) | undefined;
   /** The chat model that re-ranks searches in `llm` search mode (`mcpproxy.search`). */
@@ -220,27 +223,32 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
+      const { queries, isBatch, topK, isAdaptive, includeMetrics, notes } = parsed.output;
       try {
         // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
         const result = await searchWhileConnecting({
-          search: () =>
-            retrieveRanked(
-              deps.catalog,
-              deps.plugins,
-              parsed.output.query,
-              parsed.output.topK,
-              deps.minScore,
-              { prior: deps.prior, rerank: deps.rerank },
+          search: async () =>
+            answerOf(
+              (
+                await retrieveRankedAll(deps.catalog, deps.plugins, queries, {
+                  topK,
+                  minScore: deps.minScore,
+                  prior: deps.prior,
+                  rerank: deps.rerank,
+                  isAdaptive: isAdaptive ?? deps.adaptiveTopK,
+                })
+              ).map((list) => (includeMetrics ? withUsageFigures(list, deps.stats) : list)),
+              isBatch,
+              notes,
             ),
           firstIndexing: deps.firstIndexing,
           indexedTools: () => deps.catalog.size(),
           servers: () => deps.pool.status(),
         });
-        if (parsed.output.notes.length > 0) result.notes = [...parsed.output.notes, ...(result.notes ?? [])];
-        if (!modern) searched = new Set(result.tools.map((hit) => hit.name));
+        if (!modern) searched = new Set(listsOf(result).flatMap((list) => list.tools.map((hit) => hit.name)));
         if (session) {
           const registered = await session.register(
-            result.tools.flatMap((hit) => {
+            registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
               const tool = deps.catalog.get(hit.name);
               return tool
                 ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
@@ -250,8 +258,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
           );
           if (session.state() === "dynamic") result.registered = registered;
         }
-        const shown = parsed.output.includeMetrics ? withUsageFigures(result, deps.stats) : result;
-        return { content: [{ type: "text", text: JSON.stringify(shown) }], structuredContent: shown };
+        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
       } catch (error) {
         if (isProxyError(error)) return errorResult(error.message);
         throw error;

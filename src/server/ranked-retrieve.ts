@@ -1,11 +1,13 @@
+import { adaptiveCount, FALL_OFF } from "../index/adaptive-top-k.ts";
 import type { Reranker } from "../index/llm-rerank.ts";
+import { searchedText } from "../index/query-text.ts";
 import {
   approvedTool,
   publicDefinition,
   type RetrievedTool,
   type RetrieveToolsResult,
   resultOf,
-  retrieveTools,
+  retrieveToolsAll,
   roundScore,
 } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
@@ -23,6 +25,22 @@ import { boundQuery } from "./builtin-tools.ts";
  */
 export const RANKER_CANDIDATES = 20;
 
+/** What re-ranks the search's hits. */
+export interface RankingOptions {
+  /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
+  prior?: ((server: string, tool: string) => number) | undefined;
+  /** The chat model of `llm` search mode; unset, none. */
+  rerank?: Reranker | undefined;
+}
+
+/** How retrieve_tools ranks: the most tools a list holds, the relevance floor, and what re-ranks them. */
+export interface RankOptions extends RankingOptions {
+  topK: number;
+  minScore: number;
+  /** Cut each list where its scores fall off from the best (adaptive-top-k.ts); topK stays the most. */
+  isAdaptive?: boolean | undefined;
+}
+
 export async function retrieveRanked(
   catalog: ToolCatalog,
   plugins: PluginRunner | undefined,
@@ -31,30 +49,62 @@ export async function retrieveRanked(
   minScore: number,
   ranking: RankingOptions = {},
 ): Promise<RetrieveToolsResult> {
-  const { query, note } = boundQuery(asked);
-  const result = await rankedFor(catalog, plugins, query, topK, minScore, ranking);
-  if (note) result.notes = [note];
-  return result;
+  return (await retrieveRankedAll(catalog, plugins, [asked], { topK, minScore, ...ranking }))[0]!;
 }
 
-export interface RankingOptions {
-  /** The learned prior of a tool (src/stats/usage-prior.ts), added to its score; unset, none. */
-  prior?: ((server: string, tool: string) => number) | undefined;
-  /** The chat model of `llm` search mode; unset, none. */
-  rerank?: Reranker | undefined;
-}
-
-async function rankedFor(
+/**
+ * One ranked list per request, in their order, from one pass of the catalog (retrieveToolsAll).
+ * The prior, the rankers and the adaptive cut apply to each list on its own; the rankers of all
+ * lists run at once, so a ranker that waits on I/O costs a batch one wait, not one per request.
+ */
+export async function retrieveRankedAll(
   catalog: ToolCatalog,
   plugins: PluginRunner | undefined,
-  query: string,
-  topK: number,
-  minScore: number,
-  { prior, rerank }: RankingOptions,
+  asked: readonly string[],
+  options: RankOptions,
+): Promise<RetrieveToolsResult[]> {
+  const bounded = asked.map(boundQuery);
+  const isReranked = Boolean(plugins?.has("rankResults") || options.prior || options.rerank);
+  const depth = isReranked
+    ? Math.max(options.topK, RANKER_CANDIDATES, options.rerank?.candidates ?? 0)
+    : options.topK;
+  const found = await retrieveToolsAll(
+    catalog,
+    bounded.map(({ query }) => query),
+    depth,
+    options.minScore,
+  );
+  return Promise.all(
+    found.map(async (wide, i) => {
+      const result = isReranked ? await reranked(catalog, plugins, wide, options) : wide;
+      const notes = [bounded[i]!.note, options.isAdaptive ? cutWhereScoresFallOff(result) : undefined];
+      if (notes.some(Boolean)) result.notes = notes.filter((note) => note !== undefined);
+      return result;
+    }),
+  );
+}
+
+/** Cuts the list after its best hits (adaptive-top-k.ts); says how many were left out, if any. */
+function cutWhereScoresFallOff(result: RetrieveToolsResult): string | undefined {
+  const kept = adaptiveCount(
+    result.tools.map((tool) => tool.score),
+    searchedText(result.query),
+  );
+  const dropped = result.tools.length - kept;
+  if (dropped <= 0) return undefined;
+  result.tools = result.tools.slice(0, kept);
+  return (
+    `${dropped} weaker match${dropped === 1 ? "" : "es"} left out: scored under ${FALL_OFF * 100}% of the best ` +
+    "(adaptive top-k). Ask again with adaptive: false to get them."
+  );
+}
+
+async function reranked(
+  catalog: ToolCatalog,
+  plugins: PluginRunner | undefined,
+  wide: RetrieveToolsResult,
+  { topK, prior, rerank }: RankOptions,
 ): Promise<RetrieveToolsResult> {
-  if (!plugins?.has("rankResults") && !prior && !rerank) return retrieveTools(catalog, query, topK, minScore);
-  const depth = Math.max(topK, RANKER_CANDIDATES, rerank?.candidates ?? 0);
-  const wide = await retrieveTools(catalog, query, depth, minScore);
   if (prior) {
     // Stable: tools the prior does not move keep the search's order (the merged steps of a multi-step request included).
     wide.tools = wide.tools

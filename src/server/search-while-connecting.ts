@@ -1,5 +1,5 @@
-import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
 import type { ServerStatus } from "../upstream/upstream-pool.ts";
+import { hasHits, type RetrieveToolsAnswer } from "./search-answer.ts";
 
 /**
  * retrieve_tools while servers are still connecting. The answer comes from what is indexed now
@@ -23,20 +23,21 @@ const RECHECK_MS = 50;
 /** On a first run, how much longer a search that has hits waits for the servers still connecting. */
 export const FIRST_ANSWER_GRACE_MS = 1_000;
 
-export async function searchWhileConnecting(options: {
-  search: () => Promise<RetrieveToolsResult>;
+export async function searchWhileConnecting<T extends RetrieveToolsAnswer>(options: {
+  /** One answer: a list, or a batch of lists (search-answer.ts). */
+  search: () => Promise<T>;
   /** Settles when the first indexing pass is over (or its bound); set on a first run only. */
   firstIndexing?: Promise<unknown> | undefined;
   /** How many tools are indexed now. */
   indexedTools: () => number;
   servers: () => readonly ServerStatus[];
-}): Promise<RetrieveToolsResult> {
+}): Promise<T> {
   const { firstIndexing } = options;
   let isSettled = !firstIndexing;
   void firstIndexing?.then(() => {
     isSettled = true;
   });
-  let result: RetrieveToolsResult;
+  let result: T;
   let firstHitAt: number | undefined;
   const isGraceOver = () =>
     firstHitAt !== undefined && performance.now() - firstHitAt >= FIRST_ANSWER_GRACE_MS;
@@ -44,7 +45,7 @@ export async function searchWhileConnecting(options: {
     const indexed = options.indexedTools();
     result = await options.search();
     if (isSettled) break;
-    if (result.tools.length > 0) firstHitAt ??= performance.now();
+    if (hasHits(result)) firstHitAt ??= performance.now();
     if (isGraceOver()) break;
     // Searched again once more tools are indexed, the pass is over, or the grace ends.
     while (!isSettled && !isGraceOver() && options.indexedTools() === indexed) {
