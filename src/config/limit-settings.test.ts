@@ -1,19 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { isProxyError } from "../errors.ts";
-import { parseConfig } from "./load-config.ts";
+import { parseTestConfig, problemsOf } from "./config-test-support.ts";
 
-const parse = (raw: unknown, env: Record<string, string> = {}) =>
-  parseConfig(raw, { configPath: "/cfg.json", env: { HOME: "/home/u", ...env }, cwd: "/work" });
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (isProxyError(error)) return [...error.details];
-    throw error;
-  }
-  throw new Error("expected a config error");
-}
+const parse = (raw: unknown, env: Record<string, string> = {}) => parseTestConfig(raw, env);
 
 const limitsOf = (config: ReturnType<typeof parse>, name: string) =>
   config.servers.find((server) => server.name === name)?.limits;

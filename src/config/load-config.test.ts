@@ -1,19 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { isProxyError } from "../errors.ts";
+import { problemsOf } from "./config-test-support.ts";
 import { parseConfig } from "./load-config.ts";
 
 const parse = (raw: unknown, env: Record<string, string> = {}, overrides = {}) =>
   parseConfig(raw, { configPath: "/cfg.json", env: { HOME: "/home/u", ...env }, cwd: "/work", overrides });
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (isProxyError(error)) return [...error.details];
-    throw error;
-  }
-  throw new Error("expected a config error");
-}
 
 describe("parseConfig", () => {
   test("reads stdio, streamable HTTP and SSE servers in the mcpServers format", () => {

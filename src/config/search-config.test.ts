@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isProxyError } from "../errors.ts";
+import { problemsOf } from "./config-test-support.ts";
 import { parseConfig, type SettingOverrides } from "./load-config.ts";
 import { LLM_DEFAULTS } from "./search-config.ts";
 
@@ -8,16 +8,6 @@ const parse = (mcpproxy: unknown, env: Record<string, string> = {}, overrides: S
     { mcpServers: {}, mcpproxy },
     { configPath: "/cfg.json", env: { HOME: "/home/u", ...env }, overrides },
   );
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (isProxyError(error)) return [...error.details];
-    throw error;
-  }
-  throw new Error("expected a config error");
-}
 
 const llm = { baseUrl: "http://127.0.0.1:9/v1", model: "small" };
 
