@@ -473,12 +473,11 @@ describe("off, down, and hostile", () => {
       expect(headers.traceparent).not.toContain(TRACE);
       expect(headers.tracestate).toBeUndefined();
     }
-    expect(new Set(seen.map((headers) => headers.traceparent.slice(3, 35))).size).toBe(seen.length);
+    expect(new Set(seen.map((headers) => headers.traceparent?.slice(3, 35))).size).toBe(seen.length);
     expect(bounded.traceparent).toStartWith(`00-${TRACE}-`);
     expect(bounded.tracestate!.length).toBeLessThanOrEqual(512);
     expect(long.startsWith(bounded.tracestate!)).toBe(true);
 
-    const [spans] = await spansNamed(collector, ["tools/call call_tool"]);
     await eventually(
       () => collector.spans.filter((span) => span.name === "tools/call call_tool").length,
       (count) => count === seen.length + 1,
@@ -495,7 +494,7 @@ describe("off, down, and hostile", () => {
     );
     expect(roots).toHaveLength(seen.length);
     for (const root of roots) expect(root.parentSpanId).toBe("");
-    expect(spans!.length).toBeGreaterThan(0);
+    expect(collector.rejected).toEqual([]);
   });
 
   test("attacker: an agent cannot point the traces elsewhere through upstream_servers", async () => {
