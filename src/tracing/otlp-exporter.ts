@@ -1,4 +1,3 @@
-import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type ExportResource, encodeSpans } from "./otlp-json.ts";
 import type { FinishedSpan } from "./tracer.ts";
@@ -90,7 +89,7 @@ export function createOtlpExporter(options: OtlpExporterOptions): OtlpExporter {
         batch.length,
         controller.signal.aborted
           ? `the collector did not answer within ${options.timeoutMs} ms`
-          : `the collector could not be reached (${describeError(error)})`,
+          : `the collector could not be reached (${failureName(error)})`,
       );
     } finally {
       clearTimeout(timer);
@@ -133,6 +132,12 @@ export function createOtlpExporter(options: OtlpExporterOptions): OtlpExporter {
       warn(true);
     },
   };
+}
+
+/** A fetch failure by its code or name only: its message may quote the URL, and with it a credential. */
+function failureName(error: unknown): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  return typeof code === "string" ? code : typeof name === "string" ? name : "unknown error";
 }
 
 function originOf(endpoint: string): string {
