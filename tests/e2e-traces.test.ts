@@ -293,7 +293,7 @@ describe("spans and trace context", () => {
     expect(shut.find((span) => span.attributes["mcpproxy.outcome"] === "limited")?.status).toBe("error");
   });
 
-  test("prompts/get and passthrough tools are traced the same way", async () => {
+  test("prompts/get, resources/read, dynamically registered and passthrough tools are traced the same way", async () => {
     const collector = receiver();
     const sandbox = scope.sandbox();
     sandbox.writeConfig({
@@ -307,12 +307,24 @@ describe("spans and trace context", () => {
       15_000,
     );
     await client.getPrompt({ name: "caps__greet", arguments: { who: "Ada" } });
+    await client.readResource({ uri: "mcpproxy://caps/notes://42" });
+    const missing = await client
+      .readResource({ uri: "mcpproxy://caps/file:///missing/PRIVATE-PATH" })
+      .catch((e) => e);
+    expect(missing).toBeInstanceOf(Error);
+    const dynamic = await connectStdio(sandbox, {}, ["--routing", "dynamic"]);
+    await dynamic.client.callTool({ name: "retrieve_tools", arguments: { query: "add two numbers" } });
+    expect(
+      (await dynamic.client.callTool({ name: "fx__add_numbers", arguments: { a: 2, b: 3 } })).isError,
+    ).toBeFalsy();
     const passthrough = await connectStdio(sandbox, {}, ["--passthrough", "fx"]);
     await passthrough.client.callTool({ name: "echo", arguments: { message: "direct" } });
 
-    const [served, forwarded, echo] = await spansNamed(collector, [
+    const [served, forwarded, reads, added, echo] = await spansNamed(collector, [
       "prompts/get caps__greet",
       "prompts/get greet",
+      "resources/read",
+      "tools/call fx__add_numbers",
       "tools/call echo",
     ]);
     expect(only(served).attributes).toMatchObject({
@@ -321,6 +333,37 @@ describe("spans and trace context", () => {
     });
     expect(only(forwarded)).toMatchObject({ kind: "client", parentSpanId: only(served).spanId });
     expect(only(forwarded).attributes).toMatchObject({ "mcpproxy.server": "caps", "mcpproxy.outcome": "ok" });
+
+    // Two reads, each a server span and a client span; a resource's URI is never recorded.
+    const allReads = await eventually(
+      () => collector.spans.filter((span) => span.name === "resources/read"),
+      (spans) => spans.length === 4,
+      15_000,
+    );
+    expect(reads!.length).toBeGreaterThan(0);
+    const failedRead = allReads.filter((span) => span.attributes["mcpproxy.outcome"] === "error");
+    expect(failedRead.map((span) => span.kind).sort()).toEqual(["client", "server"]);
+    for (const span of failedRead) {
+      // The JSON-RPC error the proxy was answered (the SDK speaks of a missing resource as -32602).
+      expect(String(span.attributes["rpc.response.status_code"])).toMatch(/^-32\d{3}$/);
+      expect(span.attributes["error.type"]).toBe(span.attributes["rpc.response.status_code"]!);
+    }
+    expect(allReads.filter((span) => span.attributes["mcpproxy.outcome"] === "ok")).toHaveLength(2);
+    const dump = JSON.stringify(collector.spans, (_, value) =>
+      typeof value === "bigint" ? String(value) : value,
+    );
+    expect(dump).not.toContain("PRIVATE-PATH");
+    expect(dump).not.toContain("notes://42");
+
+    // Dynamic routing: the registered tool is called by its public name.
+    const registered = only(added);
+    expect(registered.attributes).toMatchObject({
+      "gen_ai.tool.name": "fx__add_numbers",
+      "mcpproxy.server": "fx",
+    });
+    const addUpstream = collector.spans.find((span) => span.name === "tools/call add_numbers");
+    expect(addUpstream?.parentSpanId).toBe(registered.spanId);
+
     // In passthrough the client calls the tool by its own name: that is the server span's name too.
     const [own, upstream] = [echo!.find((s) => s.kind === "server"), echo!.find((s) => s.kind === "client")];
     expect(upstream?.parentSpanId).toBe(own?.spanId);
