@@ -6,7 +6,8 @@ import { parseArgs } from "node:util";
 /**
  * What the proxy adds to a tool call: the same echo call, straight to the fixture server and
  * through `mcpproxy serve` in several set-ups (no plugin; call statistics off; the built-in
- * truncation on; call limits on every server; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
+ * truncation on; call limits on every server; traces on, sent to a live OTLP receiver in this
+ * process; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
  * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
  * machine where absolute times do not.
  *
@@ -17,6 +18,7 @@ import { parseArgs } from "node:util";
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { startOtlpReceiver } from "../tests/fixtures/otlp-receiver.ts";
 import { EVERYTHING, FIXTURE } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
@@ -40,6 +42,8 @@ export interface OverheadReport {
   calls: number;
   upstream: UpstreamName;
   timings: Timing[];
+  /** Spans the OTLP receiver decoded from the traced set-up by the end of the run. */
+  spansReceived: number;
 }
 
 interface Setup {
@@ -57,6 +61,8 @@ export async function measureCallOverhead(
   const plugins = readdirSync(join(ROOT, "plugins"))
     .filter((file) => file.endsWith(".ts"))
     .map((file) => join(ROOT, "plugins", file));
+  // A live collector: every span of the traced set-up is exported to it and decoded, as a real one would.
+  const collector = startOtlpReceiver();
   const setups: Setup[] = [
     { label: "through mcpproxy, no plugin" },
     { label: "with call statistics off (MCPPROXY_STATS=0)", env: { MCPPROXY_STATS: "0" } },
@@ -68,6 +74,11 @@ export async function measureCallOverhead(
       // Never over the limits (calls go one at a time): what the door itself costs a call.
       label: "with call limits (MCPPROXY_MAX_CONCURRENT=8, MCPPROXY_RATE_LIMIT=600000/min)",
       env: { MCPPROXY_MAX_CONCURRENT: "8", MCPPROXY_RATE_LIMIT: "600000/min burst 1000" },
+    },
+    {
+      // The exporter's defaults (a batch of 512 or every 5 s): what a call pays is the span work.
+      label: "with traces on (MCPPROXY_TRACES=1, a live OTLP receiver)",
+      env: { MCPPROXY_TRACES: "1", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url },
     },
     {
       label: `with the ${plugins.length} example plugins`,
@@ -127,6 +138,12 @@ export async function measureCallOverhead(
         times[at]!.push(performance.now() - started);
       }
     }
+    // What the traced proxy holds is sent within the batch interval (5 s by default).
+    const expected = 2 * (calls + 51);
+    for (let waited = 0; collector.spans.length < expected && waited < 10_000; waited += 100)
+      await Bun.sleep(100);
+    if (collector.rejected.length > 0)
+      throw new Error(`the receiver refused spans: ${collector.rejected[0]}`);
     const directP50 = percentile(times[0]!, 50);
     const labels = [
       "direct to the server",
@@ -136,6 +153,7 @@ export async function measureCallOverhead(
     return {
       calls,
       upstream,
+      spansReceived: collector.spans.length,
       timings: labels.map((label, at) => ({
         label,
         p50: percentile(times[at]!, 50),
@@ -147,6 +165,7 @@ export async function measureCallOverhead(
     await direct.close();
     await relay.close();
     await Promise.all(proxies.map((proxy) => proxy.close()));
+    await collector.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -158,6 +177,7 @@ export function formatOverheadReport(report: OverheadReport): string {
     ...report.timings.map(
       (t) => `  ${t.label}: p50 ${f(t.p50)} ms / p95 ${f(t.p95)} ms; p50 ratio ${t.ratioP50.toFixed(2)}x`,
     ),
+    `  (the OTLP receiver decoded ${report.spansReceived} spans of the traced set-up: two a call)`,
   ].join("\n");
 }
 

@@ -25,6 +25,7 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
@@ -108,6 +109,9 @@ async function run(
   let signals: StopSignals | undefined;
   // Deferred first, so run last: a second Ctrl-C during the teardown does not cut it short.
   cleanup.defer("stop listening for signals", () => signals?.dispose());
+  // Sent last of all: the spans of calls that end while everything else stops go too.
+  const tracing = startTracing(config.traces, logger.child("traces"));
+  cleanup.defer("send the last spans", () => tracing?.exporter.close());
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
     const failures = await plugins.dispose();
@@ -281,6 +285,7 @@ async function run(
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     passthrough: options.passthrough,
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
+    traces: tracing?.tracer,
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))

@@ -48,6 +48,8 @@ export function mainHelp(): string {
     "MCPPROXY_OPENAI_BASE_URL, MCPPROXY_OPENAI_MODEL); MCPPROXY_VECTOR_WEIGHT; MCPPROXY_MIN_SCORE.",
     "MCPPROXY_SEARCH_MODE=lexical | hybrid | llm (a chat model re-ranks: MCPPROXY_LLM_BASE_URL, MCPPROXY_LLM_MODEL,",
     "MCPPROXY_LLM_API_KEY_ENV names the key's variable; the request and tool descriptions go to that endpoint).",
+    "Traces: MCPPROXY_TRACES=1 (or mcpproxy.traces.enabled) exports OpenTelemetry spans over OTLP/HTTP to",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (default http://localhost:4318/v1/traces); names and outcomes only.",
   ];
   return `${lines.join("\n")}\n`;
 }

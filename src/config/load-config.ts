@@ -19,6 +19,7 @@ import {
   type Settings,
 } from "./schema.ts";
 import { type ResolvedSearch, type ResolveTable, resolveSearch } from "./search-config.ts";
+import { type ResolvedTraces, resolveTraces } from "./trace-config.ts";
 
 export interface ResolvedConfig extends Readonly<Settings> {
   configPath: string;
@@ -32,6 +33,8 @@ export interface ResolvedConfig extends Readonly<Settings> {
   preconnect: readonly string[];
   /** `mcpproxy.autoRetryFallback`: the default of the servers a person wrote (fallback-retry.ts). */
   autoRetryFallback: boolean;
+  /** `mcpproxy.traces` (trace-config.ts). */
+  traces: Readonly<ResolvedTraces>;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
@@ -108,8 +111,8 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 
 /** Settings that exist in the file only (no environment variable or flag). */
 const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback"] as const;
-/** Sections of settings with their own tables (search-config.ts). */
-const SECTIONS = ["search"] as const;
+/** Sections of settings with their own tables (search-config.ts, trace-config.ts). */
+const SECTIONS = ["search", "traces"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
 
 /**
@@ -175,6 +178,15 @@ export function parseConfig(
     },
     problems,
   );
+  const traces = resolveTraces(
+    {
+      raw: proxySection.traces,
+      env,
+      resolve: (table, values, path, flags, into) =>
+        resolveTable(table, values, path, env, flags, problems, into),
+    },
+    problems,
+  );
   const inheritEnv = parseFileSetting(InheritEnvSchema, file.output.mcpproxy, "inheritEnv", env, problems);
   const autoRetryFallback =
     parseFileSetting(AutoRetryFallbackSchema, file.output.mcpproxy, "autoRetryFallback", env, problems) ??
@@ -208,6 +220,7 @@ export function parseConfig(
     ...settings,
     embedder: embedder as Settings["embedder"],
     search: Object.freeze(search),
+    traces: Object.freeze(traces),
     dataDir,
     logFile,
     configPath: options.configPath,

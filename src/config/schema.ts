@@ -193,7 +193,7 @@ export const caseInsensitive = <const T extends readonly string[]>(options: T, m
     v.picklist(options, message),
   );
 
-const booleanLike = v.pipe(
+export const booleanLike = v.pipe(
   v.union([v.boolean(), v.string()], "must be true or false"),
   v.transform((input) => (typeof input === "boolean" ? input : input.trim().toLowerCase())),
   v.union([v.boolean(), v.picklist(["1", "0", "true", "false", "yes", "no", ""])], "must be true or false"),
@@ -203,7 +203,7 @@ const booleanLike = v.pipe(
 export const nonEmptyString = v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"));
 export const httpUrl = v.pipe(v.string("must be a string"), v.url("must be an absolute http(s) URL"));
 
-const fraction = v.pipe(
+export const fraction = v.pipe(
   v.union([v.number(), v.string()], "must be a number from 0 to 1"),
   v.transform((input) => (typeof input === "string" && input.trim() !== "" ? Number(input) : input)),
   v.number("must be a number from 0 to 1"),

@@ -9,6 +9,7 @@ import { LOG_LEVEL_META_KEY } from "@modelcontextprotocol/server";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { type ClientSession, type ClientSessions, LOG_LEVELS } from "./client-sessions.ts";
 import { capabilitiesOf } from "./input-rounds.ts";
+import { spanOf } from "./request-spans.ts";
 
 /** A forwarded call's options, and the way its result goes back once its progress is sent. */
 export type ForwardOptions = CallOptions & {
@@ -43,7 +44,9 @@ export function callOptionsFor(
   // A 2026 server is told what this caller can answer: the request's envelope, or the session's.
   const clientCapabilities = capabilitiesOf(extra, clients?.session.server.getClientCapabilities());
   const level = clients ? (clients.session.level ?? "debug") : requestLogLevel(extra);
+  const span = spanOf(extra);
   return {
+    ...(span ? { span } : {}),
     signal: extra.mcpReq.signal,
     ...(clientCapabilities ? { clientCapabilities } : {}),
     ...(caller && clients ? { caller, session: clients.session.id } : {}),

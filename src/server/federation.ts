@@ -5,8 +5,10 @@ import {
   ListResourceTemplatesResultSchema,
 } from "@modelcontextprotocol/core";
 import type {
+  GetPromptRequest,
   GetPromptResult,
   InputRequiredResult,
+  ReadResourceRequest,
   ReadResourceResult,
   Server,
   ServerCapabilities,
@@ -17,6 +19,7 @@ import { isInputRequiredResult, ProtocolError, ProtocolErrorCode } from "@modelc
 import { describeError } from "../errors.ts";
 import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
+import type { Tracer } from "../tracing/tracer.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { mergedHint, UNCACHED } from "./cache-hints.ts";
 import { callOptionsFor } from "./call-options.ts";
@@ -24,6 +27,7 @@ import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 import { type InputRounds, isRetry, withInputRounds } from "./input-rounds.ts";
 import type { ClientEra } from "./proxy-server.ts";
+import { forwardTraced, traced } from "./request-spans.ts";
 
 /**
  * Resources, prompts, completion and logging of every upstream, served to one client session
@@ -57,6 +61,8 @@ export interface FederationDeps {
   ready?: (() => Promise<unknown>) | undefined;
   /** Input rounds of prompts/get and resources/read (input-rounds.ts); unset, forwarded as they are. */
   inputRounds?: InputRounds | undefined;
+  /** Spans of prompts/get and resources/read (request-spans.ts); unset, none. */
+  traces?: Tracer | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -227,7 +233,12 @@ export function serveFederation(
     const options = callOptionsFor(undefined, ctx, clients);
     const { _meta: _, ...args } = params;
     const run = (hooks: object) =>
-      pool.forward(owner, method, params, { ...options, ...hooks }) as Promise<R | InputRequiredResult>;
+      forwardTraced(
+        deps.traces,
+        { ...options, ...hooks },
+        { method, server: owner, target: method === "prompts/get" ? target : undefined },
+        (sent) => pool.forward(owner, method, params, sent) as Promise<R | InputRequiredResult>,
+      );
     try {
       return await (deps.inputRounds
         ? withInputRounds(
@@ -271,7 +282,7 @@ export function serveFederation(
       }),
     ),
   );
-  server.setRequestHandler("resources/read", async (request, ctx) => {
+  const readResource = async (request: ReadResourceRequest, ctx: ServerContext) => {
     const owner = byUri(request.params.uri);
     unheld(owner.server);
     const result = await call<ReadResourceResult>(ctx, "resources/read", owner.server, owner.uri, {
@@ -300,7 +311,8 @@ export function serveFederation(
     };
     // The answer to an input round's retry depends on what this client answered: never cached.
     return isRetry(ctx) && deps.era === "modern" ? { ...read, ...UNCACHED } : hinted(read, [result]);
-  });
+  };
+  server.setRequestHandler("resources/read", traced(deps.traces, "resources/read", readResource));
   server.setRequestHandler("prompts/list", (request) =>
     page(
       "prompts",
@@ -314,7 +326,7 @@ export function serveFederation(
       }),
     ),
   );
-  server.setRequestHandler("prompts/get", async (request, ctx) => {
+  const getPrompt = async (request: GetPromptRequest, ctx: ServerContext) => {
     const owner = heldPrompt(byName(request.params.name, "prompt"));
     const result = await call<GetPromptResult>(ctx, "prompts/get", owner.server, owner.name, {
       ...request.params,
@@ -332,7 +344,8 @@ export function serveFederation(
         ),
       })),
     } as typeof result;
-  });
+  };
+  server.setRequestHandler("prompts/get", traced(deps.traces, "prompts/get", getPrompt));
 
   server.setRequestHandler("completion/complete", async (request) => {
     const { ref } = request.params;

@@ -25,6 +25,7 @@ import { retryOnFallback } from "./fallback-retry.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { withInputRounds } from "./input-rounds.ts";
 import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
+import { forwardTraced } from "./request-spans.ts";
 
 /**
  * One tool call from a client to its upstream, as call_tool, a dynamically registered tool and
@@ -197,7 +198,12 @@ async function forwardOnce(
         ? undefined
         : (call.arguments as Record<string, unknown>);
     report.forwarded = true;
-    const answer = await deps.pool.callTool(target.server, target.tool, sent, context);
+    const answer = await forwardTraced(
+      deps.traces,
+      context,
+      { method: "tools/call", server: target.server, target: target.tool, name },
+      (options) => deps.pool.callTool(target.server, target.tool, sent, options),
+    );
     if (isInputRequiredResult(answer)) {
       outcome = "input required";
       return answer;

@@ -130,6 +130,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         "mcp-method",
         "mcp-name",
         "last-event-id",
+        "traceparent",
+        "tracestate",
       ],
       exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
     }),

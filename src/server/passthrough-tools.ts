@@ -1,9 +1,17 @@
-import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
+import type {
+  CallToolRequest,
+  CallToolResult,
+  InputRequiredResult,
+  Server,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
 import { approvedTool } from "../index/retrieve-tools.ts";
 import { callOptionsFor } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
 import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
+import { traced } from "./request-spans.ts";
 
 /**
  * The tools of `serve --passthrough SERVER`: the server's approved tools under their own names, in
@@ -35,7 +43,10 @@ export function servePassthroughTools(
     if (deps.firstIndexing && catalog.names(owner).length === 0) await deps.firstIndexing;
     return { tools: tools() };
   });
-  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
+  const callTool = async (
+    raw: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args, _meta } = raw.params;
     let target = publicName(name);
     if (!target && deps.firstIndexing) {
@@ -50,5 +61,6 @@ export function servePassthroughTools(
         forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
       ),
     );
-  });
+  };
+  server.setRequestHandler("tools/call", traced(deps.traces, "tools/call", callTool));
 }

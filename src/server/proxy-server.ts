@@ -1,4 +1,10 @@
-import type { CallToolResult, InputRequiredResult, Tool } from "@modelcontextprotocol/server";
+import type {
+  CallToolRequest,
+  CallToolResult,
+  InputRequiredResult,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
@@ -10,6 +16,7 @@ import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
 import type { CallStats } from "../stats/call-stats.ts";
+import type { Tracer } from "../tracing/tracer.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -34,6 +41,7 @@ import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
 import { retrieveRankedAll } from "./ranked-retrieve.ts";
+import { traced } from "./request-spans.ts";
 import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import {
@@ -109,6 +117,8 @@ export interface ProxyServerDeps {
    * parked for a 2026 client's input. Unset, a 2026 upstream's input_required fails the call.
    */
   inputRounds?: InputRounds | undefined;
+  /** OpenTelemetry spans of tool calls, prompts/get and resources/read (`mcpproxy.traces`); unset, none. */
+  traces?: Tracer | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -187,6 +197,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       capabilities: deps.catalog.capabilities,
       era,
       inputRounds: deps.inputRounds,
+      traces: deps.traces,
       ...(deps.passthrough
         ? { naming: passthroughNaming(deps.passthrough), ready: connecting(deps.pool, deps.passthrough) }
         : {}),
@@ -201,7 +212,10 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     tools: session ? [...builtins, ...session.listed()] : builtins,
   }));
 
-  server.setRequestHandler("tools/call", async (raw, ctx): Promise<CallToolResult | InputRequiredResult> => {
+  const callTool = async (
+    raw: CallToolRequest,
+    ctx: ServerContext,
+  ): Promise<CallToolResult | InputRequiredResult> => {
     // The SDK's Server has checked the params against the spec's schema (-32602 if they do not fit).
     const { name, arguments: args, _meta } = raw.params;
     const forwarding = () => callOptionsFor(_meta?.progressToken, ctx, client);
@@ -310,7 +324,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
         `use ${RETRIEVE_TOOLS} to find tools and ${CALL_TOOL} to run them.`,
     );
-  });
+  };
+  server.setRequestHandler("tools/call", traced(deps.traces, "tools/call", callTool));
   return server;
 }
 

@@ -9,6 +9,8 @@ import type {
 } from "@modelcontextprotocol/client";
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
+import type { TraceHeaders } from "../tracing/trace-context.ts";
+import type { Span } from "../tracing/tracer.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
@@ -34,6 +36,12 @@ export interface CallOptions {
   askClient?: AskClient | undefined;
   /** The caller's log level, told to a 2026 server with the call, and its request's stream (CallLog). */
   log?: CallLog | undefined;
+  /** The span of the client's request (src/tracing/), while traces are on: the call's span is its child. */
+  span?: Span | undefined;
+  /** The trace context the call carries upstream: in `_meta` (SEP-414), and as headers over streamable HTTP. */
+  traceContext?: TraceHeaders | undefined;
+  /** Told how long the call waited for its turn under the server's call limits, in ms (0: none). */
+  onAdmitted?: ((waitedMs: number) => void) | undefined;
 }
 
 /**
@@ -158,7 +166,9 @@ export async function forwardToolCall(
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
     const isModern = connection.era === "modern";
-    const headers = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
+    const params = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
+    // Stdio ignores request headers: there the trace context travels in `_meta` alone.
+    const headers = call.traceContext ? { ...params, ...call.traceContext } : params;
     const base =
       method === "tools/call"
         ? { name: tool, ...(call.args ? { arguments: call.args } : {}) }
@@ -178,6 +188,8 @@ export async function forwardToolCall(
               ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
               : {}),
             ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
+            // Ours replace a client's own (prompts/get and resources/read pass its `_meta` on).
+            ...(call.traceContext ? { tracestate: undefined, ...call.traceContext } : {}),
           },
         },
       } as never,

@@ -302,6 +302,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     }
     // Its turn under its call limits first (src/limits/): a refusal says which limit, and when to retry.
     const admission = await slot.gate?.enter(call.signal);
+    call.onAdmitted?.(admission?.waitedMs ?? 0);
     return forwardToolCall(
       { ...call, limits },
       {
