@@ -57,6 +57,8 @@ export interface FederationDeps {
   ready?: (() => Promise<unknown>) | undefined;
   /** Input rounds of prompts/get and resources/read (input-rounds.ts); unset, forwarded as they are. */
   inputRounds?: InputRounds | undefined;
+  /** The proxy's own kept results (read-result-tool.ts): a read of one, or undefined for another URI. */
+  results?: ((uri: string, ctx: ServerContext) => ReadResourceResult | undefined) | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -272,6 +274,8 @@ export function serveFederation(
     ),
   );
   server.setRequestHandler("resources/read", async (request, ctx) => {
+    const kept = deps.results?.(request.params.uri, ctx);
+    if (kept) return kept;
     const owner = byUri(request.params.uri);
     unheld(owner.server);
     const result = await call<ReadResourceResult>(ctx, "resources/read", owner.server, owner.uri, {

@@ -1,4 +1,10 @@
-import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
+import type {
+  CallToolResult,
+  InputRequiredResult,
+  Server,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
 import { approvedTool } from "../index/retrieve-tools.ts";
 import { callOptionsFor } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
@@ -16,6 +22,8 @@ export function servePassthroughTools(
   owner: string,
   client: { session: ClientSession; sessions: ClientSessions } | undefined,
   era: ClientEra,
+  /** The last step of a call: a large result kept out of the context (read-result-tool.ts). */
+  keptOut: <R extends CallToolResult | InputRequiredResult>(result: R, ctx: ServerContext, name: string) => R,
 ): void {
   const { catalog } = deps;
   const tools = () =>
@@ -46,8 +54,12 @@ export function servePassthroughTools(
     const call = callOptionsFor(_meta?.progressToken, ctx, client);
     const publicTarget = target;
     return call.flushed(
-      await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
-        forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
+      keptOut(
+        await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
+          forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
+        ),
+        ctx,
+        publicTarget,
       ),
     );
   });
