@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { createResultSpill, lineCount, RESULTS_PREFIX, ResultNotFound } from "./result-spill.ts";
+import { createResultSpill, lineCount, type Page, RESULTS_PREFIX, ResultNotFound } from "./result-spill.ts";
 import { createResultStore } from "./result-store.ts";
 
 function spillWith(settings = { spillBytes: 1_000, headChars: 100, pageChars: 300 }) {
@@ -17,7 +17,10 @@ function readAll(spill: ReturnType<typeof spillWith>, scope: string, uri: string
   let offset: number | undefined = 0;
   let pages = 0;
   while (offset !== undefined && pages++ < 10_000) {
-    const read = spill.read(uri, scope, { offset, ...(length ? { length } : {}) })!;
+    const read: { data: string; page: Page } = spill.read(uri, scope, {
+      offset,
+      ...(length ? { length } : {}),
+    })!;
     out += read.data;
     offset = read.page.nextOffset;
   }
@@ -87,7 +90,7 @@ describe("spilling a large result", () => {
     let rebuilt = Buffer.alloc(0);
     let offset: number | undefined = 0;
     while (offset !== undefined) {
-      const read = spill.read(links[0]!.uri, "s", { offset })!;
+      const read: { data: string; page: Page } = spill.read(links[0]!.uri, "s", { offset })!;
       rebuilt = Buffer.concat([rebuilt, Buffer.from(read.data, "base64")]);
       offset = read.page.nextOffset;
     }
