@@ -6,7 +6,7 @@ import type {
   ServerContext,
   Tool,
 } from "@modelcontextprotocol/server";
-import { isInputRequiredResult, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { isInputRequiredResult, ResourceNotFoundError } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 import { UNCACHED } from "./cache-hints.ts";
@@ -122,12 +122,10 @@ export function resultScopes(
   return () => scope;
 }
 
-/** What 2025 servers answer for a resource they do not have; 2026-07-28 says -32602. */
-const RESOURCE_NOT_FOUND_2025 = -32002;
-
 /**
  * resources/read of a results URI: the page, or undefined for any other URI (federation.ts goes on
- * with it). Not this caller's is "Resource not found", as the revision in use says it.
+ * with it). Not this caller's is "Resource not found": -32602 with the URI in `data`, which the SDK
+ * sends in both eras (2026-07-28 requires it; 2025 clients are told to accept it).
  */
 export function readResultResource(
   spill: ResultSpill,
@@ -143,8 +141,7 @@ export function readResultResource(
     return era === "modern" ? { ...answer, ...UNCACHED } : answer;
   } catch (error) {
     if (!(error instanceof ResultNotFound)) throw error;
-    const code = era === "modern" ? ProtocolErrorCode.InvalidParams : RESOURCE_NOT_FOUND_2025;
-    throw new ProtocolError(code as ProtocolErrorCode, `Resource not found: ${error.message}`, { uri });
+    throw new ResourceNotFoundError(uri, error.message);
   }
 }
 
