@@ -268,4 +268,23 @@ describe("bounds, expiry, the setting off, and passthrough", () => {
     expect(answer.content[1]?.text).not.toContain("read_result");
     expect(await readByResource(client, linkOf(answer), 32_768)).toBe(whole);
   });
+
+  test("dynamic routing: a registered tool called by its own name is kept out as call_tool's result is", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const { client, close } = await connectStdio(sandbox, { MCPPROXY_ROUTING_TYPE: "dynamic" });
+    scope.defer(close);
+    await client.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "return a text block of a number of bytes" },
+    });
+    expect(((await client.listTools()).tools as { name: string }[]).map((t) => t.name)).toContain(
+      "fx__big_result",
+    );
+    const args = { bytes: 120_000, varied: true };
+    const whole = (await original(args)).content[0]!.text!;
+    const answer = (await client.callTool({ name: "fx__big_result", arguments: args })) as Answer;
+    expect(answer.content[0]?.text).toBe(headOf(whole));
+    expect(await readByTool(client, linkOf(answer))).toBe(whole);
+  });
 });
