@@ -287,4 +287,19 @@ describe("bounds, expiry, the setting off, and passthrough", () => {
     expect(answer.content[0]?.text).toBe(headOf(whole));
     expect(await readByTool(client, linkOf(answer))).toBe(whole);
   });
+
+  test("after the plugins: with truncation on, what is kept is the truncated text", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const { client, close } = await connectStdio(sandbox, {
+      MCPPROXY_TRUNCATE_OUTPUT_LEN: "100000",
+      MCPPROXY_RESULT_SPILL_BYTES: "20000",
+    });
+    scope.defer(close);
+    const answer = await call(client, { bytes: 300_000 });
+    expect(answer.content[0]?.text).toBe("x".repeat(4096));
+    expect(await readByResource(client, linkOf(answer), 32_768)).toBe(
+      `${"x".repeat(100_000)}\n[... 199950 characters cut by mcpproxy (MCPPROXY_TRUNCATE_OUTPUT_LEN=100000) ...]\n${"x".repeat(50)}`,
+    );
+  });
 });
