@@ -1,5 +1,6 @@
 import type { CallToolResult, ContentBlock, ReadResourceResult } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { isLowSurrogate } from "../plugins/builtin/truncate-output.ts";
 import { FEDERATED_SCHEME } from "./federated-names.ts";
 import { createResultStore, type ResultStore, type StoredResult } from "./result-store.ts";
 
@@ -77,11 +78,6 @@ export function lineCount(text: string): number {
   return lines;
 }
 
-const isLowSurrogate = (text: string, at: number) => {
-  const code = text.charCodeAt(at);
-  return code >= 0xdc00 && code <= 0xdfff;
-};
-
 /** `text` cut at `end` or one before, never between the halves of a surrogate pair. */
 export function cutAt(text: string, end: number): number {
   return end > 0 && end < text.length && isLowSurrogate(text, end) ? end - 1 : end;
@@ -99,7 +95,7 @@ export function createResultSpill(settings: SpillSettings, store: ResultStore): 
       (hasReadTool
         ? `call read_result {"uri": "${uri}", "offset": ${from}}, or ${viaResource}`
         : viaResource) +
-      `. Each page says where the next starts. Kept for this session until ${until(entry)}.`
+      `. Each page says where the next starts. Only you can read it, until ${until(entry)}.`
     );
   };
   const link = (entry: StoredResult, name: string): ContentBlock => ({
