@@ -17,6 +17,7 @@ import { createResultStore, type ResultStore, type StoredResult } from "./result
  */
 export const RESULTS_PREFIX = `${FEDERATED_SCHEME}//results/`;
 export const PAGE_META_KEY = "mcpproxy/page";
+const CANONICAL_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface SpillSettings {
   spillBytes: number;
@@ -136,7 +137,9 @@ export function createResultSpill(settings: SpillSettings, store: ResultStore): 
     what: string,
     hasReadTool: boolean,
   ): ContentBlock[] {
-    const entry = store.put(scope, { kind: "blob", data, mimeType });
+    // Canonical base64 (no line breaks or other stray characters), so pages can be cut from it directly.
+    const canonical = CANONICAL_BASE64.test(data) ? data : Buffer.from(data, "base64").toString("base64");
+    const entry = store.put(scope, { kind: "blob", data: canonical, mimeType });
     if (!entry) return [tooLarge(what, Buffer.byteLength(data, "base64"))];
     const note = `[mcpproxy: ${what} (${mimeType}, ${entry.bytes} bytes) is ${uriOf(entry)}. ${howToRead(entry, 0, hasReadTool)}]`;
     return [{ type: "text", text: note }, link(entry, what)];
@@ -206,18 +209,17 @@ export function createResultSpill(settings: SpillSettings, store: ResultStore): 
         if (end === start && start < total) end = Math.min(total, start + 2);
         return { entry, data: entry.data.slice(start, end), page: pageOf(start, end, total) };
       }
-      const bytes = Buffer.from(entry.data, "base64");
-      if (offset > bytes.length)
+      if (offset > entry.bytes)
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
-          `offset ${offset} is past the end (${bytes.length} bytes)`,
+          `offset ${offset} is past the end (${entry.bytes} bytes)`,
         );
-      const end = Math.min(bytes.length, offset + length);
-      return {
-        entry,
-        data: bytes.subarray(offset, end).toString("base64"),
-        page: pageOf(offset, end, bytes.length),
-      };
+      const end = Math.min(entry.bytes, offset + length);
+      // Only the 4-character groups (3 bytes each) that hold the page are decoded, not the whole blob.
+      const first = Math.floor(offset / 3);
+      const groups = Buffer.from(entry.data.slice(first * 4, Math.ceil(end / 3) * 4), "base64");
+      const bytes = groups.subarray(offset - first * 3, end - first * 3);
+      return { entry, data: bytes.toString("base64"), page: pageOf(offset, end, entry.bytes) };
     },
   };
 }
