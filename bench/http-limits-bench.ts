@@ -25,7 +25,8 @@ export interface LimitsReport {
 async function withProxy<T>(run: (port: number, pid: number) => Promise<T>): Promise<T> {
   const sandbox = createSandbox();
   sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
-  const proxy = await startHttpProxy(sandbox);
+  // Whole results, as before large results were kept aside: a stalled client must be sent megabytes.
+  const proxy = await startHttpProxy(sandbox, [], { MCPPROXY_RESULT_SPILL_BYTES: "0" });
   try {
     await proxy.stderr.waitFor(/servers indexed/, 15_000);
     return await run(Number(proxy.url.port), proxy.child.pid);

@@ -60,7 +60,11 @@ async function withProxy<T>(
 ): Promise<T & { rssMiB: number; cpuSeconds: number }> {
   const sandbox = createSandbox();
   sandbox.writeConfig({ mcpServers: servers });
-  const proxy = await startHttpProxy(sandbox, [], { MCPPROXY_LOG_LEVEL: "info" });
+  // Whole results: the bench measures what the proxy holds to relay them, not the kept-results store.
+  const proxy = await startHttpProxy(sandbox, [], {
+    MCPPROXY_LOG_LEVEL: "info",
+    MCPPROXY_RESULT_SPILL_BYTES: "0",
+  });
   try {
     // A proxy that is still indexing after two minutes is measured as it is.
     await proxy.stderr

@@ -48,6 +48,7 @@ describe("dynamic routing", () => {
     expect(await names(proxy.client)).toEqual([
       "call_tool",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -66,6 +67,7 @@ describe("dynamic routing", () => {
       [
         "call_tool",
         "get_tool_alternatives",
+        "read_result",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",
@@ -131,6 +133,7 @@ describe("dynamic routing", () => {
       [
         "call_tool",
         "get_tool_alternatives",
+        "read_result",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",
@@ -171,6 +174,7 @@ describe("dynamic routing", () => {
       "call_tool",
       "fixture__echo",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -179,6 +183,7 @@ describe("dynamic routing", () => {
       "call_tool",
       "fixture__add_numbers",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -215,6 +220,7 @@ describe("auto routing", () => {
     expect(await names(listening.client)).toEqual([
       "call_tool",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -251,6 +257,7 @@ describe("auto routing", () => {
       "fixture__add_numbers",
       "fixture__echo",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -258,6 +265,7 @@ describe("auto routing", () => {
     expect(await names(deaf.client)).toEqual([
       "call_tool",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -321,6 +329,7 @@ describe("an upstream that changes its tools", () => {
       "call_tool",
       "fixture__echo",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",
@@ -343,6 +352,7 @@ describe("call-tool routing", () => {
     expect(await names(proxy.client)).toEqual([
       "call_tool",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",

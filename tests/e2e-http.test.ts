@@ -95,6 +95,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
         "get_tool_alternatives",
+        "read_result",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",
@@ -112,6 +113,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         "call_tool",
         "get_tool_alternatives",
+        "read_result",
         "retrieve_tools",
         "tools_stat",
         "upstream_servers",

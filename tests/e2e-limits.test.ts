@@ -150,7 +150,11 @@ describe("oversized results from an upstream", () => {
     const sandbox = createSandbox();
     const token = `big-${crypto.randomUUID()}`;
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry({ args: ["--name", token] }) } });
-    const proxy = await connectStdio(sandbox, { MCPPROXY_MAX_RESULT_BYTES: String(2 * 1024 * 1024) });
+    // Spilling off: this is about the transport's bound, and the 1 MiB result must come whole.
+    const proxy = await connectStdio(sandbox, {
+      MCPPROXY_MAX_RESULT_BYTES: String(2 * 1024 * 1024),
+      MCPPROXY_RESULT_SPILL_BYTES: "0",
+    });
     try {
       const call = (args: Record<string, unknown>) =>
         proxy.client.callTool({
@@ -218,6 +222,8 @@ describe("bounded HTTP", () => {
         maxSessions: 4,
         sessionIdleMs: 2_000,
         bodyTimeoutMs: 1_000,
+        // Whole results: a client that stops reading must be sent more than its stream may hold.
+        resultSpillBytes: 0,
       },
     });
     proxy = await startHttpProxy(sandbox);

@@ -34,7 +34,14 @@ setDefaultTimeout(60_000);
  */
 const scope = cleanupAfterEach();
 const MODERN = "2026-07-28";
-const OWN_TOOLS = ["retrieve_tools", "call_tool", "upstream_servers", "tools_stat", "get_tool_alternatives"];
+const OWN_TOOLS = [
+  "retrieve_tools",
+  "call_tool",
+  "upstream_servers",
+  "tools_stat",
+  "get_tool_alternatives",
+  "read_result",
+];
 
 const serveArgs = (sandbox: Sandbox, extra: string[] = []) => [
   "serve",

@@ -38,11 +38,12 @@ describe("mcpproxy serve over stdio", () => {
     sandbox?.cleanup();
   });
 
-  test("lists only retrieve_tools, call_tool, upstream_servers, tools_stat and get_tool_alternatives", async () => {
+  test("lists only retrieve_tools, call_tool, upstream_servers, tools_stat, get_tool_alternatives and read_result", async () => {
     const { tools } = await proxy.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "call_tool",
       "get_tool_alternatives",
+      "read_result",
       "retrieve_tools",
       "tools_stat",
       "upstream_servers",

@@ -61,7 +61,8 @@ for (const transport of TRANSPORTS) {
       const url = await startRemote(transport);
       const { client, proxy, settled } = await proxyWith(
         { remote: { url } },
-        { MCPPROXY_MAX_RESULT_BYTES: String(MiB) },
+        // Spilling off: the 200,000-byte result under the bound must come whole.
+        { MCPPROXY_MAX_RESULT_BYTES: String(MiB), MCPPROXY_RESULT_SPILL_BYTES: "0" },
       );
       await settled();
       const big = await call(client, "remote__big_result", { bytes: 3 * MiB });

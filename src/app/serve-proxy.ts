@@ -21,6 +21,7 @@ import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
+import { keptResults } from "../server/result-spill.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
@@ -258,6 +259,13 @@ async function run(
     logger: logger.child("input"),
   });
   cleanup.defer("cancel the calls waiting for input", () => parked.close());
+  const results = keptResults(config);
+  if (results) {
+    // Expired results are dropped when the store is touched; this frees them on an idle proxy too.
+    const sweeping = setInterval(() => results.store.sweep(), Math.min(config.resultTtlMs, 60_000));
+    sweeping.unref();
+    cleanup.defer("stop sweeping kept results", () => clearInterval(sweeping));
+  }
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -286,6 +294,7 @@ async function run(
     passthrough: options.passthrough,
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
     traces: tracing?.tracer,
+    results,
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))

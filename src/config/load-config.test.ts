@@ -136,6 +136,31 @@ describe("parseConfig", () => {
     ]);
   });
 
+  test("large-result settings: defaults, file and environment, and a bad or misspelt one named", () => {
+    const defaults = parse({ mcpServers: {} });
+    expect([defaults.resultSpillBytes, defaults.resultHeadChars, defaults.resultPageChars]).toEqual([
+      65_536, 4_096, 32_768,
+    ]);
+    expect([defaults.resultTtlMs, defaults.resultsPerSession]).toEqual([1_800_000, 20]);
+    expect([defaults.resultSessionBytes, defaults.resultStoreBytes]).toEqual([
+      64 * 1024 ** 2,
+      256 * 1024 ** 2,
+    ]);
+    const set = parse(
+      { mcpServers: {}, mcpproxy: { resultSpillBytes: 0 } },
+      { MCPPROXY_RESULT_TTL_MS: "5000" },
+    );
+    expect([set.resultSpillBytes, set.resultTtlMs]).toEqual([0, 5_000]);
+    expect(
+      problemsOf(() =>
+        parse({ mcpServers: {}, mcpproxy: { resultSpillByte: 1 } }, { MCPPROXY_RESULTS_PER_SESSION: "0" }),
+      ),
+    ).toEqual([
+      "mcpproxy.resultSpillByte: unknown key (did you mean `resultSpillBytes`?)",
+      "MCPPROXY_RESULTS_PER_SESSION: must be a whole number from 1 to 10000",
+    ]);
+  });
+
   test("rejects a top level that is not an object of servers", () => {
     expect(problemsOf(() => parse([]))[0]).toContain("must be a JSON object");
     expect(problemsOf(() => parse({ mcpServers: [] }))[0]).toContain(

@@ -312,6 +312,20 @@ export const SETTINGS = {
   toolsLimit: { env: "MCPPROXY_TOOLS_LIMIT", schema: intInRange(1, 100) },
   /** 0 turns truncation off. */
   truncateOutputLen: { env: "MCPPROXY_TRUNCATE_OUTPUT_LEN", schema: intInRange(0, 1_000_000_000) },
+  /** A tool result over this many bytes (its JSON) is kept as a resource, its head shown (result-spill.ts); 0: off. */
+  resultSpillBytes: { env: "MCPPROXY_RESULT_SPILL_BYTES", schema: intInRange(0, 1024 ** 3) },
+  /** How many characters of a kept text the agent sees. */
+  resultHeadChars: { env: "MCPPROXY_RESULT_HEAD_CHARS", schema: intInRange(0, 1_000_000) },
+  /** The most one page of a kept result holds (characters of text, bytes of a blob). */
+  resultPageChars: { env: "MCPPROXY_RESULT_PAGE_CHARS", schema: intInRange(1, 16 * 1024 ** 2) },
+  /** How long a kept result may be read, in ms. */
+  resultTtlMs: { env: "MCPPROXY_RESULT_TTL_MS", schema: intInRange(1_000, 7 * 24 * 3_600_000) },
+  /** How many results one session (or 2026 principal) keeps; the oldest goes first. */
+  resultsPerSession: { env: "MCPPROXY_RESULTS_PER_SESSION", schema: intInRange(1, 10_000) },
+  /** How many bytes of results one session (or 2026 principal) keeps. */
+  resultSessionBytes: { env: "MCPPROXY_RESULT_SESSION_BYTES", schema: intInRange(1024, 16 * 1024 ** 3) },
+  /** How many bytes of results the whole proxy keeps, in memory. */
+  resultStoreBytes: { env: "MCPPROXY_RESULT_STORE_BYTES", schema: intInRange(1024, 64 * 1024 ** 3) },
   listChangedExec: {
     env: "MCPPROXY_LIST_CHANGED_EXEC",
     schema: v.pipe(

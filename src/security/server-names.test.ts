@@ -16,6 +16,12 @@ describe("server names", () => {
     }
   });
 
+  test("results, in any case, is reserved: mcpproxy://results/<id> is a kept large result, never a server's resource", () => {
+    for (const name of ["results", "Results", "RESULTS"]) expect(serverNameProblem(name)).toMatch(/reserved/);
+    expect(usableServerName("Results")).toBe("Results-server");
+    expect(serverNameProblem("results-archive")).toBeUndefined();
+  });
+
   test("an imported name that cannot be used is made one that can", () => {
     expect(usableServerName("acme/notes")).toBe("acme-notes");
     expect(usableServerName("constructor")).toBe("constructor-server");

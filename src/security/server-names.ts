@@ -14,6 +14,9 @@ export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set([
   "upstream_servers",
   "tools_stat",
   "get_tool_alternatives",
+  "read_result",
+  // mcpproxy://results/<id> is a kept large result (server/result-spill.ts), never a server's resource.
+  "results",
 ]);
 
 const MAX_NAME_LENGTH = 100;
@@ -26,7 +29,9 @@ export function serverNameProblem(name: string): string | undefined {
   if (name.length > MAX_NAME_LENGTH) return `a server name must be at most ${MAX_NAME_LENGTH} characters`;
   if (name.includes("/")) return "a server name must not contain /";
   if (CONTROL.test(name)) return "a server name must not contain control characters or line breaks";
-  if (RESERVED_SERVER_NAMES.has(name)) return `"${name}" is reserved and cannot name a server`;
+  // Any case: a URI's host is case-insensitive, so mcpproxy://Results/ could be read as results.
+  if (RESERVED_SERVER_NAMES.has(name) || name.toLowerCase() === "results")
+    return `"${name}" is reserved and cannot name a server`;
   return undefined;
 }
 
@@ -34,5 +39,7 @@ export function serverNameProblem(name: string): string | undefined {
 export function usableServerName(name: string): string {
   const replaced = [...name].map((char) => (char === "/" || CONTROL.test(char) ? "-" : char)).join("");
   const usable = replaced.replace(/-{2,}/g, "-").trim().slice(0, MAX_NAME_LENGTH) || "server";
-  return RESERVED_SERVER_NAMES.has(usable) ? `${usable}-server` : usable;
+  return RESERVED_SERVER_NAMES.has(usable) || usable.toLowerCase() === "results"
+    ? `${usable}-server`
+    : usable;
 }

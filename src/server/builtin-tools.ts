@@ -12,6 +12,7 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
   "upstream_servers",
   "tools_stat",
   "get_tool_alternatives",
+  "read_result",
 ]);
 
 /**

@@ -63,6 +63,8 @@ export interface FederationDeps {
   inputRounds?: InputRounds | undefined;
   /** Spans of prompts/get and resources/read (request-spans.ts); unset, none. */
   traces?: Tracer | undefined;
+  /** The proxy's own kept results (read-result-tool.ts): a read of one, or undefined for another URI. */
+  results?: ((uri: string, ctx: ServerContext) => ReadResourceResult | undefined) | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -283,6 +285,8 @@ export function serveFederation(
     ),
   );
   const readResource = async (request: ReadResourceRequest, ctx: ServerContext) => {
+    const kept = deps.results?.(request.params.uri, ctx);
+    if (kept) return kept;
     const owner = byUri(request.params.uri);
     unheld(owner.server);
     const result = await call<ReadResourceResult>(ctx, "resources/read", owner.server, owner.uri, {

@@ -24,6 +24,8 @@ export function servePassthroughTools(
   owner: string,
   client: { session: ClientSession; sessions: ClientSessions } | undefined,
   era: ClientEra,
+  /** The last step of a call: a large result kept out of the context (read-result-tool.ts). */
+  keptOut: <R extends CallToolResult | InputRequiredResult>(result: R, ctx: ServerContext, name: string) => R,
 ): void {
   const { catalog } = deps;
   const tools = () =>
@@ -57,8 +59,12 @@ export function servePassthroughTools(
     const call = callOptionsFor(_meta?.progressToken, ctx, client);
     const publicTarget = target;
     return call.flushed(
-      await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
-        forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
+      keptOut(
+        await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
+          forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
+        ),
+        ctx,
+        publicTarget,
       ),
     );
   };

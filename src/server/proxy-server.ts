@@ -41,7 +41,17 @@ import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
 import { retrieveRankedAll } from "./ranked-retrieve.ts";
+import {
+  keepingOut,
+  READ_RESULT,
+  ReadResultArgs,
+  readResult,
+  readResultDefinition,
+  readResultResource,
+  resultScopes,
+} from "./read-result-tool.ts";
 import { traced } from "./request-spans.ts";
+import type { ResultSpill } from "./result-spill.ts";
 import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import {
@@ -119,6 +129,8 @@ export interface ProxyServerDeps {
   inputRounds?: InputRounds | undefined;
   /** OpenTelemetry spans of tool calls, prompts/get and resources/read (`mcpproxy.traces`); unset, none. */
   traces?: Tracer | undefined;
+  /** Large results kept out of the context (`resultSpillBytes`; result-spill.ts); unset, off. */
+  results?: ResultSpill | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -175,6 +187,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
     ...(deps.stats ? [toolsStatDefinition] : []),
     toolAlternativesDefinition,
+    ...(deps.results ? [readResultDefinition(deps.results.settings.pageChars)] : []),
   ];
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
   const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
@@ -188,6 +201,13 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
    * A modern request is not tied to an earlier search, so its calls never count as after one.
    */
   let searched: ReadonlySet<string> = new Set();
+  const resultScope = deps.results ? resultScopes(server, era, deps.results) : undefined;
+  const keptOut = keepingOut(deps.results, resultScope, !deps.passthrough);
+  /** Whether a tool called by its own name declares an outputSchema (its structuredContent then stays). */
+  const hasOutputSchema = (name: string) => {
+    const tool = deps.catalog.get(name);
+    return !!(tool && deps.catalog.definitionOf(tool)?.outputSchema);
+  };
   if (deps.clients) {
     serveFederation(server, client?.session, {
       pool: deps.pool,
@@ -198,13 +218,19 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       era,
       inputRounds: deps.inputRounds,
       traces: deps.traces,
+      results:
+        deps.results && resultScope
+          ? (uri, ctx) => readResultResource(deps.results!, resultScope(ctx), uri, era)
+          : undefined,
       ...(deps.passthrough
         ? { naming: passthroughNaming(deps.passthrough), ready: connecting(deps.pool, deps.passthrough) }
         : {}),
     });
   }
   if (deps.passthrough) {
-    servePassthroughTools(server, deps, deps.passthrough, client, era);
+    servePassthroughTools(server, deps, deps.passthrough, client, era, (result, ctx, name) =>
+      keptOut(result, ctx, () => hasOutputSchema(name)),
+    );
     return server;
   }
 
@@ -300,14 +326,23 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       if (!parsed.success) return errorResult(describeIssues(GET_TOOL_ALTERNATIVES, parsed.issues));
       return toolAlternatives(deps, parsed.output.name);
     }
+    if (name === READ_RESULT && deps.results && resultScope) {
+      const parsed = v.safeParse(ReadResultArgs, args ?? {});
+      if (!parsed.success) return errorResult(describeIssues(READ_RESULT, parsed.issues));
+      return readResult(deps.results, resultScope(ctx), parsed.output);
+    }
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
       const call = forwarding();
       const { name: tool, arguments: toolArgs } = parsed.output;
       return call.flushed(
-        await withRounds(call, tool, toolArgs, (options) =>
-          forwardCall(deps, era, session, tool, toolArgs, options, searched),
+        keptOut(
+          await withRounds(call, tool, toolArgs, (options) =>
+            forwardCall(deps, era, session, tool, toolArgs, options, searched),
+          ),
+          ctx,
+          () => false,
         ),
       );
     }
@@ -315,8 +350,12 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
       return call.flushed(
-        await withRounds(call, name, args, (options) =>
-          forwardCall(deps, era, session, name, args, options, searched),
+        keptOut(
+          await withRounds(call, name, args, (options) =>
+            forwardCall(deps, era, session, name, args, options, searched),
+          ),
+          ctx,
+          () => hasOutputSchema(name),
         ),
       );
     }

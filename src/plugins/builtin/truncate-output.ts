@@ -39,7 +39,8 @@ export function truncateText(text: string, maxChars: number): string {
   return `${text.slice(0, headEnd)}\n[... ${removed} characters cut by mcpproxy (MCPPROXY_TRUNCATE_OUTPUT_LEN=${maxChars}) ...]\n${text.slice(tailStart)}`;
 }
 
-function isLowSurrogate(text: string, at: number): boolean {
+/** Whether `at` is the second half of a surrogate pair (a cut there would split a character). */
+export function isLowSurrogate(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   return code >= 0xdc00 && code <= 0xdfff;
 }
