@@ -251,7 +251,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
             registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
               const tool = deps.catalog.get(hit.name);
               return tool
-                ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
+                ? [
+                    {
+                      name: hit.name,
+                      score: hit.score,
+                      hash: deps.catalog.shownHash(tool),
+                      definition: registeredToolOf(hit),
+                    },
+                  ]
                 : [];
             }),
             () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),

@@ -1,0 +1,62 @@
+import type { UpstreamTool } from "./tool-document.ts";
+import {
+  changedOverrides,
+  isDisabled,
+  overrideOf,
+  overridesFingerprint,
+  shownDefinition,
+  type ToolOverrides,
+  unlistedOverrides,
+} from "./tool-overrides.ts";
+
+interface Ref {
+  server: string;
+  tool: string;
+}
+
+/**
+ * The catalog's one seam for a person's tool overrides: every public view of a tool (search
+ * document, name, definition, vector) asks here, and the stored definitions stay the upstream's.
+ */
+export interface OverrideView {
+  isHidden(ref: Ref): boolean;
+  /** Whether the tool is shown otherwise than its server lists it (name, description, annotations). */
+  reshapes(ref: Ref): boolean;
+  shown(ref: Ref, definition: UpstreamTool): UpstreamTool;
+  /** The person's name for the tool part of its public name, if any. */
+  nameOf(ref: Ref): string | undefined;
+  /** `base` as it is without overrides, else marked with their fingerprint. */
+  stamp<T extends number | string>(base: T): T | string;
+  /** Takes the new overrides; returns the tools whose override changed. */
+  replace(next: ToolOverrides): Ref[];
+  /** The overridden tools this list lacks. */
+  unlisted(server: string, listed: readonly { name: string }[]): string[];
+}
+
+export function createOverrideView(initial: ToolOverrides): OverrideView {
+  let overrides = initial;
+  let fingerprint = overridesFingerprint(overrides);
+  const of = (ref: Ref) => overrideOf(overrides, ref.server, ref.tool);
+  return {
+    isHidden: (ref) => isDisabled(of(ref)),
+    reshapes(ref) {
+      const override = of(ref);
+      return (
+        override !== undefined &&
+        (override.name !== undefined ||
+          override.description !== undefined ||
+          override.annotations !== undefined)
+      );
+    },
+    shown: (ref, definition) => shownDefinition(definition, of(ref)),
+    nameOf: (ref) => of(ref)?.name,
+    stamp: (base) => (fingerprint ? `${base}:${fingerprint}` : base),
+    replace(next) {
+      const changed = changedOverrides(overrides, next);
+      overrides = next;
+      fingerprint = overridesFingerprint(next);
+      return changed;
+    },
+    unlisted: (server, listed) => unlistedOverrides(overrides, server, listed),
+  };
+}
