@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../log.ts";
+import type { Embedder } from "./embedders/embedder.ts";
 import { openToolCatalog } from "./tool-catalog.ts";
 import {
   changedOverrides,
@@ -184,5 +185,48 @@ describe("a catalog with overrides", () => {
       "git__push",
     );
     await catalog.close();
+  });
+
+  test("the vectors are of the person's text, kept across restarts, and redone when the override goes", async () => {
+    const embedded: string[] = [];
+    const embedder: Embedder = {
+      id: "recording",
+      dimensions: 4,
+      async embed(texts) {
+        embedded.push(...texts);
+        return texts.map(() => new Float32Array([1, 0, 0, 0]));
+      },
+    };
+    const dir = tempDir();
+    const withEmbedder = (toolOverrides: ToolOverrides) =>
+      openToolCatalog({
+        dataDir: dir,
+        toolNameLimit: 60,
+        reservedNames: new Set(),
+        logger: silentLogger,
+        toolOverrides,
+        embedder,
+      });
+    const described = overrides({ git: { push: { description: "Ship the lunchbox to orbit" } } });
+    const first = await withEmbedder(described);
+    await first.syncServer("git", GIT);
+    await first.whenEmbedded();
+    const pushText = embedded.find((text) => text.includes("push"));
+    expect(pushText).toContain("Ship the lunchbox to orbit");
+    expect(pushText).not.toContain("remote repository");
+    await first.persist();
+    await first.close();
+
+    embedded.length = 0;
+    const again = await withEmbedder(described);
+    await again.whenEmbedded();
+    expect(embedded).toEqual([]);
+    await again.close();
+
+    const plain = await withEmbedder(new Map());
+    await plain.whenEmbedded();
+    expect(embedded).toHaveLength(1);
+    expect(embedded[0]).toContain("Push commits to the remote repository");
+    await plain.close();
   });
 });
