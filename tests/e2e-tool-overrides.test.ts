@@ -87,6 +87,13 @@ describe("tool overrides in call-tool routing", () => {
     expect(say.description).toBe(PARROT);
     expect(say.annotations).toMatchObject({ destructiveHint: false, title: "Parrot", readOnlyHint: true });
     expect(listed.map((tool) => tool.name)).not.toContain("fixture__echo");
+    expect(listed.map((tool) => tool.name)).not.toContain("fixture__add_numbers");
+    // Called by name from a list the client kept: refused, saying why.
+    expect(
+      isDisabledRefusal(
+        await proxy.client.callTool({ name: "fixture__add_numbers", arguments: { a: 1, b: 2 } }),
+      ),
+    ).toBe(true);
     expect(textOf(await proxy.client.callTool({ name: "fixture__say", arguments: { message: "yo" } }))).toBe(
       "fixture echo: yo",
     );
