@@ -29,6 +29,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     size: () => current.size(),
     get: (name) => current.get(name),
     names: (server) => current.names(server),
+    hasTools: (server) => current.hasTools(server),
     disabled: (name) => current.disabled(name),
     definitionOf: (tool) => current.definitionOf(tool),
     shownHash: (tool) => current.shownHash(tool),

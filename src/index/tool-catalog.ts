@@ -61,6 +61,8 @@ export interface ToolCatalog {
   disabled(publicName: string): CatalogTool | undefined;
   /** Public names of every tool, or of one server's tools; disabled tools left out. */
   names(server?: string): string[];
+  /** Whether the index holds any tool of the server, disabled ones included. */
+  hasTools(server: string): boolean;
   /** The tool's definition as an agent sees it: as its server listed it, with a person's overrides. */
   definitionOf(tool: CatalogTool): UpstreamTool | undefined;
   /** The hash of what an agent sees of the tool: its own hash unless a person's override reshapes it. */
@@ -434,6 +436,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
         return view.isHidden(tool) ? [] : [tool.name];
       });
     },
+    hasTools: (server) => (toolsOfServer.get(server)?.size ?? 0) > 0,
     syncServer: (server, incoming) => {
       const unlisted = view.unlisted(server, incoming);
       if (unlisted.length > 0)

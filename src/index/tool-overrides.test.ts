@@ -108,6 +108,15 @@ describe("a catalog with overrides", () => {
     expect(catalog.get("git__force_reset")).toBeUndefined();
     expect(catalog.disabled("git__force_reset")?.tool).toBe("force_reset");
     expect(catalog.disabled("git__push")).toBeUndefined();
+    // A server whose tools a person all hid is still known (a lazy one is not started to "find" them).
+    await catalog.setOverrides(
+      overrides({
+        git: { push: { enabled: false }, status: { enabled: false }, force_reset: { enabled: false } },
+      }),
+    );
+    expect(catalog.names("git")).toEqual([]);
+    expect(catalog.hasTools("git")).toBe(true);
+    expect(catalog.hasTools("other")).toBe(false);
     await catalog.close();
   });
 
