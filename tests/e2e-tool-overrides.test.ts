@@ -225,6 +225,37 @@ describe("overrides edited in the config file", () => {
   });
 });
 
+describe("overrides edited while a passthrough client listens", () => {
+  test("the client is told its list changed and lists the renamed tool", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const proxy = await connectStdio(sandbox, {}, ["--passthrough", "fixture"]);
+    scope.defer(() => proxy.close());
+    let notices = 0;
+    proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notices++;
+    });
+    await eventually(
+      async () => (await proxy.client.listTools()).tools.map((tool) => tool.name),
+      (names) => names.includes("echo"),
+      10_000,
+    );
+    const before = notices;
+    sandbox.writeConfig({ mcpServers: { fixture: { ...fixtureEntry(), tools: { echo: { name: "say" } } } } });
+    await eventually(
+      async () => notices,
+      (count) => count > before,
+      15_000,
+    );
+    const names = (await proxy.client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain("say");
+    expect(names).not.toContain("echo");
+    expect(textOf(await proxy.client.callTool({ name: "say", arguments: { message: "x" } }))).toBe(
+      "fixture echo: x",
+    );
+  });
+});
+
 describe("an agent and the overrides", () => {
   test("cannot hide, rename or re-describe tools through upstream_servers; the file is left as it was", async () => {
     const sandbox = scope.sandbox();
