@@ -179,11 +179,13 @@ describe("overrides edited in the config file", () => {
       registered: string[];
     };
     expect(first.registered).toContain("fixture__echo");
-    await eventually(
-      async () => notices,
-      (count) => count > 0,
-      10_000,
-    );
+    expect(
+      await eventually(
+        async () => notices,
+        (count) => count > 0,
+        10_000,
+      ),
+    ).toBeGreaterThan(0);
     const before = notices;
     expect(existsSync(starts) ? readFileSync(starts, "utf8").trim().split("\n").length : 0).toBe(1);
 
@@ -198,11 +200,13 @@ describe("overrides edited in the config file", () => {
       15_000,
     );
     expect(listed?.description).toBe(PARROT);
-    await eventually(
-      async () => notices,
-      (count) => count > before,
-      10_000,
-    );
+    expect(
+      await eventually(
+        async () => notices,
+        (count) => count > before,
+        10_000,
+      ),
+    ).toBeGreaterThan(before);
     expect((await retrieve(proxy.client, "repeat a parrot phrase word for word", 3)).tools[0]?.name).toBe(
       "fixture__echo",
     );
@@ -213,12 +217,14 @@ describe("overrides edited in the config file", () => {
 
     // Taken away again: the upstream's own description is back and add_numbers runs.
     sandbox.writeConfig({ mcpServers: { fixture: entry } });
-    await eventually(
-      async () =>
-        (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo")?.description,
-      (description) => description === "Echo back the message it is given",
-      15_000,
-    );
+    expect(
+      await eventually(
+        async () =>
+          (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo")?.description,
+        (description) => description === "Echo back the message it is given",
+        15_000,
+      ),
+    ).toBe("Echo back the message it is given");
     const sum = await callTool(proxy.client, "fixture__add_numbers", { a: 1, b: 2 });
     expect(sum.isError).toBeFalsy();
     expect(readFileSync(starts, "utf8").trim().split("\n")).toHaveLength(1);
@@ -235,18 +241,22 @@ describe("overrides edited while a passthrough client listens", () => {
     proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       notices++;
     });
-    await eventually(
-      async () => (await proxy.client.listTools()).tools.map((tool) => tool.name),
-      (names) => names.includes("echo"),
-      10_000,
-    );
+    expect(
+      await eventually(
+        async () => (await proxy.client.listTools()).tools.map((tool) => tool.name),
+        (names) => names.includes("echo"),
+        10_000,
+      ),
+    ).toContain("echo");
     const before = notices;
     sandbox.writeConfig({ mcpServers: { fixture: { ...fixtureEntry(), tools: { echo: { name: "say" } } } } });
-    await eventually(
-      async () => notices,
-      (count) => count > before,
-      15_000,
-    );
+    expect(
+      await eventually(
+        async () => notices,
+        (count) => count > before,
+        15_000,
+      ),
+    ).toBeGreaterThan(before);
     const names = (await proxy.client.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain("say");
     expect(names).not.toContain("echo");
