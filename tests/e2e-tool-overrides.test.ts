@@ -18,7 +18,7 @@ const PARROT = "Repeat a parrot phrase back to the caller, word for word";
 /** The person's overrides used by most tests: echo renamed, re-described and annotated; two tools off. */
 const overridden = (extra: Record<string, unknown> = {}) => ({
   ...fixtureEntry(extra.env ? { env: extra.env as Record<string, string> } : {}),
-  disabledTools: ["always_fails", "show_environment"],
+  disabledTools: ["always_fails", "show_environment", "retired_tool"],
   tools: {
     echo: { name: "say", description: PARROT, annotations: { destructiveHint: false, title: "Parrot" } },
     add_numbers: { enabled: false },
@@ -67,6 +67,8 @@ describe("tool overrides in call-tool routing", () => {
       expect(isDisabledRefusal(refused)).toBe(true);
       expect(textOf(refused)).toContain(`${name} is disabled`);
     }
+    // An override of a tool the server does not list is a warning, and the server serves.
+    expect(proxy.stderr()).toContain("fixture does not list retired_tool");
   });
 
   test("the list of a dynamic session holds the overridden definition, and a call to it reaches echo", async () => {
