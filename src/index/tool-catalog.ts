@@ -10,7 +10,7 @@ import type { Embedder } from "./embedders/embedder.ts";
 import type { EraStore } from "./era-store.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
-import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, type ToolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
 import { createOverrideView } from "./tool-override-view.ts";
 import { NO_OVERRIDES, type ToolOverrides } from "./tool-overrides.ts";
@@ -170,12 +170,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
 
   const buildFromCatalog = async (): Promise<SearchIndex> => {
     const built = createSearchIndex();
-    await built.add(
-      store
-        .listDefinitions()
-        .filter((t) => !view.isHidden(t))
-        .map((t) => ({ id: toolKey(t), fields: toolFields(t.server, view.shown(t, t.definition)) })),
-    );
+    await built.add(view.documents(store.listDefinitions()));
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
     return built;
   };
@@ -342,26 +337,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     }
     areNamesStale = true;
     isDirty = true;
-    await updateIndex(
-      [...gone.map((tool) => tool.key), ...updatedKeys],
-      fresh
-        .filter((tool) => !view.isHidden(tool))
-        .map((tool) => ({
-          id: tool.key,
-          fields: toolFields(tool.server, view.shown(tool, tool.definition)),
-        })),
-    );
+    await updateIndex([...gone.map((tool) => tool.key), ...updatedKeys], view.documents(fresh));
     // After the lexical index has them: search answers at once, and fuses once the vectors arrive.
-    vectors?.schedule(
-      fresh.map((tool) => {
-        const definition = view.shown(tool, tool.definition);
-        return {
-          ...tool,
-          definition,
-          hash: definition === tool.definition ? tool.hash : hashTool(definition),
-        };
-      }),
-    );
+    vectors?.schedule(view.embeddable(fresh));
     return counts;
   };
 
@@ -380,20 +358,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     if (touched.length === 0) return 0;
     await updateIndex(
       touched.map((tool) => tool.key),
-      touched
-        .filter((tool) => !view.isHidden(tool))
-        .map((tool) => ({
-          id: tool.key,
-          fields: toolFields(tool.server, view.shown(tool, tool.definition)),
-        })),
+      view.documents(touched),
     );
-    vectors?.schedule(
-      touched.map((tool) => ({
-        ...tool,
-        definition: view.shown(tool, tool.definition),
-        hash: shownHash(tool),
-      })),
-    );
+    vectors?.schedule(view.embeddable(touched));
     return touched.length;
   };
 

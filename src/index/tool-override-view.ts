@@ -1,4 +1,5 @@
-import type { UpstreamTool } from "./tool-document.ts";
+import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { toolKey } from "./tool-naming.ts";
 import {
   changedOverrides,
   isDisabled,
@@ -29,6 +30,10 @@ export interface OverrideView {
   stamp<T extends number | string>(base: T): T | string;
   /** Takes the new overrides; returns the tools whose override changed. */
   replace(next: ToolOverrides): Ref[];
+  /** The search documents of these tools as shown; a hidden tool has none. */
+  documents(list: readonly (Ref & { definition: UpstreamTool })[]): { id: string; fields: ToolFields }[];
+  /** These tools as they are embedded: the definition shown, with its own hash when it is not the server's. */
+  embeddable<T extends Ref & { hash: string; definition: UpstreamTool }>(list: readonly T[]): T[];
   /** The overridden tools this list lacks. */
   unlisted(server: string, listed: readonly { name: string }[]): string[];
 }
@@ -37,7 +42,7 @@ export function createOverrideView(initial: ToolOverrides): OverrideView {
   let overrides = initial;
   let fingerprint = overridesFingerprint(overrides);
   const of = (ref: Ref) => overrideOf(overrides, ref.server, ref.tool);
-  return {
+  const view: OverrideView = {
     isHidden: (ref) => isDisabled(of(ref)),
     reshapes(ref) {
       const override = of(ref);
@@ -57,6 +62,19 @@ export function createOverrideView(initial: ToolOverrides): OverrideView {
       fingerprint = overridesFingerprint(next);
       return changed;
     },
+    documents: (list) =>
+      list
+        .filter((tool) => !view.isHidden(tool))
+        .map((tool) => ({
+          id: toolKey(tool),
+          fields: toolFields(tool.server, view.shown(tool, tool.definition)),
+        })),
+    embeddable: (list) =>
+      list.map((tool) => {
+        const definition = view.shown(tool, tool.definition);
+        return definition === tool.definition ? tool : { ...tool, definition, hash: hashTool(definition) };
+      }),
     unlisted: (server, listed) => unlistedOverrides(overrides, server, listed),
   };
+  return view;
 }
