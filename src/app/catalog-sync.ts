@@ -11,6 +11,7 @@ import type { SessionRegistry } from "../routing/session-registry.ts";
 import { registeredToolOf } from "../server/proxy-server.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { type IndexSummary, summarizeIndexing } from "./index-summary.ts";
+import { toolOverridesOf } from "./open-catalog.ts";
 import { refreshCatalog, summarizeRefresh } from "./refresh-catalog.ts";
 
 /**
@@ -33,6 +34,11 @@ export interface CatalogSync {
    * from sessions; the approvals of servers no longer `configured` go too.
    */
   keepOnly(servers: ReadonlySet<string>, configured: ReadonlySet<string>): Promise<void>;
+  /**
+   * The config's tool overrides (`tools`, `disabledTools`) may have changed: the catalog takes
+   * them, and the sessions' registered tools (and a passthrough list) follow, without a restart.
+   */
+  applyOverrides(servers: readonly ServerConfig[]): Promise<void>;
 }
 
 export interface CatalogSyncOptions {
@@ -46,6 +52,8 @@ export interface CatalogSyncOptions {
   sessions: SessionRegistry;
   /** `false` (passthrough): lazy servers stay unstarted even when the index knows none of their tools. */
   startUnindexed?: boolean | undefined;
+  /** Overrides changed what is shown: in passthrough the client's own list changed. */
+  onOverridesChanged?: (() => void) | undefined;
 }
 
 export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
@@ -70,7 +78,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const approved = approvedTool(catalog, name);
     return approved
       ? {
-          hash: approved.tool.hash,
+          hash: catalog.shownHash(approved.tool),
           definition: registeredToolOf(publicDefinition(approved.tool, approved.definition)),
         }
       : undefined;
@@ -158,6 +166,22 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       } catch (error) {
         logger.error(`removing tools failed: ${describeError(error)}`);
       }
+    },
+
+    async applyOverrides(servers) {
+      let touched = 0;
+      try {
+        await announcing(undefined, async () => {
+          touched = await catalog.setOverrides(toolOverridesOf(servers));
+          await catalog.persist();
+        });
+      } catch (error) {
+        return logger.error(`applying the tool overrides failed: ${describeError(error)}`);
+      }
+      if (touched === 0) return;
+      logger.info(`applied the config's tool overrides: ${touched} tools shown differently`);
+      await sessions.revalidateAll(registrable);
+      options.onOverridesChanged?.();
     },
 
     resync(server, tools) {

@@ -2,6 +2,7 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
+import type { ToolOverrides } from "../index/tool-overrides.ts";
 import type { Logger } from "../log.ts";
 import { RESERVED_TOOL_NAMES } from "../server/builtin-tools.ts";
 import { approvalPolicyOf } from "./approval-policy.ts";
@@ -42,6 +43,7 @@ export async function openCatalog(
     embedder,
     vectorWeight: config.vectorWeight,
     approvalPolicy: approvalPolicyOf(config, options.servers),
+    toolOverrides: toolOverridesOf(options.servers?.() ?? config.servers),
     ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
   if (options.waitForVectors) {
@@ -53,6 +55,13 @@ export async function openCatalog(
     }
   }
   return catalog;
+}
+
+/** The person's tool overrides of every server (`tools`, `disabledTools`), for the catalog. */
+export function toolOverridesOf(servers: readonly ServerConfig[]): ToolOverrides {
+  return new Map(
+    servers.flatMap((server) => (server.toolOverrides ? [[server.name, server.toolOverrides]] : [])),
+  );
 }
 
 /**

@@ -109,7 +109,8 @@ export async function refreshCatalog(
  * its tools, which nothing could find otherwise; it then stays up as one a call started.
  */
 export function isUnindexed(catalog: ToolCatalog, server: string): boolean {
-  return catalog.names(server).length === 0;
+  // Disabled tools count: a lazy server whose tools a person all hid is known, not new.
+  return !catalog.hasTools(server);
 }
 
 /** Pins the prompts and templates a server listed as it connected (the first sight of them). */

@@ -200,7 +200,11 @@ async function run(
   cleanup.defer("disconnect upstream servers", () => pool.close());
   // In passthrough the other servers are never started, whatever the index knows of them.
   const startUnindexed = options.passthrough === undefined;
-  sync = createCatalogSync({ config, servers, catalog, pool, logger, plugins, sessions, startUnindexed });
+  sync = createCatalogSync({
+    ...{ config, servers, catalog, pool, logger, plugins, sessions, startUnindexed },
+    // In passthrough the overridden tools are the client's own list.
+    onOverridesChanged: options.passthrough !== undefined ? () => changes.toolsChanged() : undefined,
+  });
   manager = createServerManager({
     config,
     load: reloadConfig,

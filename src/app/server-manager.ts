@@ -74,6 +74,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
   const apply = async (next: ResolvedConfig): Promise<AppliedChange> => {
     const changes = await pool.setServers(next.servers);
     current = next;
+    await sync.applyOverrides(next.servers);
     // A removed server's approvals go with it: one added again under its name is a new server.
     await sync.keepOnly(runnableServers(next.servers), pinnedServers(next.servers));
     const starting = [...changes.added, ...changes.changed].filter((name) => {

@@ -20,7 +20,6 @@ export const IGNORED_TOP_LEVEL_KEYS: Readonly<Record<string, string>> = {
 export const IGNORED_SERVER_KEYS: Readonly<Record<string, string>> = {
   autoApprove: "Cline, Roo Code",
   alwaysAllow: "Roo Code",
-  disabledTools: "Cline, Roo Code",
   timeout: "Cline (seconds); mcpproxy reads timeoutMs",
   transportType: "Cline",
   envFile: "VS Code",

@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as v from "valibot";
+import type { ToolOverride } from "../index/tool-overrides.ts";
 import type { CallLimits } from "../limits/call-gate.ts";
 import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
 import { serverNameProblem } from "../security/server-names.ts";
@@ -10,6 +11,7 @@ import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
 import { LIMIT_KEYS, type LimitSettings, resolveLimits } from "./limit-settings.ts";
 import { expandPath } from "./paths.ts";
 import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
+import { overrideKeyProblems, resolveToolOverrides } from "./tool-override-settings.ts";
 
 /**
  * One entry of the `mcpServers` map (or VS Code's `servers` map), checked and resolved: the
@@ -56,6 +58,8 @@ interface ServerBase {
   maxToolListBytes?: number | undefined;
   /** Its call limits (src/limits/), its own over the proxy-wide ones; unset, calls are not limited. */
   limits?: CallLimits | undefined;
+  /** A person's `tools` overrides with `disabledTools` folded in, by the upstream's tool name. */
+  toolOverrides?: Readonly<Record<string, ToolOverride>> | undefined;
   /**
    * Why it cannot start as configured: a variable it needs is not set (each named with where it is
    * used). It fails alone and is never started (launchRefusal); the other servers serve, and the
@@ -125,6 +129,7 @@ export function parseServer(
     delete record.serverUrl;
   }
   problems.push(...unknownKeys(record, SERVER_KEYS, path, IGNORED_SERVER_KEYS));
+  problems.push(...overrideKeyProblems(record.tools, path));
   const isEnabled = record.enabled !== false && record.disabled !== true;
   // What an agent wrote is not expanded from the proxy's environment before a person approves it.
   const isAwaiting = isAwaitingApproval(entry as Record<string, unknown>);
@@ -202,6 +207,7 @@ export function parseServer(
       : {}),
     ...(configProblem ? { configProblem } : {}),
     ...limitsOf(parsed.output, defaults.limits),
+    ...resolveToolOverrides(parsed.output, path, problems),
     ...(parsed.output.roots
       ? { roots: parsed.output.roots.map((root) => rootOf(root, env, configDir)) }
       : {}),
@@ -287,6 +293,8 @@ export const SERVER_KEYS = [
   "relayOutsideCalls",
   "maxTools",
   "maxToolListBytes",
+  "disabledTools",
+  "tools",
   ...LIMIT_KEYS,
   "agent",
   "approved",

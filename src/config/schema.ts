@@ -32,6 +32,41 @@ const timeoutMs = v.pipe(
   v.maxValue(3_600_000, "must be at most 3600000 (one hour)"),
 );
 
+/** One tool's override; its unknown keys are reported by parse-server.ts with a suggestion. */
+const ToolOverrideSchema = jsonObject(
+  v.object({
+    enabled: v.optional(v.boolean("must be true or false")),
+    name: v.optional(
+      v.pipe(
+        v.string("must be a string"),
+        v.regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, `_` or `-`"),
+      ),
+    ),
+    description: v.optional(v.pipe(v.string("must be a string"), v.nonEmpty("must not be empty"))),
+    annotations: v.optional(
+      jsonObject(
+        v.object({
+          title: v.optional(v.string("must be a string")),
+          readOnlyHint: v.optional(v.boolean("must be true or false")),
+          destructiveHint: v.optional(v.boolean("must be true or false")),
+          idempotentHint: v.optional(v.boolean("must be true or false")),
+          openWorldHint: v.optional(v.boolean("must be true or false")),
+        }),
+        "must be an object of tool annotations",
+      ),
+    ),
+  }),
+  'must be an object such as {"enabled": false} or {"description": "…"}',
+);
+export const TOOL_OVERRIDE_KEYS = ["enabled", "name", "description", "annotations"] as const;
+export const TOOL_ANNOTATION_KEYS = [
+  "title",
+  "readOnlyHint",
+  "destructiveHint",
+  "idempotentHint",
+  "openWorldHint",
+] as const;
+
 const commonServerKeys = {
   enabled: v.optional(v.boolean("must be true or false")),
   /** Cline and Roo write `disabled: true`; accepted so their configs paste unchanged. */
@@ -78,6 +113,15 @@ const commonServerKeys = {
   ),
   /** Call limits (src/limits/): a person's settings, never an agent's. */
   ...serverLimitKeys,
+  /** The upstream's tools this proxy hides (Cline's and Roo Code's key): a person's setting only. */
+  disabledTools: v.optional(
+    v.array(
+      v.pipe(v.string("must be a tool name"), v.nonEmpty("must not be empty")),
+      "must be an array of the server's tool names",
+    ),
+  ),
+  /** A person's overrides of the server's tools, by the upstream's tool name (tool-overrides.ts). */
+  tools: v.optional(jsonObject(v.record(v.string(), ToolOverrideSchema), "must be an object of tool names")),
   /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
   approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */

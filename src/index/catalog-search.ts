@@ -19,6 +19,8 @@ export interface CatalogSearchState {
   tools: ReadonlyMap<string, CatalogTool>;
   vectors: ToolVectors | undefined;
   approvals: { isQuarantined(tool: CatalogTool): boolean } | undefined;
+  /** Disabled by a person: never a hit (the vectors may still hold it). */
+  isHidden: (tool: CatalogTool) => boolean;
   definitionOf: (tool: CatalogTool) => UpstreamTool | undefined;
   /** Settles the public names after changes (called once per search, after its awaits). */
   ensureNames: () => void;
@@ -85,7 +87,7 @@ export function createCatalogSearch(state: CatalogSearchState) {
     for (const hit of hits) {
       if (ranked.length >= limit) break;
       const tool = tools.get(hit.id);
-      if (!tool) continue;
+      if (!tool || state.isHidden(tool)) continue;
       if (approvals?.isQuarantined(tool)) {
         if (ranked.length + held.length < limit) held.push(tool);
         continue;

@@ -119,12 +119,13 @@ export interface SearchIndex {
   remove(ids: readonly string[]): Promise<void>;
   count(): number;
   /** Writes the snapshot atomically, stamped with the catalog generation it reflects. */
-  saveSnapshot(path: string, generation: number): Promise<void>;
+  saveSnapshot(path: string, generation: number | string): Promise<void>;
 }
 
 interface Snapshot {
   formatVersion: number;
-  generation: number;
+  /** The catalog generation, with the tool overrides' fingerprint when there are any. */
+  generation: number | string;
   data: unknown;
 }
 
@@ -206,7 +207,7 @@ export function createSearchIndex(analyzer?: Analyzer): SearchIndex {
  * Loads a snapshot when it exists, has this format version and reflects `generation`;
  * otherwise returns undefined and the caller rebuilds from the catalog.
  */
-export function loadSearchIndex(path: string, generation: number): SearchIndex | undefined {
+export function loadSearchIndex(path: string, generation: number | string): SearchIndex | undefined {
   if (!existsSync(path)) return undefined;
   try {
     const snapshot = decodeSnapshot(readFileSync(path)) as Snapshot;

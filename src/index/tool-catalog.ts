@@ -10,8 +10,10 @@ import type { Embedder } from "./embedders/embedder.ts";
 import type { EraStore } from "./era-store.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
-import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
+import { hashTool, type ToolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
+import { createOverrideView } from "./tool-override-view.ts";
+import { NO_OVERRIDES, type ToolOverrides } from "./tool-overrides.ts";
 import { openToolVectors } from "./tool-vectors.ts";
 
 /**
@@ -53,11 +55,23 @@ export interface ToolCatalog {
   readonly recovered?: string;
   /** How many tools are indexed. */
   size(): number;
+  /** A tool by its public name; a tool a person disabled is not found (see `disabled`). */
   get(publicName: string): CatalogTool | undefined;
-  /** Public names of every tool, or of one server's tools. */
+  /** A tool a person disabled (tool-overrides.ts), by the public name it would have. */
+  disabled(publicName: string): CatalogTool | undefined;
+  /** Public names of every tool, or of one server's tools; disabled tools left out. */
   names(server?: string): string[];
-  /** The tool's definition as its server listed it (read from the catalog file). */
+  /** Whether the index holds any tool of the server, disabled ones included. */
+  hasTools(server: string): boolean;
+  /** The tool's definition as an agent sees it: as its server listed it, with a person's overrides. */
   definitionOf(tool: CatalogTool): UpstreamTool | undefined;
+  /** The hash of what an agent sees of the tool: its own hash unless a person's override reshapes it. */
+  shownHash(tool: CatalogTool): string;
+  /**
+   * Replaces the person's tool overrides (a config reload): the tools they change are re-indexed
+   * and renamed; resolves to how many known tools look different now.
+   */
+  setOverrides(next: ToolOverrides): Promise<number>;
   /** New or changed since approved, and not approved by the policy: left out of search, refused when called. */
   isQuarantined(tool: CatalogTool): boolean;
   /** Every quarantined tool, with what it was approved as (when it changed) and what the poisoning scan found. */
@@ -117,6 +131,8 @@ export interface ToolCatalogOptions {
   onEmbedProgress?: (done: number, total: number) => void;
   /** Enforce approvals (tool-approvals.ts) under this policy; without one, every tool may be used. */
   approvalPolicy?: ApprovalPolicy | undefined;
+  /** A person's tool overrides (tool-overrides.ts): the public view only, never what is approved. */
+  toolOverrides?: ToolOverrides | undefined;
 }
 
 export const SNAPSHOT_FILE = "search-index.bin";
@@ -150,21 +166,31 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
   });
   const tools = new Map<string, CatalogTool>();
   for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
+  const view = createOverrideView(options.toolOverrides ?? NO_OVERRIDES);
 
   const buildFromCatalog = async (): Promise<SearchIndex> => {
     const built = createSearchIndex();
-    await built.add(
-      store.listDefinitions().map((t) => ({ id: toolKey(t), fields: toolFields(t.server, t.definition) })),
-    );
+    await built.add(view.documents(store.listDefinitions()));
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
     return built;
   };
-  const saved = loadSearchIndex(snapshotPath, store.generation());
-  let searchIndex = saved && saved.count() === tools.size ? saved : await buildFromCatalog();
+  const shownCount = () => [...tools.values()].filter((tool) => !view.isHidden(tool)).length;
+  const saved = loadSearchIndex(snapshotPath, view.stamp(store.generation()));
+  let searchIndex = saved && saved.count() === shownCount() ? saved : await buildFromCatalog();
   let isDirty = searchIndex !== saved && tools.size > 0;
   /** Set while the index may disagree with the catalog: it is then never saved as a snapshot. */
   let isIndexSuspect = false;
-  const vectors = options.embedder ? openToolVectors(options.embedder, store, tools, options) : undefined;
+  const definitionOf = (tool: CatalogTool) => {
+    const definition = store.definitionOf(tool.server, tool.tool);
+    return definition && view.shown(tool, definition);
+  };
+  const shownHash = (tool: CatalogTool) => {
+    const definition = view.reshapes(tool) ? definitionOf(tool) : undefined;
+    return definition ? hashTool(definition) : tool.hash;
+  };
+  const vectors = options.embedder
+    ? openToolVectors(options.embedder, store, tools, options, { hashOf: shownHash, definitionOf })
+    : undefined;
   const approvals = options.approvalPolicy
     ? openToolApprovals(store, options.approvalPolicy, options.logger)
     : undefined;
@@ -181,7 +207,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
 
   /** Recomputes every public name; returns the tools whose name changed. */
   const renameAll = () => {
-    const names = assignToolNames([...tools.values()], options.toolNameLimit, options.reservedNames);
+    const names = assignToolNames(
+      [...tools.values()].map((tool) => ({ ...tool, shownAs: view.nameOf(tool) })),
+      options.toolNameLimit,
+      options.reservedNames,
+    );
     const renamed: CatalogTool[] = [];
     byName.clear();
     for (const tool of tools.values()) {
@@ -199,7 +229,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
    * changes, at the next read, not after every server: with 2,000 servers syncing one by one,
    * recomputing them per server made indexing quadratic (44 s at 10k tools).
    */
-  const namingKey = `${options.toolNameLimit}|${[...options.reservedNames].sort().join(",")}`;
+  const namingKey = () =>
+    view.stamp(`${options.toolNameLimit}|${[...options.reservedNames].sort().join(",")}`);
   const ensureNames = () => {
     if (!areNamesStale) return;
     areNamesStale = false;
@@ -209,11 +240,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       store.apply({ upserts: [], deletes: [], renames: renamed });
       isDirty = true;
     }
-    if (store.namingKey() !== namingKey) store.setNamingKey(namingKey);
+    if (store.namingKey() !== namingKey()) store.setNamingKey(namingKey());
   };
   // The stored names hold when they were computed for these settings and every tool has one
   // (a run that stopped between a sync and the next read leaves new tools unnamed).
-  let areNamesStale = store.namingKey() !== namingKey || [...tools.values()].some((tool) => !tool.name);
+  let areNamesStale = store.namingKey() !== namingKey() || [...tools.values()].some((tool) => !tool.name);
   if (areNamesStale) ensureNames();
   else for (const tool of tools.values()) byName.set(tool.name, tool);
   const toolsOfServer = new Map<string, Set<string>>();
@@ -306,13 +337,31 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     }
     areNamesStale = true;
     isDirty = true;
-    await updateIndex(
-      [...gone.map((tool) => tool.key), ...updatedKeys],
-      fresh.map((tool) => ({ id: tool.key, fields: toolFields(tool.server, tool.definition) })),
-    );
+    await updateIndex([...gone.map((tool) => tool.key), ...updatedKeys], view.documents(fresh));
     // After the lexical index has them: search answers at once, and fuses once the vectors arrive.
-    vectors?.schedule(fresh);
+    vectors?.schedule(view.embeddable(fresh));
     return counts;
+  };
+
+  /** The person's overrides changed: the tools they touch are re-indexed and renamed. */
+  const applyOverrides = async (next: ToolOverrides): Promise<number> => {
+    const changed = view.replace(next);
+    if (changed.length === 0) return 0;
+    const touched = changed
+      .flatMap((ref) => tools.get(toolKey(ref)) ?? [])
+      .flatMap((tool) => {
+        const definition = store.definitionOf(tool.server, tool.tool);
+        return definition ? [{ ...tool, definition }] : [];
+      });
+    areNamesStale = true;
+    isDirty = true;
+    if (touched.length === 0) return 0;
+    await updateIndex(
+      touched.map((tool) => tool.key),
+      view.documents(touched),
+    );
+    vectors?.schedule(view.embeddable(touched));
+    return touched.length;
   };
 
   const { searchAllWithHeld } = createCatalogSearch({
@@ -320,7 +369,8 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     tools,
     vectors,
     approvals,
-    definitionOf: (tool) => store.definitionOf(tool.server, tool.tool),
+    isHidden: (tool) => view.isHidden(tool),
+    definitionOf,
     ensureNames,
   });
 
@@ -330,19 +380,39 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     size: () => tools.size,
     get(publicName) {
       ensureNames();
-      return byName.get(publicName);
+      const tool = byName.get(publicName);
+      return tool && !view.isHidden(tool) ? tool : undefined;
     },
-    definitionOf: (tool) => store.definitionOf(tool.server, tool.tool),
+    disabled(publicName) {
+      ensureNames();
+      const tool = byName.get(publicName);
+      return tool && view.isHidden(tool) ? tool : undefined;
+    },
+    definitionOf,
+    shownHash,
+    setOverrides: (next) => serialized(() => applyOverrides(next)),
     isQuarantined: (tool) => approvals?.isQuarantined(tool) ?? false,
     quarantined: () => approvals?.quarantinedAmong([...tools.values()]) ?? [],
     approve: (chosen) => approvals?.approveAsTheyAre(chosen) ?? 0,
     findings: () => approvals?.findings() ?? [],
     names(server) {
       ensureNames();
-      if (server === undefined) return [...byName.keys()];
-      return [...(toolsOfServer.get(server) ?? [])].map((key) => tools.get(key)!.name);
+      const keys = server === undefined ? tools.keys() : (toolsOfServer.get(server) ?? []);
+      return [...keys].flatMap((key) => {
+        const tool = tools.get(key)!;
+        return view.isHidden(tool) ? [] : [tool.name];
+      });
     },
-    syncServer: (server, incoming) => serialized(() => apply(diffServer(server, incoming))),
+    hasTools: (server) => (toolsOfServer.get(server)?.size ?? 0) > 0,
+    syncServer: (server, incoming) => {
+      const unlisted = view.unlisted(server, incoming);
+      if (unlisted.length > 0)
+        options.logger.warn(
+          `${server} does not list ${unlisted.join(", ")}, which its \`tools\`/\`disabledTools\` name; ` +
+            "the override waits for the tool",
+        );
+      return serialized(() => apply(diffServer(server, incoming)));
+    },
     removeServersExcept: (keep) => serialized(() => apply(diffRemovedServers(keep))),
     forgetServersExcept(keep) {
       approvals?.forgetServersExcept(keep);
@@ -357,7 +427,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
       serialized(async () => {
         ensureNames();
         if (!isDirty || readOnly || isIndexSuspect) return;
-        await searchIndex.saveSnapshot(snapshotPath, store.generation());
+        await searchIndex.saveSnapshot(snapshotPath, view.stamp(store.generation()));
         isDirty = false;
       }),
     close: async () => {

@@ -71,4 +71,17 @@ describe("assignToolNames", () => {
     const names = assignToolNames([ref], 60, new Set(["retrieve__tools"]));
     expect(names.get(toolKey(ref))).not.toBe("retrieve__tools");
   });
+
+  test("a person's rename takes the tool part, and two tools renamed alike stay apart", () => {
+    const push = { server: "git", tool: "push", shownAs: "publish" };
+    const upload = { server: "git", tool: "upload", shownAs: "publish" };
+    const plain = { server: "git", tool: "status" };
+    const names = assignToolNames([push, plain], 60);
+    expect(names.get(toolKey(push))).toBe("git__publish");
+    expect(names.get(toolKey(plain))).toBe("git__status");
+    const clash = assignToolNames([push, upload], 60);
+    expect(clash.get(toolKey(push))).not.toBe(clash.get(toolKey(upload)));
+    expect(clash.get(toolKey(push))).toMatch(/^git__publish_[0-9a-f]{6}$/);
+    expect(clash.get(toolKey(upload))).toMatch(/^git__publish_[0-9a-f]{6}$/);
+  });
 });

@@ -50,15 +50,20 @@ function withSuffix(base: string, ref: ToolRef, limit: number, length: number): 
   return `${base.slice(0, Math.max(1, limit - length - 1))}_${shortHash(ref, length)}`;
 }
 
-/** Returns the public name of every tool, keyed by `toolKey`. */
+/**
+ * Returns the public name of every tool, keyed by `toolKey`. `shownAs`, a person's rename
+ * (tool-overrides.ts), takes the place of the tool part and follows the same rules; the hash of a
+ * suffix still comes from the upstream's own name, so two tools renamed alike stay apart.
+ */
 export function assignToolNames(
-  refs: readonly ToolRef[],
+  refs: readonly (ToolRef & { shownAs?: string | undefined })[],
   limit: number,
   reserved: ReadonlySet<string> = new Set(),
 ): Map<string, string> {
   const candidates = refs.map((ref) => {
-    const raw = `${ref.server}${NAME_SEPARATOR}${ref.tool}`;
-    const base = `${sanitizeNamePart(ref.server)}${NAME_SEPARATOR}${sanitizeNamePart(ref.tool)}`;
+    const tool = ref.shownAs ?? ref.tool;
+    const raw = `${ref.server}${NAME_SEPARATOR}${tool}`;
+    const base = `${sanitizeNamePart(ref.server)}${NAME_SEPARATOR}${sanitizeNamePart(tool)}`;
     return { ref, base, isExact: base === raw };
   });
   const byBase = new Map<string, typeof candidates>();

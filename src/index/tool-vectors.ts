@@ -82,12 +82,18 @@ export function openToolVectors(
   store: CatalogStore,
   tools: ReadonlyMap<string, { server: string; tool: string; hash: string; key: string }>,
   options: ToolVectorsOptions,
+  /** What is embedded of a tool: the definition an agent sees, and its hash (tool-override-view.ts). */
+  shown: {
+    hashOf(tool: { server: string; tool: string; hash: string; key: string }): string;
+    definitionOf(tool: { server: string; tool: string; hash: string; key: string }): UpstreamTool | undefined;
+  },
 ): ToolVectors {
   store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
   const index = createVectorIndex(embedder.dimensions);
   for (const stored of store.listVectors()) {
     const key = toolKey(stored);
-    if (tools.get(key)?.hash === stored.hash && stored.vector.length === embedder.dimensions)
+    const tool = tools.get(key);
+    if (tool && shown.hashOf(tool) === stored.hash && stored.vector.length === embedder.dimensions)
       index.set(key, stored.vector);
   }
   const vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
@@ -174,8 +180,8 @@ export function openToolVectors(
   };
   vectors.schedule(
     [...tools.values()].flatMap((tool) => {
-      const definition = index.has(tool.key) ? undefined : store.definitionOf(tool.server, tool.tool);
-      return definition ? [{ ...tool, definition }] : [];
+      const definition = index.has(tool.key) ? undefined : shown.definitionOf(tool);
+      return definition ? [{ ...tool, definition, hash: shown.hashOf(tool) }] : [];
     }),
   );
   return vectors;

@@ -16,7 +16,10 @@ import {
  * file. An agent may write a launch spec and the connection timeouts, nothing else: keys that lower
  * protection (`trust`, `quarantined`, `lazy`, `validateArguments`, `roots`, `relayOutsideCalls`,
  * `autoRetryFallback`, `enabled`, the approval marks), the call limits (`rateLimit`, `maxConcurrent`, `queueSize`,
- * `queueTimeoutMs`: the brake on an agent's loop is not the agent's to lift), `inheritEnv` (the person's variables a server gets) and
+ * `queueTimeoutMs`: the brake on an agent's loop is not the agent's to lift), `inheritEnv` (the person's variables a server gets),
+ * the tool overrides `tools` and `disabledTools` (a description an agent wrote would be an injection
+ * path past the poisoning scan, and hiding is not its call either: it would hide tools the person
+ * relies on, including the one that would reveal it) and
  * `oauth.clientMetadataUrl` (who mcpproxy logs in as) are a person's alone. A launch spec it adds
  * or changes, and a server it enables, are marked as its own and wait for `mcpproxy approve`
  * (launch-spec.ts).

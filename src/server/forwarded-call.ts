@@ -135,6 +135,14 @@ export async function forwardCall(
   return retried ?? withAlternatives(result, alternatives);
 }
 
+/** A call to a tool a person hid (`disabledTools`, `tools.<name>.enabled: false`). */
+export function disabledMessage(name: string, server: string): string {
+  return (
+    `${name} is disabled: a person turned it off in the config of ${server} (disabledTools or tools.<name>.enabled), ` +
+    "so mcpproxy does not run it. Do not retry; ask the user if the task needs it."
+  );
+}
+
 async function forwardOnce(
   deps: ProxyServerDeps,
   session: SessionRouting | undefined,
@@ -149,6 +157,8 @@ async function forwardOnce(
     target = deps.catalog.get(name);
   }
   if (!target) {
+    const disabled = deps.catalog.disabled(name);
+    if (disabled) return errorResult(disabledMessage(name, disabled.server));
     return errorResult(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
     );

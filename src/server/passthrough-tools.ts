@@ -7,9 +7,10 @@ import type {
   Tool,
 } from "@modelcontextprotocol/server";
 import { approvedTool } from "../index/retrieve-tools.ts";
+import { NAME_SEPARATOR } from "../index/tool-naming.ts";
 import { callOptionsFor } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
-import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
+import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
 import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
 import { traced } from "./request-spans.ts";
 
@@ -33,12 +34,19 @@ export function servePassthroughTools(
       .names(owner)
       .flatMap((name) => {
         const approved = approvedTool(catalog, name);
-        return approved ? [{ ...(approved.definition as Tool), name: approved.tool.tool }] : [];
+        // Its own name, or the one a person gave it (tool-overrides.ts): the definition shown carries it.
+        return approved ? [{ ...(approved.definition as Tool), name: approved.definition.name }] : [];
       })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  /** The public name (`server__tool`) of one of the server's tools, by its own name. */
+  /** The public name (`server__tool`) of one of the server's tools, by the name it is listed under. */
   const publicName = (name: string) =>
-    catalog.names(owner).find((candidate) => catalog.get(candidate)?.tool === name);
+    catalog.names(owner).find((candidate) => {
+      const tool = catalog.get(candidate);
+      return tool !== undefined && catalog.definitionOf(tool)?.name === name;
+    });
+  /** A tool a person disabled, by its own name (so the refusal can say why; a plain name suffices). */
+  const isDisabledHere = (name: string) =>
+    catalog.disabled(`${owner}${NAME_SEPARATOR}${name}`)?.tool === name;
 
   server.setRequestHandler("tools/list", async () => {
     // On a first run the list is what the first indexing pass finds, not an empty one.
@@ -55,6 +63,7 @@ export function servePassthroughTools(
       await deps.firstIndexing;
       target = publicName(name);
     }
+    if (!target && isDisabledHere(name)) return errorResult(disabledMessage(name, owner));
     if (!target) return errorResult(`No tool named ${name} on ${owner}.`);
     const call = callOptionsFor(_meta?.progressToken, ctx, client);
     const publicTarget = target;

@@ -36,7 +36,7 @@ import type { ClientSessions } from "./client-sessions.ts";
 import type { FallbackPolicy } from "./fallback-retry.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
-import { errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
+import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
 import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
@@ -291,7 +291,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
             registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
               const tool = deps.catalog.get(hit.name);
               return tool
-                ? [{ name: hit.name, score: hit.score, hash: tool.hash, definition: registeredToolOf(hit) }]
+                ? [
+                    {
+                      name: hit.name,
+                      score: hit.score,
+                      hash: deps.catalog.shownHash(tool),
+                      definition: registeredToolOf(hit),
+                    },
+                  ]
                 : [];
             }),
             () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
@@ -359,6 +366,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
         ),
       );
     }
+    const disabled = deps.catalog.disabled(name);
+    if (disabled) return errorResult(disabledMessage(name, disabled.server));
     return errorResult(
       `No tool named ${name}. This proxy offers ${[...BUILTIN_TOOL_NAMES].join(" and ")}: ` +
         `use ${RETRIEVE_TOOLS} to find tools and ${CALL_TOOL} to run them.`,

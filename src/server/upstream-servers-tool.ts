@@ -216,7 +216,8 @@ export function editsFor(
           "USAGE",
           `${refused.join(", ")}: ${refused.length === 1 ? "this key is" : "these keys are"} not for an agent to set. ` +
             "An agent may give a server's command, args, env, cwd, url, headers, transport, oauth and timeouts; " +
-            "trust, quarantine, lazy starts, automatic fallbacks, roots, relays, inherited environment and approvals are set by the user in the config file.",
+            "trust, quarantine, lazy starts, automatic fallbacks, roots, relays, inherited environment, tool overrides " +
+            "(tools, disabledTools) and approvals are set by the user in the config file.",
         );
       }
     }

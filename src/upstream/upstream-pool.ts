@@ -208,7 +208,7 @@ const isSubscriptionMethod = (method: string): method is SubscriptionMethod =>
  * Settings about how the proxy treats a server's calls, not about the connection: a change to them
  * alone is applied to the running server, which is not restarted.
  */
-const CALL_HANDLING_KEYS = ["limits", "autoRetryFallback"] as const;
+const CALL_HANDLING_KEYS = ["limits", "autoRetryFallback", "toolOverrides"] as const;
 const sameButCallHandling = (a: ServerConfig, b: ServerConfig) => {
   const without = (config: ServerConfig) =>
     JSON.stringify({ ...config, ...Object.fromEntries(CALL_HANDLING_KEYS.map((key) => [key, undefined])) });

@@ -1,0 +1,52 @@
+import type { ToolOverride } from "../index/tool-overrides.ts";
+import type { ExpansionProblem } from "./expand-env.ts";
+import { unknownKeys } from "./known-keys.ts";
+import { TOOL_ANNOTATION_KEYS, TOOL_OVERRIDE_KEYS } from "./schema.ts";
+
+/**
+ * A server entry's `disabledTools` (as Cline and Roo Code write it) and `tools` overrides, as one
+ * map by the upstream's tool name. A person's settings only (security/agent-edits.ts).
+ */
+
+/** Unknown keys inside `tools.<name>` and its `annotations`, each with the closest known one. */
+export function overrideKeyProblems(tools: unknown, path: string): ExpansionProblem[] {
+  if (tools === null || typeof tools !== "object" || Array.isArray(tools)) return [];
+  return Object.entries(tools).flatMap(([name, override]) => {
+    if (override === null || typeof override !== "object" || Array.isArray(override)) return [];
+    const at = `${path}.tools.${name}`;
+    const annotations = (override as Record<string, unknown>).annotations;
+    return [
+      ...unknownKeys(override as Record<string, unknown>, TOOL_OVERRIDE_KEYS, at),
+      ...(annotations !== null && typeof annotations === "object" && !Array.isArray(annotations)
+        ? unknownKeys(annotations as Record<string, unknown>, TOOL_ANNOTATION_KEYS, `${at}.annotations`)
+        : []),
+    ];
+  });
+}
+
+/** The overrides of one entry, `disabledTools` folded in as `enabled: false`; absent when none. */
+export function resolveToolOverrides(
+  own: {
+    disabledTools?: readonly string[] | undefined;
+    tools?: Readonly<Record<string, ToolOverride>> | undefined;
+  },
+  path: string,
+  problems: ExpansionProblem[],
+): { toolOverrides?: Readonly<Record<string, ToolOverride>> } {
+  const overrides: Record<string, ToolOverride> = {};
+  for (const [tool, override] of Object.entries(own.tools ?? {})) {
+    const kept = Object.fromEntries(Object.entries(override).filter(([, value]) => value !== undefined));
+    overrides[tool] = kept;
+  }
+  for (const tool of own.disabledTools ?? []) {
+    if (overrides[tool]?.enabled === true) {
+      problems.push({
+        path: `${path}.tools.${tool}.enabled`,
+        message: `is true, but disabledTools lists ${tool}: keep one of them`,
+      });
+      continue;
+    }
+    overrides[tool] = { ...overrides[tool], enabled: false };
+  }
+  return Object.keys(overrides).length > 0 ? { toolOverrides: overrides } : {};
+}
