@@ -26,6 +26,11 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
       put: (server, verdict) => current.eras?.put(server, verdict),
       forgetExcept: (keep) => current.eras?.forgetExcept(keep),
     },
+    instructions: {
+      get: (server) => current.instructions?.get(server),
+      put: (server, text) => current.instructions?.put(server, text),
+      forgetExcept: (keep) => current.instructions?.forgetExcept(keep),
+    },
     size: () => current.size(),
     get: (name) => current.get(name),
     names: (server) => current.names(server),

@@ -188,6 +188,7 @@ async function run(
     auth: upstreamAuth(config.dataDir),
     stopSignal,
     eras: catalog.eras,
+    instructions: catalog.instructions,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,

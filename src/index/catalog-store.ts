@@ -6,6 +6,11 @@ import { createPrivateFile } from "./atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
 import { createEraSchema, type EraStore, openEraStore } from "./era-store.ts";
 import { openForReading } from "./open-for-reading.ts";
+import {
+  createInstructionSchema,
+  type InstructionStore,
+  openInstructionStore,
+} from "./server-instructions.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
 /**
@@ -46,6 +51,8 @@ export interface CatalogStore {
   readonly capabilities: CapabilityStore;
   /** Which protocol era each server spoke when last connected (era-store.ts). */
   readonly eras: EraStore;
+  /** What each server said it is for, as it last said it (server-instructions.ts). */
+  readonly instructions: InstructionStore;
   /** Every tool without its definition: what the proxy keeps in memory. */
   listTools(): ToolRow[];
   /** Every tool with its definition (rebuilding the search index). */
@@ -101,6 +108,7 @@ function createSchema(db: Database): void {
       approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
   createCapabilitySchema(db);
   createEraSchema(db);
+  createInstructionSchema(db);
   // A catalog from before approvals existed: what it holds was trusted, so it starts approved.
   if (!db.query("SELECT 1 FROM meta WHERE key = 'approvals'").get()) {
     db.transaction(() => {
@@ -249,10 +257,12 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
 
   const capabilities = openCapabilityStore(db, { writable: !readOnly, approvalsWritable });
   const eras = openEraStore(db, { writable: !readOnly });
+  const instructions = openInstructionStore(db, { writable: !readOnly });
   return {
     path,
     capabilities,
     eras,
+    instructions,
     listTools: () =>
       db.query<ToolRow, []>("SELECT server, tool, name, hash FROM tools ORDER BY server, tool").all(),
     listDefinitions() {

@@ -9,6 +9,7 @@ import { CATALOG_FILE, type ToolRow } from "./catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import type { EraStore } from "./era-store.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
+import type { InstructionStore } from "./server-instructions.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
 import { hashTool, type ToolFields, type UpstreamTool } from "./tool-document.ts";
 import { assignToolNames, toolKey } from "./tool-naming.ts";
@@ -88,6 +89,8 @@ export interface ToolCatalog {
   forgetServersExcept(keep: ReadonlySet<string>): void;
   /** Which protocol era each server spoke when last connected (era-store.ts), for the next connect. */
   readonly eras?: EraStore | undefined;
+  /** What each server said it is for, kept between runs (server-instructions.ts). */
+  readonly instructions?: InstructionStore | undefined;
   /** Pinning of prompts and resource templates, and servers held whole (with an approval policy). */
   readonly capabilities?: CapabilityApprovals | undefined;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
@@ -417,8 +420,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     forgetServersExcept(keep) {
       approvals?.forgetServersExcept(keep);
       store.eras.forgetExcept(keep);
+      store.instructions.forgetExcept(keep);
     },
     eras: store.eras,
+    instructions: store.instructions,
     search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,

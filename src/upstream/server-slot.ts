@@ -187,6 +187,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
           );
         }
         mine = connection;
+        options.instructions?.put(slot.config.name, connection.instructions);
         Object.assign(slot, {
           connection,
           state: "connected",

@@ -76,6 +76,8 @@ export interface UpstreamConnection {
   readonly era: "modern" | "legacy";
   /** The protocol version settled on (2026-07-28, 2025-11-25, …). */
   readonly protocolVersion: string | undefined;
+  /** What the server says it is for (initialize's or server/discover's `instructions`); untrusted text. */
+  readonly instructions: string | undefined;
   /** The Mcp-Param-* headers a call of `tool` sends (a 2026 server over HTTP; param-headers.ts), or undefined. */
   paramHeaders(tool: string, args: Record<string, unknown> | undefined): Record<string, string> | undefined;
   /**
@@ -392,6 +394,7 @@ export async function connectUpstream(
       client: live,
       era,
       protocolVersion: live.getNegotiatedProtocolVersion(),
+      instructions: live.getInstructions(),
       get tools() {
         return current.tools;
       },

@@ -13,6 +13,7 @@ import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
+import type { InstructionStore } from "../index/server-instructions.ts";
 import { createCallGate, type GateStatus } from "../limits/call-gate.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
@@ -196,6 +197,8 @@ export interface UpstreamPoolOptions {
   stopSignal?: AbortSignal | undefined;
   /** Each server's protocol era, remembered between runs (the catalog's); unset, for the pool's life only. */
   eras?: EraStore | undefined;
+  /** Where each server's `instructions` are kept when it connects (the catalog's); unset, nowhere. */
+  instructions?: InstructionStore | undefined;
 }
 
 /** Methods the 2026-07-28 revision removed that a modern server is not sent (see `request`). */
