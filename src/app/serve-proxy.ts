@@ -33,6 +33,7 @@ import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
+import { startDescriptionWatch } from "./description-watch.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
 import { startListWatch } from "./list-watch.ts";
@@ -246,6 +247,12 @@ async function run(
     }),
   );
   cleanup.defer("stop watching the config", manager.watch());
+  // In passthrough the client sees the server's own tools, not retrieve_tools.
+  const searchable =
+    options.passthrough === undefined
+      ? startDescriptionWatch({ catalog, servers, changes, logger: logger.child("description") })
+      : undefined;
+  cleanup.defer("stop watching what search can find", () => searchable?.stop());
   cleanup.defer(
     "stop watching the federated lists",
     startListWatch({ pool, approvals: () => catalog.capabilities, changes, logger }),
@@ -300,6 +307,7 @@ async function run(
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
     traces: tracing?.tracer,
     results,
+    searchable: searchable?.current,
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))

@@ -172,7 +172,8 @@ const RANKED_LIST = {
   },
 } as const;
 
-export function builtinToolDefinitions(maxTopK: number): Tool[] {
+/** `servers`: what the proxy can search, said after the fixed text (search-description.ts); "" for none. */
+export function builtinToolDefinitions(maxTopK: number, servers = ""): Tool[] {
   return [
     {
       name: RETRIEVE_TOOLS,
@@ -182,7 +183,8 @@ export function builtinToolDefinitions(maxTopK: number): Tool[] {
         "(for example 'create a GitHub issue' or 'read a file'). Returns the best matches first, each with " +
         "its name and input schema. Then run one with call_tool, passing that name and arguments that fit the schema. " +
         `Planning several steps? Pass them as \`queries\` (up to ${MAX_QUERIES}) instead of \`query\`: one call ` +
-        "answers with one list per request, in `results`.",
+        "answers with one list per request, in `results`." +
+        (servers ? `\n\n${servers}` : ""),
       inputSchema: {
         type: "object",
         properties: {

@@ -11,11 +11,10 @@ import type { ClientSessions } from "./client-sessions.ts";
  * asked for (createMcpHandler's `notify` over HTTP, the pinned server's `send…` over stdio), so
  * each entry attaches itself here.
  *
- * Tools: a modern client's tools/list is the proxy's own fixed list, which does not change while
- * the proxy runs, so the proxy does not declare `tools.listChanged` to it and never acknowledges
- * `toolsListChanged` (legacy sessions in dynamic routing hear of their own tools from
- * session-routing.ts). Only in passthrough is the tool list the server's own: then its changes go
- * to every client (`toolsChanged`).
+ * Tools: the proxy's own list changes when retrieve_tools' description does (servers come and go;
+ * app/description-watch.ts), so `toolsChanged` goes to every legacy session and every listen stream
+ * that asked for tools; legacy sessions in dynamic routing also hear of their own tools from
+ * session-routing.ts. In passthrough the tool list is the server's own: its changes go the same way.
  */
 export interface ChangeNotifier {
   toolsChanged(): void;

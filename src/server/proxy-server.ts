@@ -131,6 +131,11 @@ export interface ProxyServerDeps {
   traces?: Tracer | undefined;
   /** Large results kept out of the context (`resultSpillBytes`; result-spill.ts); unset, off. */
   results?: ResultSpill | undefined;
+  /**
+   * What retrieve_tools can find, for its description (search-description.ts); it changes as
+   * servers come and go, and clients are told (tools.listChanged is then declared). Unset, fixed text.
+   */
+  searchable?: (() => string) | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -171,7 +176,10 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
     {
       capabilities: {
-        tools: { listChanged: routingMode !== "call-tool" || deps.passthrough !== undefined },
+        tools: {
+          listChanged:
+            routingMode !== "call-tool" || deps.passthrough !== undefined || deps.searchable !== undefined,
+        },
         ...(deps.clients ? FEDERATED_CAPABILITIES : {}),
       },
       instructions: INSTRUCTIONS,
@@ -182,8 +190,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       ...(deps.inputRounds ? { requestState: { verify: verifyRequestState(deps.inputRounds.seal) } } : {}),
     },
   );
-  const builtins = [
-    ...builtinToolDefinitions(deps.topK),
+  const builtins = () => [
+    ...builtinToolDefinitions(deps.topK, deps.searchable?.()),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
     ...(deps.stats ? [toolsStatDefinition] : []),
     toolAlternativesDefinition,
@@ -235,7 +243,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
   }
 
   server.setRequestHandler("tools/list", async () => ({
-    tools: session ? [...builtins, ...session.listed()] : builtins,
+    tools: session ? [...builtins(), ...session.listed()] : builtins(),
   }));
 
   const callTool = async (
