@@ -112,13 +112,17 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
   const timer = setInterval(() => {
     try {
       const now = descriptionStamp(options);
-      if (now === stamp) return void (moving = undefined);
+      if (now === stamp) {
+        moving = undefined;
+        return;
+      }
       // Still changing since the last look: wait for it to settle, but not for ever (a server that
       // changes its tools every second would otherwise never be described).
       if (now !== moving && looks < MAX_LOOKS_UNSETTLED) {
         if (moving === undefined) looks = 0;
         looks++;
-        return void (moving = now);
+        moving = now;
+        return;
       }
       moving = undefined;
       looks = 0;
