@@ -341,12 +341,13 @@ describe("an upstream that changes its tools", () => {
 });
 
 describe("call-tool routing", () => {
-  test("declares no listChanged and lists only the built-in tools after a search", async () => {
+  test("lists only the built-in tools after a search (listChanged is for retrieve_tools' description)", async () => {
     sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
     const proxy = await connectStdio(sandbox);
     scope.defer(() => proxy.close());
-    expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(false);
+    // The list changes only when retrieve_tools' description does (e2e-search-description.test.ts).
+    expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const found = await retrieve(proxy.client, "echo back the message", 2);
     expect(found).not.toHaveProperty("registered");
     expect(await names(proxy.client)).toEqual([

@@ -143,7 +143,7 @@ const settleListWatch = () => Bun.sleep(1_300);
 
 for (const kind of ["stdio", "http"] as const) {
   describe(`subscriptions/listen over ${kind}`, () => {
-    test("the acknowledgement names the honoured subset: no tools, only URIs the proxy can deliver", async () => {
+    test("the acknowledgement names the honoured subset: only URIs the proxy can deliver", async () => {
       const sandbox = scope.sandbox();
       sandbox.writeConfig({ mcpServers: { caps: capsEntry(sandbox, "caps") } });
       const proxy = await startProxy(sandbox, kind);
@@ -160,14 +160,15 @@ for (const kind of ["stdio", "http"] as const) {
           federated("caps", HOSTNAME), // twice
         ],
       });
+      // Tools too: retrieve_tools' description follows the servers (e2e-search-description.test.ts).
       expect(subscription.honoredFilter).toEqual({
+        toolsListChanged: true,
         promptsListChanged: true,
         resourcesListChanged: true,
         resourceSubscriptions: [federated("caps", HOSTNAME)],
       });
-      // server/discover says the same: the proxy's own tool list does not change.
       const discovered = client.getServerCapabilities();
-      expect(discovered?.tools?.listChanged).toBeFalsy();
+      expect(discovered?.tools?.listChanged).toBe(true);
       expect(discovered?.resources).toMatchObject({ subscribe: true, listChanged: true });
       await subscription.close();
     });

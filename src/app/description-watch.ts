@@ -25,12 +25,19 @@ export interface DescriptionWatchOptions {
   servers: () => readonly ServerConfig[];
   changes: Pick<ChangeNotifier, "toolsChanged">;
   logger: Logger;
+  /** Whether servers are still starting (their tools, and so the text, about to change). */
+  isStarting?: (() => boolean) | undefined;
   intervalMs?: number | undefined;
 }
 
 export interface DescriptionWatch {
   /** The servers part of retrieve_tools' description as clients were last told it ("" when none). */
   current(): string;
+  /**
+   * Whether the text is likely to hold: no change seen and not yet told, no server starting. A
+   * 2026 client may then keep the list for its cache time; otherwise it should not keep it at all.
+   */
+  isSettled(): boolean;
   stop(): void;
 }
 
@@ -137,5 +144,10 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
     }
   }, options.intervalMs ?? DESCRIPTION_WATCH_MS);
   timer.unref?.();
-  return { current: () => text, stop: () => clearInterval(timer) };
+  return {
+    current: () => text,
+    // The stamp is looked at now too: a change made since the last look is not settled.
+    isSettled: () => moving === undefined && !options.isStarting?.() && descriptionStamp(options) === stamp,
+    stop: () => clearInterval(timer),
+  };
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
 import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
@@ -29,7 +30,7 @@ import { usagePriors } from "../stats/usage-prior.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
-import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
@@ -94,6 +95,17 @@ export async function serveProxy(
     for (const failure of failures) logger.error(`shutdown: ${failure}`);
   }
   return failures.length > 0 ? 1 : 0;
+}
+
+/** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
+function isStarting(pool: UpstreamPool, servers: readonly ServerConfig[]): boolean {
+  const lazy = new Set(servers.filter((server) => server.lazy).map((server) => server.name));
+  return pool
+    .status()
+    .some(
+      ({ name, state }) =>
+        state === "connecting" || state === "restarting" || (state === "configured" && !lazy.has(name)),
+    );
 }
 
 /** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
@@ -170,6 +182,8 @@ async function run(
 
   let sync: CatalogSync | undefined;
   let indexing: Promise<void> = Promise.resolve();
+  /** The first indexing pass is over (until then, what search can find is about to change). */
+  let isIndexed = false;
   // Run after the pool closed: the first pass, cut short, settles before the index is saved and closed.
   cleanup.defer("end the first indexing pass", () => indexing);
   const pool = createUpstreamPool({
@@ -233,6 +247,9 @@ async function run(
     started = undefined;
     pool.startRetrying();
     indexing = sync?.indexAll() ?? indexing;
+    void indexing.then(() => {
+      isIndexed = true;
+    });
   };
   cleanup.defer(
     "stop keeping the index",
@@ -250,7 +267,10 @@ async function run(
   // In passthrough the client sees the server's own tools, not retrieve_tools.
   const searchable =
     options.passthrough === undefined
-      ? startDescriptionWatch({ catalog, servers, changes, logger: logger.child("description") })
+      ? startDescriptionWatch({
+          ...{ catalog, servers, changes, logger: logger.child("description") },
+          isStarting: () => !isIndexed || isStarting(pool, servers()),
+        })
       : undefined;
   cleanup.defer("stop watching what search can find", () => searchable?.stop());
   cleanup.defer(
@@ -307,7 +327,7 @@ async function run(
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
     traces: tracing?.tracer,
     results,
-    searchable: searchable?.current,
+    searchable,
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))

@@ -31,6 +31,7 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
+import { UNCACHED } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
 import type { ClientSessions } from "./client-sessions.ts";
 import type { FallbackPolicy } from "./fallback-retry.ts";
@@ -135,7 +136,7 @@ export interface ProxyServerDeps {
    * What retrieve_tools can find, for its description (search-description.ts); it changes as
    * servers come and go, and clients are told (tools.listChanged is then declared). Unset, fixed text.
    */
-  searchable?: (() => string) | undefined;
+  searchable?: { current(): string; isSettled(): boolean } | undefined;
 }
 
 export const INSTRUCTIONS =
@@ -191,7 +192,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     },
   );
   const builtins = () => [
-    ...builtinToolDefinitions(deps.topK, deps.searchable?.()),
+    ...builtinToolDefinitions(deps.topK, deps.searchable?.current()),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
     ...(deps.stats ? [toolsStatDefinition] : []),
     toolAlternativesDefinition,
@@ -244,6 +245,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
 
   server.setRequestHandler("tools/list", async () => ({
     tools: session ? [...builtins(), ...session.listed()] : builtins(),
+    // While servers start or a change is under way, the description is about to change: not to be kept.
+    ...(modern && deps.searchable && !deps.searchable.isSettled() ? UNCACHED : {}),
   }));
 
   const callTool = async (
