@@ -31,7 +31,7 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
-import { UNCACHED } from "./cache-hints.ts";
+import type { CacheHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
 import type { ClientSessions } from "./client-sessions.ts";
 import type { FallbackPolicy } from "./fallback-retry.ts";
@@ -169,6 +169,9 @@ export type ClientEra = "legacy" | "modern";
 /** How long a modern client may keep the proxy's own tools/list and server/discover answers. */
 export const OWN_LIST_TTL_MS = 60_000;
 
+/** The tools/list hint while retrieve_tools' description is about to change. */
+const SETTLING: CacheHint = { ttlMs: 0, cacheScope: "public" };
+
 export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legacy"): Server {
   const modern = era === "modern";
   const routingMode = modern || deps.passthrough ? "call-tool" : (deps.routing ?? "call-tool");
@@ -245,8 +248,9 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
 
   server.setRequestHandler("tools/list", async () => ({
     tools: session ? [...builtins(), ...session.listed()] : builtins(),
-    // While servers start or a change is under way, the description is about to change: not to be kept.
-    ...(modern && deps.searchable && !deps.searchable.isSettled() ? UNCACHED : {}),
+    // While servers start or a change is under way, the description is about to change: not to be
+    // kept (still the same for every user: public).
+    ...(modern && deps.searchable && !deps.searchable.isSettled() ? SETTLING : {}),
   }));
 
   const callTool = async (
