@@ -158,7 +158,7 @@ describe("serverLine: what an upstream wrote is quoted only when clean", () => {
     expect(line.length).toBeLessThanOrEqual(DESCRIPTION_BUDGET.lineChars);
     expect(line).not.toMatch(/[<>`[\]]/);
     expect(line).toStartWith(
-      "- docsscript (2 tools): b Documentation /b search for everything link (http://x) very",
+      "- docs-script (2 tools): b Documentation /b search for everything link (http://x) very",
     );
     expect(plainText("Ｗｅａｔｈｅｒ\u2019s")).toBe("Weather's");
   });

@@ -102,7 +102,8 @@ function purposeFromInstructions(server: ServerSketch, mentions: ServerMentions)
   const text = server.instructions?.trim();
   if (!text || isSuspect(server.name, text, mentions)) return undefined;
   const first = text.split(/\n\s*\n|(?<=[.!?])\s+|\n(?=\s*[-*#\d])/)[0] ?? "";
-  const purpose = cut(plainText(first), DESCRIPTION_BUDGET.purposeChars);
+  const sentence = plainText(first);
+  const purpose = cut(/[.!?]$/.test(sentence) ? sentence : `${sentence}.`, DESCRIPTION_BUDGET.purposeChars);
   // What is left after cleaning is judged again: cutting can change how a text reads.
   return purpose.length >= 8 && !isSuspect(server.name, purpose, mentions) ? purpose : undefined;
 }
@@ -159,8 +160,12 @@ export function plainText(text: string): string {
     .trim();
 }
 
+/** A server or tool name kept to the characters of tool names (a run of others becomes one "-"). */
 function plainName(name: string, max: number): string {
-  return name.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, max);
+  return name
+    .replace(/[^A-Za-z0-9_.-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, max);
 }
 
 function firstSentence(text: string): string {

@@ -1,0 +1,70 @@
+#!/usr/bin/env bun
+/**
+ * How large retrieve_tools' description gets (server/search-description.ts) with 3, 20 and 100
+ * servers of the eval catalog (../shared/eval/etom-msc-bench.json: real servers' descriptions,
+ * used as their instructions, and their tools), in process. Tokens are estimated as characters / 4
+ * (no tokenizer: the ratio is the usual one for English text and JSON). For scale, beside each: what
+ * the same servers' tools would cost listed one by one (name, description and input schema as
+ * JSON), and how long building the text takes from cold (the poisoning scan of every quoted text
+ * included). The servers are taken largest first (most tools), then by name, so the figures
+ * replay. Figures, not pass/fail.
+ *
+ *   bun bench/search-description-bench.ts [--catalog ../shared/eval/etom-msc-bench.json]
+ */
+import { parseArgs } from "node:util";
+import { serverMentions } from "../src/security/poisoning-scan.ts";
+import { builtinToolDefinitions } from "../src/server/builtin-tools.ts";
+import { describeServers, type ServerSketch, serverLine } from "../src/server/search-description.ts";
+import { loadEvalCatalog } from "./eval-catalog.ts";
+
+const { values } = parseArgs({
+  options: { catalog: { type: "string", default: "../shared/eval/etom-msc-bench.json" } },
+});
+const catalog = loadEvalCatalog(values.catalog!);
+const byServer = new Map<string, typeof catalog.tools>();
+for (const tool of catalog.tools) byServer.set(tool.server, [...(byServer.get(tool.server) ?? []), tool]);
+const ordered = [...byServer].sort(([a, x], [b, y]) => y.length - x.length || (a < b ? -1 : 1));
+
+const tokens = (chars: number) => Math.round(chars / 4);
+const fixedChars = builtinToolDefinitions(10)[0]!.description!.length;
+console.log(`catalog: ${values.catalog} (${byServer.size} servers, ${catalog.tools.length} tools)`);
+console.log(`fixed text of the description: ${fixedChars} chars, ~${tokens(fixedChars)} tokens (chars/4)\n`);
+console.log(
+  "servers | tools | description chars | ~tokens | of which servers part | lines named | build ms (cold) | tools listed directly ~tokens",
+);
+for (const count of [3, 20, 100]) {
+  const chosen = ordered.slice(0, count);
+  const sketches: ServerSketch[] = chosen.map(([name, tools]) => ({
+    name,
+    instructions: catalog.servers?.[name]?.description,
+    tools: tools.map((tool) => ({ name: tool.name, description: tool.description })),
+  }));
+  const started = performance.now();
+  const mentions = serverMentions(sketches.map((sketch) => sketch.name));
+  const servers = describeServers(sketches, (sketch) => serverLine(sketch, mentions));
+  const ms = performance.now() - started;
+  const description = builtinToolDefinitions(10, servers)[0]!.description!;
+  const direct = chosen
+    .flatMap(([, tools]) => tools)
+    .reduce(
+      (sum, tool) =>
+        sum +
+        JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })
+          .length,
+      0,
+    );
+  const named = servers.split("\n").filter((line) => line.startsWith("- ")).length;
+  console.log(
+    [
+      count,
+      sketches.reduce((sum, sketch) => sum + sketch.tools.length, 0),
+      description.length,
+      tokens(description.length),
+      servers.length,
+      named,
+      ms.toFixed(1),
+      tokens(direct),
+    ].join(" | "),
+  );
+  if (count === 3) console.log(`\n${servers}\n`);
+}
