@@ -26,10 +26,11 @@ for (const tool of catalog.tools) byServer.set(tool.server, [...(byServer.get(to
 const ordered = [...byServer].sort(([a, x], [b, y]) => y.length - x.length || (a < b ? -1 : 1));
 
 const tokens = (chars: number) => Math.round(chars / 4);
+const say = (line: string) => process.stdout.write(`${line}\n`);
 const fixedChars = builtinToolDefinitions(10)[0]!.description!.length;
-console.log(`catalog: ${values.catalog} (${byServer.size} servers, ${catalog.tools.length} tools)`);
-console.log(`fixed text of the description: ${fixedChars} chars, ~${tokens(fixedChars)} tokens (chars/4)\n`);
-console.log(
+say(`catalog: ${values.catalog} (${byServer.size} servers, ${catalog.tools.length} tools)`);
+say(`fixed text of the description: ${fixedChars} chars, ~${tokens(fixedChars)} tokens (chars/4)\n`);
+say(
   "servers | tools | description chars | ~tokens | of which servers part | lines named | build ms (cold) | tools listed directly ~tokens",
 );
 for (const count of [3, 20, 100]) {
@@ -54,7 +55,7 @@ for (const count of [3, 20, 100]) {
       0,
     );
   const named = servers.split("\n").filter((line) => line.startsWith("- ")).length;
-  console.log(
+  say(
     [
       count,
       sketches.reduce((sum, sketch) => sum + sketch.tools.length, 0),
@@ -66,5 +67,5 @@ for (const count of [3, 20, 100]) {
       tokens(direct),
     ].join(" | "),
   );
-  if (count === 3) console.log(`\n${servers}\n`);
+  if (count === 3) say(`\n${servers}\n`);
 }
