@@ -106,6 +106,42 @@ describe("retrieve_tools' description (2025 session over stdio)", () => {
     expect(after).toContain("It searches 2 tools of 1 server,");
   });
 
+  test("a storm of tool changes sends one list_changed; a storm that leaves the text as it was sends none", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({
+      mcpServers: {
+        // Changed tools accepted (not held), so the storm changes tools and not what is approved.
+        github: {
+          ...fixtureEntry({
+            args: ["--name", "github", "--storm-tools"],
+            env: { FIXTURE_INSTRUCTIONS: GITHUB_PURPOSE },
+          }),
+          trust: "auto",
+        },
+      },
+    });
+    const { client, heard } = await legacySession(sandbox);
+    const first = await until(client, (t) => t.includes("- github"));
+    await Bun.sleep(2_500);
+    const before = heard.toolsChanged;
+    const call = (name: string, args: Record<string, unknown>) =>
+      client.callTool({ name: "call_tool", arguments: { name: `github__${name}`, arguments: args } });
+
+    // 30 new generations of one tool's description: the tools changed, the text did not.
+    expect((await call("storm_list_changed", { count: 30 })).isError).toBeFalsy();
+    await Bun.sleep(4_000);
+    expect(heard.toolsChanged).toBe(before);
+    expect(await descriptionOf(client)).toBe(first);
+
+    // Five tools added back to back: one change, told once.
+    for (const n of [1, 2, 3, 4, 5]) await call("grow_toolbox", { tool_name: `grown_${n}` });
+    const count = Number(first.match(/- github \((\d+) tools\)/)![1]);
+    const grown = await until(client, (t) => t.includes(`- github (${count + 5} tools)`));
+    expect(grown).toContain(`- github (${count + 5} tools)`);
+    await Bun.sleep(2_500);
+    expect(heard.toolsChanged).toBe(before + 1);
+  });
+
   test("quarantined tools do not count; approving them brings their server in", async () => {
     const sandbox = scope.sandbox();
     sandbox.writeConfig({
