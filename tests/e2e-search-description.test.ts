@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import { Client as ModernClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DESCRIPTION_BUDGET } from "../src/server/search-description.ts";
@@ -104,6 +105,27 @@ describe("retrieve_tools' description (2025 session over stdio)", () => {
     const after = await descriptionOf(client);
     expect(after).not.toContain("github");
     expect(after).toContain("It searches 2 tools of 1 server,");
+  });
+
+  test("a lazy server not started on this run is described from the instructions of the last", async () => {
+    const sandbox = scope.sandbox();
+    const startLog = `${sandbox.dir}/notes-starts.log`;
+    const entry = () =>
+      modernEntry({ env: { FIXTURE_INSTRUCTIONS: NOTES_PURPOSE, FIXTURE_START_LOG: startLog } });
+    sandbox.writeConfig({ mcpServers: { notes: entry() } });
+    const first = await legacySession(sandbox);
+    await until(first.client, (t) => t.includes(`- notes (2 tools): ${NOTES_PURPOSE}`));
+    await first.client.close();
+
+    sandbox.writeConfig({ mcpServers: { notes: { ...entry(), lazy: true } } });
+    const starts = () =>
+      existsSync(startLog) ? readFileSync(startLog, "utf8").trim().split("\n").length : 0;
+    const before = starts();
+    const { client } = await legacySession(sandbox);
+    expect(await descriptionOf(client)).toContain(`- notes (2 tools): ${NOTES_PURPOSE}`);
+    await Bun.sleep(3_500); // past the quiet start: a lazy server still does not start
+    expect(starts()).toBe(before);
+    expect(await descriptionOf(client)).toContain(`- notes (2 tools): ${NOTES_PURPOSE}`);
   });
 
   test("a storm of tool changes sends one list_changed; a storm that leaves the text as it was sends none", async () => {
