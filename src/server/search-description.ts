@@ -142,8 +142,11 @@ function purposeFromTools(
   return isSuspect(server, purpose, mentions) ? undefined : purpose;
 }
 
+/** The tool as the scan judges a definition: its name read as words, its description as text. */
 function isClean(server: string, tool: ServerSketch["tools"][number], mentions: ServerMentions): boolean {
-  return !isSuspect(server, `${tool.name}\n${tool.description ?? ""}`, mentions);
+  const text = `${tool.name}\n${tool.description ?? ""}`;
+  if (invisibleCharacters(text).length > 0 || smuggledText(text).length > 0) return false;
+  return scanTool({ name: tool.name, description: tool.description }, server, mentions).length === 0;
 }
 
 /** Hidden characters, or anything the poisoning scan finds (orders to the model, other servers' tools). */
