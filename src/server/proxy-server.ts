@@ -160,13 +160,18 @@ export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
 /**
  * Which revision a client speaks: `legacy` (2025-11-25 and older: `initialize`, one session per
  * connection) or `modern` (2026-07-28: stateless requests, each carrying its protocol version and
- * capabilities). A modern client has no session, so it gets one fixed, cacheable tools/list
+ * capabilities). A modern client has no session, so it gets one cacheable tools/list
  * (`retrieve_tools`, `call_tool` and the management tools) whatever `--routing` says: the revision
- * forbids a list that varies with earlier requests. Dynamic and auto routing stay for legacy sessions.
+ * forbids a list that varies with earlier requests. It changes only with retrieve_tools'
+ * description (the servers behind the proxy), announced on listen streams. Dynamic and auto routing stay for legacy sessions.
  */
 export type ClientEra = "legacy" | "modern";
 
-/** How long a modern client may keep the proxy's own tools/list and server/discover answers. */
+/**
+ * How long a modern client may keep the proxy's own tools/list and server/discover answers. The
+ * list changes when servers come and go; a listening client is told at once, any other sees the
+ * change within this long (and gets `ttlMs: 0` while servers start or a change is under way).
+ */
 export const OWN_LIST_TTL_MS = 60_000;
 
 /** The tools/list hint while retrieve_tools' description is about to change. */
