@@ -5,6 +5,7 @@ import type { Logger } from "../log.ts";
 import { serverMentions } from "../security/poisoning-scan.ts";
 import type { ChangeNotifier } from "../server/change-feed.ts";
 import { describeServers, type ServerSketch, serverLine } from "../server/search-description.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**
  * Keeps retrieve_tools' description (server/search-description.ts) in step with the catalog:
@@ -107,6 +108,17 @@ export function createDescriptionBuilder(): (sketches: readonly ServerSketch[]) 
     lines = next;
     return text;
   };
+}
+
+/** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
+export function isStarting(pool: Pick<UpstreamPool, "status">, servers: readonly ServerConfig[]): boolean {
+  const lazy = new Set(servers.filter((server) => server.lazy).map((server) => server.name));
+  return pool
+    .status()
+    .some(
+      ({ name, state }) =>
+        state === "connecting" || state === "restarting" || (state === "configured" && !lazy.has(name)),
+    );
 }
 
 export function startDescriptionWatch(options: DescriptionWatchOptions): DescriptionWatch {

@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
-import type { ServerConfig } from "../config/parse-server.ts";
 import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
@@ -30,11 +29,11 @@ import { usagePriors } from "../stats/usage-prior.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
-import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
+import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
-import { startDescriptionWatch } from "./description-watch.ts";
+import { isStarting, startDescriptionWatch } from "./description-watch.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
 import { startListWatch } from "./list-watch.ts";
@@ -95,17 +94,6 @@ export async function serveProxy(
     for (const failure of failures) logger.error(`shutdown: ${failure}`);
   }
   return failures.length > 0 ? 1 : 0;
-}
-
-/** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
-function isStarting(pool: UpstreamPool, servers: readonly ServerConfig[]): boolean {
-  const lazy = new Set(servers.filter((server) => server.lazy).map((server) => server.name));
-  return pool
-    .status()
-    .some(
-      ({ name, state }) =>
-        state === "connecting" || state === "restarting" || (state === "configured" && !lazy.has(name)),
-    );
 }
 
 /** Sets everything up (teardown steps go on `cleanup`) and resolves with why it should stop. */
