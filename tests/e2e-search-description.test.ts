@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { Client as ModernClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DESCRIPTION_BUDGET } from "../src/server/search-description.ts";
 import {
@@ -11,6 +12,7 @@ import {
   FIXTURE_TOOLS,
   fixtureEntry,
   modernEntry,
+  requireBinary,
   runCli,
   type Sandbox,
   startHttpProxy,
@@ -310,41 +312,61 @@ describe("retrieve_tools' description (2025 session over stdio)", () => {
   });
 });
 
-describe("retrieve_tools' description (2026-07-28 client over HTTP)", () => {
-  test("a listen stream hears of a server added in the config file, and the new list names it", async () => {
-    const sandbox = scope.sandbox();
-    sandbox.writeConfig({ mcpServers: { github: github() } });
-    const proxy = await startHttpProxy(sandbox);
-    scope.defer(() => proxy.stop());
-    const client = new ModernClient(
-      { name: "listener", version: "1.0.0" },
-      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-    );
-    let toolsChanged = 0;
-    client.setNotificationHandler("notifications/tools/list_changed", () => {
-      toolsChanged++;
-    });
-    await client.connect(new StreamableHTTPClientTransport(proxy.url));
-    scope.defer(() => client.close());
-    expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
-    await until(client, (t) => t.includes("- github"));
-    const subscription = await client.listen({ toolsListChanged: true });
-    expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+for (const kind of ["http", "stdio"] as const)
+  describe(`retrieve_tools' description (2026-07-28 client over ${kind})`, () => {
+    test("a listen stream hears of a server added in the config file, and of one removed; the list follows", async () => {
+      const sandbox = scope.sandbox();
+      sandbox.writeConfig({ mcpServers: { github: github() } });
+      const client = new ModernClient(
+        { name: "listener", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      let toolsChanged = 0;
+      client.setNotificationHandler("notifications/tools/list_changed", () => {
+        toolsChanged++;
+      });
+      if (kind === "http") {
+        const proxy = await startHttpProxy(sandbox);
+        scope.defer(() => proxy.stop());
+        await client.connect(new StreamableHTTPClientTransport(proxy.url));
+      } else {
+        await client.connect(
+          new StdioClientTransport({
+            command: requireBinary(),
+            args: ["serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+            env: sandbox.env(),
+            stderr: "ignore",
+          }),
+        );
+      }
+      scope.defer(() => client.close());
+      expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+      await until(client, (t) => t.includes("- github"));
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
 
-    sandbox.writeConfig({ mcpServers: { github: github(), notes: notes() } });
-    expect(
+      sandbox.writeConfig({ mcpServers: { github: github(), notes: notes() } });
+      expect(
+        await eventually(
+          () => toolsChanged,
+          (n) => n > 0,
+          30_000,
+        ),
+      ).toBe(1);
+      expect(await descriptionOf(client)).toContain(`- notes (2 tools): ${NOTES_PURPOSE}`);
+
+      sandbox.writeConfig({ mcpServers: { notes: notes() } });
       await eventually(
         () => toolsChanged,
-        (n) => n > 0,
+        (n) => n > 1,
         30_000,
-      ),
-    ).toBe(1);
-    expect(await descriptionOf(client)).toContain(`- notes (2 tools): ${NOTES_PURPOSE}`);
-    // Settled: the list may be kept for its cache time, and nothing more is sent while nothing changes.
-    const settled = (await client.listTools()) as { ttlMs?: number };
-    expect(settled.ttlMs).toBe(60_000);
-    await Bun.sleep(2_500);
-    expect(toolsChanged).toBe(1);
-    await subscription.close();
+      );
+      expect(await descriptionOf(client)).not.toContain("github");
+      // Settled: the list may be kept for its cache time, and nothing more is sent while nothing changes.
+      const settled = (await client.listTools()) as { ttlMs?: number };
+      expect(settled.ttlMs).toBe(60_000);
+      await Bun.sleep(2_500);
+      expect(toolsChanged).toBe(2);
+      await subscription.close();
+    });
   });
-});
