@@ -7,11 +7,25 @@
  * the same servers' tools would cost listed one by one (name, description and input schema as
  * JSON), and how long building the text takes from cold (the poisoning scan of every quoted text
  * included). The servers are taken largest first (most tools), then by name, so the figures
- * replay. Figures, not pass/fail.
+ * replay. Then, on a real catalog (SQLite, search index) holding the whole eval catalog: how long
+ * the proxy's once-a-second look takes (the stamp of every approved tool) and a full rebuild (every
+ * definition read, the lines built). Figures, not pass/fail.
  *
  *   bun bench/search-description-bench.ts [--catalog ../shared/eval/etom-msc-bench.json]
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import {
+  createDescriptionBuilder,
+  type DescriptionWatchOptions,
+  descriptionStamp,
+  serverSketches,
+} from "../src/app/description-watch.ts";
+import type { ServerConfig } from "../src/config/parse-server.ts";
+import { openToolCatalog } from "../src/index/tool-catalog.ts";
+import { silentLogger } from "../src/log.ts";
 import { serverMentions } from "../src/security/poisoning-scan.ts";
 import { builtinToolDefinitions } from "../src/server/builtin-tools.ts";
 import { describeServers, type ServerSketch, serverLine } from "../src/server/search-description.ts";
@@ -68,4 +82,49 @@ for (const count of [3, 20, 100]) {
     ].join(" | "),
   );
   if (count === 3) say(`\n${servers}\n`);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "mcpproxy-description-bench-"));
+try {
+  const real = await openToolCatalog({
+    dataDir,
+    toolNameLimit: 64,
+    reservedNames: new Set(),
+    logger: silentLogger,
+  });
+  for (const [server, tools] of ordered) {
+    await real.syncServer(
+      server,
+      tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: (tool.inputSchema ?? { type: "object" }) as { type: "object" },
+      })),
+    );
+    real.instructions?.put(server, catalog.servers?.[server]?.description);
+  }
+  const options: DescriptionWatchOptions = {
+    catalog: real,
+    servers: () => ordered.map(([name]) => ({ name, enabled: true }) as ServerConfig),
+    changes: { toolsChanged: () => undefined },
+    logger: silentLogger,
+  };
+  const median = (work: () => unknown, runs: number) => {
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const started = performance.now();
+      work();
+      times.push(performance.now() - started);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!.toFixed(1);
+  };
+  descriptionStamp(options); // names assigned, statements prepared
+  say(
+    `\nreal catalog, ${ordered.length} servers, ${catalog.tools.length} tools (no approval policy): ` +
+      `a look (stamp) ${median(() => descriptionStamp(options), 21)} ms median; ` +
+      `a rebuild from cold ${median(() => createDescriptionBuilder()(serverSketches(options)), 5)} ms median`,
+  );
+  await real.close();
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
 }
