@@ -317,3 +317,22 @@ describe("routing all for a 2026-07-28 client", () => {
     expect(after.tools.map((tool) => tool.name)).not.toContain("fx__add_numbers");
   });
 });
+
+describe("routing all on the command line", () => {
+  test("serve --help describes --routing all, and an unknown routing is refused with the choices", async () => {
+    const sandbox = scope.sandbox();
+    const help = await runCli(["serve", "--help"], sandbox.env());
+    expect(help.code).toBe(0);
+    const text = help.stdout.replace(/\s+/g, " ");
+    expect(text).toContain("--routing call-tool|dynamic|auto|all");
+    expect(text).toContain("or all (every approved tool listed");
+    expect(text).toContain('"anthropic/alwaysLoad"');
+    sandbox.writeConfig({ mcpServers: {} });
+    const bad = await runCli(
+      ["serve", "--routing", "every", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      sandbox.env(),
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--routing: must be "call-tool", "dynamic", "auto" or "all"');
+  });
+});
