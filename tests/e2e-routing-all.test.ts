@@ -230,6 +230,54 @@ describe("routing all for a 2025 session", () => {
   });
 });
 
+describe("routing all and what an agent adds", () => {
+  test("a server an agent adds lists nothing until a person approves it and its tools; then they come, with list_changed", async () => {
+    const sandbox = scope.sandbox();
+    configure(sandbox);
+    const { client } = await connected(sandbox);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    const added = await client.callTool({
+      name: "upstream_servers",
+      arguments: { operation: "add", name: "agentx", server: fixtureEntry({ args: ["--name", "agentx"] }) },
+    });
+    expect(textOf(added)).toContain("mcpproxy approve agentx");
+    await Bun.sleep(2_500); // past a look or two at the catalog
+    const held = (await listAll(client)).tools.map((tool) => tool.name);
+    expect(held.filter((name) => name.startsWith("agentx__"))).toEqual([]);
+    const refused = await client.callTool({ name: "agentx__echo", arguments: { message: "x" } });
+    expect(refused.isError).toBe(true);
+
+    const approve = () =>
+      runCli(
+        ["approve", "agentx", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        sandbox.env(),
+      );
+    // The launch approved, it runs: a new server of an agent's, whose tools wait for review in turn.
+    expect((await approve()).code).toBe(0);
+    const quarantined = await eventually(
+      async () => textOf(await client.callTool({ name: "agentx__echo", arguments: { message: "x" } })),
+      (text) => text.includes("quarantined"),
+      20_000,
+    );
+    expect(quarantined).toContain("quarantined");
+    expect((await listAll(client)).tools.filter((tool) => tool.name.startsWith("agentx__"))).toEqual([]);
+    const before = changes;
+    expect((await approve()).code).toBe(0);
+    const listed = await eventually(
+      () => listAll(client),
+      ({ tools }) => tools.some((tool) => tool.name === "agentx__echo"),
+      30_000,
+    );
+    expect(listed.tools.filter((tool) => tool.name.startsWith("agentx__"))).toHaveLength(FIXTURE_TOOLS);
+    expect(changes).toBeGreaterThan(before);
+    const echoed = await client.callTool({ name: "agentx__echo", arguments: { message: "approved" } });
+    expect(textOf(echoed)).toBe("agentx echo: approved");
+  });
+});
+
 describe("routing all with many tools", () => {
   test("pages a catalog of 1,200 tools for a v1 client, and a v2 client gets them all in one list", async () => {
     const sandbox = scope.sandbox();
