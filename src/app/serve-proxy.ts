@@ -5,6 +5,7 @@ import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
+import { createAllTools } from "../routing/all-tools.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createRequestStateSeal } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
@@ -30,6 +31,7 @@ import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { watchAllTools } from "./all-tools-watch.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
@@ -270,6 +272,13 @@ async function run(
     sweeping.unref();
     cleanup.defer("stop sweeping kept results", () => clearInterval(sweeping));
   }
+  // `--routing all`: the list and its alwaysLoad marks, looked at again every second (all-tools.ts).
+  const allTools =
+    config.routing === "all" && options.passthrough === undefined
+      ? createAllTools({ alwaysLoad: config.alwaysLoad, stats })
+      : undefined;
+  if (allTools)
+    cleanup.defer("stop watching the tool list", watchAllTools(allTools, catalog, changes, logger));
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -285,6 +294,7 @@ async function run(
       logger,
     }),
     routing: config.routing,
+    allTools,
     toolsLimit: config.toolsLimit,
     sessions,
     clients,

@@ -11,7 +11,7 @@ export const serveCommand: Command = {
     "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto] [--passthrough SERVER] [--strict-plugins] [--log-level L] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -29,8 +29,10 @@ export const serveCommand: Command = {
       type: "string",
       help:
         "--routing R        call-tool (default: only retrieve_tools and call_tool), dynamic (found tools are " +
-        "registered as tools of their own and the client is told with list_changed) or auto (dynamic for " +
-        "clients that re-list their tools when told); or MCPPROXY_ROUTING_TYPE",
+        "registered as tools of their own and the client is told with list_changed), auto (dynamic for " +
+        "clients that re-list their tools when told) or all (every approved tool listed, in pages, for clients " +
+        'that search their own lists; the mcpproxy.alwaysLoad most used marked "anthropic/alwaysLoad"); ' +
+        "or MCPPROXY_ROUTING_TYPE",
     },
     passthrough: {
       type: "string",

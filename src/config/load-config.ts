@@ -97,6 +97,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     inputWaitMs: 5 * 60_000,
     routing: "call-tool",
     toolsLimit: 15,
+    alwaysLoad: 10,
     truncateOutputLen: 0,
     resultSpillBytes: 64 * 1024,
     resultHeadChars: 4096,

@@ -348,11 +348,13 @@ export const SETTINGS = {
   routing: {
     env: "MCPPROXY_ROUTING_TYPE",
     schema: v.pipe(
-      v.string('must be "call-tool", "dynamic" or "auto"'),
+      v.string('must be "call-tool", "dynamic", "auto" or "all"'),
       v.transform((input) => input.trim().toLowerCase().replace(/_/g, "-")),
-      v.picklist(["call-tool", "dynamic", "auto"], 'must be "call-tool", "dynamic" or "auto"'),
+      v.picklist(["call-tool", "dynamic", "auto", "all"], 'must be "call-tool", "dynamic", "auto" or "all"'),
     ),
   },
+  /** `all` routing: how many of the most used tools carry `anthropic/alwaysLoad` (0: none). */
+  alwaysLoad: { env: "MCPPROXY_ALWAYS_LOAD", schema: intInRange(0, 1_000) },
   toolsLimit: { env: "MCPPROXY_TOOLS_LIMIT", schema: intInRange(1, 100) },
   /** 0 turns truncation off. */
   truncateOutputLen: { env: "MCPPROXY_TRUNCATE_OUTPUT_LEN", schema: intInRange(0, 1_000_000_000) },

@@ -14,8 +14,8 @@ import type { ClientSessions } from "./client-sessions.ts";
  * Tools: a modern client's tools/list is the proxy's own fixed list, which does not change while
  * the proxy runs, so the proxy does not declare `tools.listChanged` to it and never acknowledges
  * `toolsListChanged` (legacy sessions in dynamic routing hear of their own tools from
- * session-routing.ts). Only in passthrough is the tool list the server's own: then its changes go
- * to every client (`toolsChanged`).
+ * session-routing.ts). Only in passthrough and in `all` routing is the tool list the catalog's:
+ * then its changes go to every client (`toolsChanged`; app/all-tools-watch.ts for `all`).
  */
 export interface ChangeNotifier {
   toolsChanged(): void;
