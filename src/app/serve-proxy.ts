@@ -5,6 +5,8 @@ import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
+import { currentSelector, profileDeps } from "../profiles/profile-deps.ts";
+import { profileWarnings } from "../profiles/profile-selector.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createRequestStateSeal } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
@@ -13,6 +15,7 @@ import { createChangeFeed } from "../server/change-feed.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
 import { fallbackPolicy } from "../server/fallback-retry.ts";
 import { passthroughNaming } from "../server/federated-names.ts";
+import type { ProfileEndpoint } from "../server/http-app.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
 import { createListenAdmission } from "../server/listen-admission.ts";
@@ -22,6 +25,7 @@ import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.
 import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { keptResults } from "../server/result-spill.ts";
+import type { StatusSources } from "../server/status-page.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
@@ -29,7 +33,7 @@ import { usagePriors } from "../stats/usage-prior.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
-import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
@@ -52,6 +56,8 @@ export const TERMINAL_HINT =
 export interface ServeOptions {
   /** `--passthrough SERVER` (passthrough.ts). */
   passthrough?: string | undefined;
+  /** `--profile NAME`: stdio serves this profile of `mcpproxy.profiles` (src/profiles/). */
+  profile?: string | undefined;
 }
 
 /** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
@@ -249,13 +255,16 @@ async function run(
     "stop watching the federated lists",
     startListWatch({ pool, approvals: () => catalog.capabilities, changes, logger }),
   );
-  const listens = createListenAdmission({
-    subscriptions,
-    pool,
-    serverHold: (server) => catalog.capabilities?.serverHold(server),
-    logger: logger.child("listen"),
-    naming,
-  });
+  /** Listen streams over this pool (the whole one, or a profile's view of it). */
+  const listensOver = (over: UpstreamPool) =>
+    createListenAdmission({
+      subscriptions,
+      pool: over,
+      serverHold: (server) => catalog.capabilities?.serverHold(server),
+      logger: logger.child("listen"),
+      naming,
+    });
+  const listens = listensOver(pool);
   // Calls of 2026 clients parked while their 2025 server waits for input (parked-calls.ts).
   const parked = createParkedCalls({
     waitMs: config.inputWaitMs,
@@ -305,17 +314,53 @@ async function run(
         : undefined,
   };
 
+  /** The status page's sources over these deps (the whole proxy's, or a profile's). */
+  const statusOf = (scope: ProxyServerDeps): StatusSources => ({
+    servers: () => scope.pool.status(),
+    indexedTools: () => scope.catalog.size(),
+    stats: scope.stats ? () => scope.stats!.all() : undefined,
+    search: async (query) =>
+      (
+        await retrieveRankedAll(scope.catalog, plugins, [query], {
+          topK: config.topK,
+          minScore: config.minScore,
+          prior: deps.prior,
+          rerank: deps.rerank,
+          isAdaptive: config.adaptiveTopK,
+        })
+      )[0]!,
+  });
+  // Profiles are read at start; one added or changed in the file takes a restart.
+  for (const [name, profile] of Object.entries(config.profiles))
+    for (const warning of profileWarnings(name, profile, config.servers)) logger.warn(warning);
+  const depsOf = (name: string) => profileDeps(deps, currentSelector(config.profiles[name]!, servers));
+  const profileEndpoints = () =>
+    new Map(
+      Object.keys(config.profiles).map((name): [string, ProfileEndpoint] => {
+        const scope = depsOf(name);
+        return [
+          name,
+          {
+            createServer: (era) => createProxyServer(scope, era),
+            listens: listensOver(scope.pool),
+            status: statusOf(scope),
+          },
+        ];
+      }),
+    );
+
   let clientGone: Promise<unknown> = new Promise(() => {});
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
-    const stdio = startStdioServer((era) => createProxyServer(deps, era), {
+    const served = options.profile !== undefined ? depsOf(options.profile) : deps;
+    const stdio = startStdioServer((era) => createProxyServer(served, era), {
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
         if (method !== "server/discover") startUpstreams();
       },
       changes,
-      listens,
+      listens: options.profile !== undefined ? listensOver(served.pool) : listens,
     });
     // A client slow to send its first request (or serve started by hand) still gets its servers
     // started in the background; a probe's throw-away process is gone long before this.
@@ -323,7 +368,8 @@ async function run(
     cleanup.defer("stop waiting for the first request", () => clearTimeout(quiet));
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
-    logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
+    const scoped = options.profile !== undefined ? ` (profile ${options.profile})` : "";
+    logger.info(`serving MCP over stdio${scoped}; ${savedTools} tools in the saved index${routing}`);
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
     startUpstreams();
@@ -335,21 +381,8 @@ async function run(
     const app = createHttpApp({
       token: token?.token,
       metrics,
-      status: {
-        servers: () => pool.status(),
-        indexedTools: () => catalog.size(),
-        stats: stats ? () => stats.all() : undefined,
-        search: async (query) =>
-          (
-            await retrieveRankedAll(catalog, plugins, [query], {
-              topK: config.topK,
-              minScore: config.minScore,
-              prior: deps.prior,
-              rerank: deps.rerank,
-              isAdaptive: config.adaptiveTopK,
-            })
-          )[0]!,
-      },
+      status: statusOf(deps),
+      profiles: profileEndpoints(),
       bindHost: config.host,
       logger,
       createServer: (era) => createProxyServer(deps, era),

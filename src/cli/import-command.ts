@@ -19,7 +19,8 @@ import {
   planImport,
   type Skipped,
 } from "../import/import-plan.ts";
-import { COMMON_OPTIONS, type Command } from "./command.ts";
+import { profileList } from "../profiles/profile-deps.ts";
+import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 export const importCommand: Command = {
   name: "import",
@@ -29,7 +30,7 @@ export const importCommand: Command = {
     "mcpproxy's config without duplicates (a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
     "what to put in a client's config instead of its own server list.",
   usage:
-    "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet] [--config FILE]",
+    "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet [--profile NAME]] [--config FILE]",
   options: {
     from: {
       type: "string",
@@ -40,6 +41,12 @@ export const importCommand: Command = {
       type: "boolean",
       help: "--snippet          print the entry that replaces a client's server list with mcpproxy, and change nothing",
     },
+    profile: {
+      type: "string",
+      help:
+        "--profile NAME     with --snippet: the entry for one profile of mcpproxy.profiles (`serve --profile NAME` " +
+        "over stdio, or its /mcp/p/NAME URL over HTTP)",
+    },
     config: COMMON_OPTIONS.config,
     help: COMMON_OPTIONS.help,
   },
@@ -47,9 +54,27 @@ export const importCommand: Command = {
     const env = process.env;
     const cwd = process.cwd();
     const configPath = locateConfig(values.config as string | undefined, env, cwd).path;
+    const profile = typeof values.profile === "string" ? values.profile : undefined;
+    if (profile !== undefined && !values.snippet)
+      throw new ProxyError("USAGE", "--profile goes with --snippet: it prints the client entry of a profile");
     if (values.snippet) {
+      const isExplicitConfig = values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined;
+      if (profile === undefined) {
+        process.stdout.write(snippet(configPath, isExplicitConfig));
+        return 0;
+      }
+      const config = loadCommandConfig(values);
+      if (!Object.hasOwn(config.profiles, profile))
+        throw new ProxyError(
+          "USAGE",
+          `--profile ${profile}: no such profile in ${configPath}; the profiles are ${profileList(config.profiles)}`,
+        );
+      const host = config.host.includes(":") ? `[${config.host}]` : config.host;
       process.stdout.write(
-        snippet(configPath, values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined),
+        snippet(configPath, isExplicitConfig, {
+          name: profile,
+          url: `http://${host}:${config.port}/mcp/p/${profile}`,
+        }),
       );
       return 0;
     }
@@ -168,20 +193,41 @@ function describe(entry: Record<string, unknown>): string {
   return [String(entry.command), ...args].join(" ");
 }
 
-/** The entry a client needs to reach every server through mcpproxy, for each file format. */
-function snippet(configPath: string, isExplicitConfig: boolean): string {
+/**
+ * The entry a client needs to reach every server through mcpproxy, for each file format; for a
+ * profile, the entry of that profile (stdio with `serve --profile`, and its HTTP URL).
+ */
+function snippet(
+  configPath: string,
+  isExplicitConfig: boolean,
+  profile?: { name: string; url: string },
+): string {
   const self = /^mcpproxy(\.exe)?$/.test(basename(process.execPath)) ? process.execPath : "mcpproxy";
-  const args = ["serve", ...(isExplicitConfig ? ["--config", configPath] : [])];
+  const args = [
+    "serve",
+    ...(isExplicitConfig ? ["--config", configPath] : []),
+    ...(profile ? ["--profile", profile.name] : []),
+  ];
+  const key = profile ? `mcpproxy-${profile.name}` : "mcpproxy";
   const json = (value: unknown) => JSON.stringify(value, null, 2);
+  const whole = profile ? "add this to the" : "make this the whole";
   return [
-    'Claude Desktop, Cursor, Windsurf, Claude Code\'s .mcp.json: make this the whole "mcpServers" map',
-    json({ mcpServers: { mcpproxy: { command: self, args } } }),
+    `Claude Desktop, Cursor, Windsurf, Claude Code's .mcp.json: ${whole} "mcpServers" map`,
+    json({ mcpServers: { [key]: { command: self, args } } }),
     "",
-    'VS Code (.vscode/mcp.json or the user mcp.json): make this the whole "servers" map',
-    json({ servers: { mcpproxy: { type: "stdio", command: self, args } } }),
+    `VS Code (.vscode/mcp.json or the user mcp.json): ${whole} "servers" map`,
+    json({ servers: { [key]: { type: "stdio", command: self, args } } }),
     "",
     "Claude Code, from a terminal:",
-    `  claude mcp add --scope user mcpproxy -- ${[self, ...args].join(" ")}`,
+    `  claude mcp add --scope user ${key} -- ${[self, ...args].join(" ")}`,
     "",
+    ...(profile
+      ? [
+          `Over HTTP (a running \`mcpproxy serve --transport http\`), the profile is at ${profile.url}:`,
+          json({ mcpServers: { [key]: { type: "http", url: profile.url } } }),
+          `  claude mcp add --scope user --transport http ${key} ${profile.url}`,
+          "",
+        ]
+      : []),
   ].join("\n");
 }

@@ -18,7 +18,7 @@ import {
 // valibot's object and record schemas accept arrays, which a JSON config must not be.
 const isPlainObject = (input: unknown) =>
   input !== null && typeof input === "object" && !Array.isArray(input);
-const jsonObject = <T extends v.GenericSchema>(schema: T, message: string) =>
+export const jsonObject = <T extends v.GenericSchema>(schema: T, message: string) =>
   v.pipe(v.custom<v.InferInput<T>>(isPlainObject, message), schema);
 
 const stringMap = jsonObject(
@@ -122,6 +122,16 @@ const commonServerKeys = {
   ),
   /** A person's overrides of the server's tools, by the upstream's tool name (tool-overrides.ts). */
   tools: v.optional(jsonObject(v.record(v.string(), ToolOverrideSchema), "must be an object of tool names")),
+  /** Labels a profile may select the server by (`mcpproxy.profiles`): a person's setting only. */
+  tags: v.optional(
+    v.array(
+      v.pipe(
+        v.string("must be a tag"),
+        v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, '.', '_' or '-' (at most 64)"),
+      ),
+      "must be an array of tags",
+    ),
+  ),
   /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
   approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */

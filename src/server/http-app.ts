@@ -56,6 +56,15 @@ export interface HttpAppOptions {
   listens?: ListenAdmission | undefined;
   /** How often a quiet listen stream gets a keep-alive comment, in ms (the SDK's 15 s by default). */
   keepAliveMs?: number | undefined;
+  /** Profiles (`mcpproxy.profiles`) by name: each served at /mcp/p/<name>, its status page at /p/<name>/. */
+  profiles?: ReadonlyMap<string, ProfileEndpoint> | undefined;
+}
+
+/** What one profile's endpoint serves: its own MCP servers, listen streams and status page. */
+export interface ProfileEndpoint {
+  createServer: (era: ClientEra) => Server;
+  listens?: ListenAdmission | undefined;
+  status?: StatusSources | undefined;
 }
 
 export interface HttpApp {
@@ -156,41 +165,70 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   }
 
-  // Modern requests: a server per request, so nothing a request leaves behind reaches the next one.
-  const modern = createMcpHandler(() => options.createServer("modern"), {
-    legacy: "reject",
-    responseMode: "auto",
-    maxSubscriptions: limits.maxSessions,
-    ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
-    onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
-  });
-  const detachListens = options.changes?.attach(modern.notify);
   /** Modern requests in flight (listen streams included): bounded like sessions, as each holds a stream. */
   let modernInFlight = 0;
-  /** Serves a modern request; a listen stream's subscriptions are held until its response ends. */
-  const serveModern = async (request: Request, parsedBody: unknown) => {
-    const listen =
-      options.listens && isListenRequest(parsedBody)
-        ? options.listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)
-        : undefined;
-    modernInFlight++;
-    const release = () => {
-      modernInFlight--;
-      listen?.release();
+  /**
+   * One MCP endpoint: /mcp, or a profile's /mcp/p/<name>. Modern requests get a server per request
+   * (nothing a request leaves behind reaches the next one); legacy sessions stay with the endpoint
+   * that opened them, so a session id cannot carry a client from one profile into another.
+   */
+  const endpointOf = (key: string, createServer: (era: ClientEra) => Server, listens?: ListenAdmission) => {
+    const modern = createMcpHandler(() => createServer("modern"), {
+      legacy: "reject",
+      responseMode: "auto",
+      maxSubscriptions: limits.maxSessions,
+      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+      onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
+    });
+    const detach = options.changes?.attach(modern.notify);
+    /** Serves a modern request; a listen stream's subscriptions are held until its response ends. */
+    const serveModern = async (request: Request, parsedBody: unknown) => {
+      const listen =
+        listens && isListenRequest(parsedBody)
+          ? listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)
+          : undefined;
+      modernInFlight++;
+      const release = () => {
+        modernInFlight--;
+        listen?.release();
+      };
+      try {
+        const response = await modern.fetch(request, {
+          parsedBody: listen?.message ?? parsedBody,
+          ...(authInfo ? { authInfo } : {}),
+        });
+        return releasedAtEnd(response, release);
+      } catch (error) {
+        release();
+        throw error;
+      }
     };
-    try {
-      const response = await modern.fetch(request, {
-        parsedBody: listen?.message ?? parsedBody,
-        ...(authInfo ? { authInfo } : {}),
-      });
-      return releasedAtEnd(response, release);
-    } catch (error) {
-      release();
-      throw error;
-    }
+    return {
+      key,
+      createServer,
+      serveModern,
+      async close() {
+        detach?.();
+        // Each listen stream ends gracefully: the empty answer to its request.
+        await modern.close().catch(() => undefined);
+      },
+    };
   };
+  type Endpoint = ReturnType<typeof endpointOf>;
+  /** The endpoint that opened each legacy session. */
+  const sessionEndpoint = new WeakMap<object, string>();
+  const main = endpointOf("/mcp", options.createServer, options.listens);
+  const endpoints: Endpoint[] = [main];
+  const profileEndpoints = new Map<string, Endpoint>();
+  for (const [name, profile] of options.profiles ?? []) {
+    const endpoint = endpointOf(`/mcp/p/${name}`, profile.createServer, profile.listens);
+    profileEndpoints.set(name, endpoint);
+    endpoints.push(endpoint);
+  }
+  const knownProfiles = () =>
+    profileEndpoints.size > 0 ? [...profileEndpoints.keys()].join(", ") : "none (mcpproxy.profiles is empty)";
 
-  app.all("/mcp", async (c) => {
+  const serveMcp = async (c: Context, endpoint: Endpoint) => {
     keepOpen(c);
     const sessionId = c.req.header("mcp-session-id");
     let parsedBody: unknown;
@@ -210,7 +248,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
     if (sessionId) {
       const transport = sessions.get(sessionId);
-      if (!(transport instanceof WebStandardStreamableHTTPServerTransport))
+      if (
+        !(transport instanceof WebStandardStreamableHTTPServerTransport) ||
+        sessionEndpoint.get(transport) !== endpoint.key
+      )
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
       return sessions.respond(
         () => sessionId,
@@ -222,14 +263,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       c.header("Allow", "POST");
       return c.json(
         jsonRpcError(
-          "Method Not Allowed: without an Mcp-Session-Id, /mcp takes POST (2026-07-28 requests, or initialize)",
+          `Method Not Allowed: without an Mcp-Session-Id, ${endpoint.key} takes POST (2026-07-28 requests, or initialize)`,
         ),
         405,
       );
     }
     if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
       if (modernInFlight >= limits.maxSessions) return full(c);
-      return serveModern(c.req.raw, parsedBody);
+      return endpoint.serveModern(c.req.raw, parsedBody);
     }
     const isInit = Array.isArray(parsedBody)
       ? parsedBody.some(isInitializeRequest)
@@ -243,15 +284,38 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onsessioninitialized: (id) => sessions.add(id, transport),
       onsessionclosed: (id) => sessions.delete(id),
     });
+    sessionEndpoint.set(transport, endpoint.key);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await options.createServer("legacy").connect(transport);
+    await endpoint.createServer("legacy").connect(transport);
     return sessions.respond(
       () => transport.sessionId,
       () => handle(transport),
     );
+  };
+
+  app.all("/mcp", (c) => serveMcp(c, main));
+  app.all("/mcp/p/:profile", async (c) => {
+    const endpoint = profileEndpoints.get(c.req.param("profile"));
+    if (!endpoint)
+      return c.json(
+        jsonRpcError(
+          `Unknown profile ${c.req.param("profile")}: the profiles are ${knownProfiles()}`,
+          -32001,
+        ),
+        404,
+      );
+    return serveMcp(c, endpoint);
   });
+  for (const [name, profile] of options.profiles ?? []) {
+    const sources = profile.status;
+    if (sources)
+      app.get(`/p/${name}/`, async (c) => c.html(await renderStatusPage(sources, c.req.query("q"), name)));
+  }
+  app.get("/p/:profile/*", (c) =>
+    c.json({ error: `Unknown profile ${c.req.param("profile")}: the profiles are ${knownProfiles()}` }, 404),
+  );
 
   app.get("/sse", async (c) => {
     keepOpen(c);
@@ -282,7 +346,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     c.json(
       {
         error:
-          "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health, the status page at /",
+          "Not found: MCP is at /mcp (streamable HTTP; a profile's at /mcp/p/<name>) and /sse (legacy SSE), " +
+          "health at /health, the status page at /",
       },
       404,
     ),
@@ -297,9 +362,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
-      detachListens?.();
-      // Each listen stream ends gracefully: the empty answer to its request.
-      await modern.close().catch(() => undefined);
+      for (const endpoint of endpoints) await endpoint.close();
       await sessions.closeAll();
     },
   };

@@ -1,0 +1,100 @@
+import { ProxyError } from "../errors.ts";
+import type { CatalogTool, SearchFound, ToolCatalog } from "../index/tool-catalog.ts";
+import type { CallStats } from "../stats/call-stats.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ProfileSelector } from "./profile-selector.ts";
+
+/**
+ * What a profile's MCP server is handed instead of the whole catalog and pool: the same objects
+ * seen through the profile's selector. Every handler (search, calls, dynamic registration,
+ * federation, stats, upstream_servers) reads the catalog and the pool, so scoping them here scopes
+ * all of them at once. A tool outside the profile is not found (a call of it says "No tool named",
+ * as for a tool that does not exist); a server outside it is not configured, as far as it can tell.
+ * The selector is asked anew each time, so servers added, removed or re-tagged count at once.
+ */
+export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelector): ToolCatalog {
+  const holds = (tool: CatalogTool | undefined) => (tool && selector().hasTool(tool) ? tool : undefined);
+  const found = ({ hits, held }: SearchFound): SearchFound => {
+    const shown = selector();
+    return {
+      hits: hits.filter((hit) => shown.hasTool(hit.tool)),
+      held: held.filter((tool) => shown.hasTool(tool)),
+    };
+  };
+  // Searched over the whole catalog, then narrowed: asking for every tool keeps the profile's own
+  // best hits whatever outranks them elsewhere, and the limit is applied after the narrowing.
+  const wide = () => Math.max(1, catalog.size());
+  const cut = (result: SearchFound, limit: number): SearchFound => ({
+    hits: result.hits.slice(0, limit),
+    held: result.held.slice(0, Math.max(0, limit - Math.min(limit, result.hits.length))),
+  });
+  const searchAllWithHeld = async (queries: readonly string[], limit: number, minScore?: number) =>
+    (await catalog.searchAllWithHeld(queries, wide(), minScore)).map((result) => cut(found(result), limit));
+  const names = (server?: string) => {
+    const shown = selector();
+    return catalog.names(server).filter((name) => {
+      const tool = catalog.get(name);
+      return tool !== undefined && shown.hasTool(tool);
+    });
+  };
+  return {
+    get recovered() {
+      return catalog.recovered;
+    },
+    get capabilities() {
+      return catalog.capabilities;
+    },
+    get eras() {
+      return catalog.eras;
+    },
+    size: () => names().length,
+    get: (name) => holds(catalog.get(name)),
+    disabled: (name) => holds(catalog.disabled(name)),
+    names,
+    hasTools: (server) => selector().hasServer(server) && catalog.hasTools(server),
+    definitionOf: (tool) => (holds(tool) ? catalog.definitionOf(tool) : undefined),
+    shownHash: (tool) => catalog.shownHash(tool),
+    setOverrides: (next) => catalog.setOverrides(next),
+    isQuarantined: (tool) => catalog.isQuarantined(tool),
+    quarantined: () => catalog.quarantined().filter((tool) => selector().hasTool(tool)),
+    findings: () => catalog.findings().filter((finding) => selector().hasServer(finding.server)),
+    approve: (tools) => catalog.approve(tools),
+    syncServer: (server, tools) => catalog.syncServer(server, tools),
+    removeServersExcept: (keep) => catalog.removeServersExcept(keep),
+    forgetServersExcept: (keep) => catalog.forgetServersExcept(keep),
+    search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
+    searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
+    searchAllWithHeld,
+    whenEmbedded: () => catalog.whenEmbedded(),
+    persist: () => catalog.persist(),
+    close: () => catalog.close(),
+  };
+}
+
+/** The pool as a profile sees it: its servers only; the others are "not in the configuration". */
+export function scopedPool(pool: UpstreamPool, selector: () => ProfileSelector): UpstreamPool {
+  const mine = (server: string) => {
+    if (!selector().hasServer(server))
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is not in the configuration.`);
+    return server;
+  };
+  return {
+    ...pool,
+    callTool: (server, tool, args, options) => pool.callTool(mine(server), tool, args, options),
+    forward: (server, method, params, options) => pool.forward(mine(server), method, params, options),
+    request: (server, request, schema, options) => pool.request(mine(server), request, schema, options),
+    live: () => pool.live().filter(({ server }) => selector().hasServer(server)),
+    connectServer: (server) => pool.connectServer(mine(server)),
+    restart: (server) => pool.restart(mine(server)),
+    status: () => pool.status().filter((status) => selector().hasServer(status.name)),
+  };
+}
+
+/** Call figures of the profile's servers only (tools_stat); recording goes to the one store. */
+export function scopedStats(stats: CallStats, selector: () => ProfileSelector): CallStats {
+  return {
+    ...stats,
+    all: () => stats.all().filter((figures) => selector().hasServer(figures.server)),
+    figuresOf: (tools) => stats.figuresOf(tools.filter((tool) => selector().hasServer(tool.server))),
+  };
+}
