@@ -36,7 +36,12 @@ function writeProfiles(sandbox: Sandbox, extra: Record<string, unknown> = {}) {
     mcpServers: {
       alpha: { ...fixtureEntry({ args: ["--name", "alpha"] }), tags: ["work"] },
       beta: fixtureEntry({ args: ["--name", "beta"] }),
-      caps: { command: process.execPath, args: [CAPS], tags: ["work"] },
+      caps: {
+        command: process.execPath,
+        args: [CAPS],
+        env: { CAPS_SUBSCRIBE_LOG: join(sandbox.dir, "subscribe.log") },
+        tags: ["work"],
+      },
     },
     mcpproxy: {
       stats: true,
@@ -207,6 +212,37 @@ describe("profiles over HTTP", () => {
     expect(textOf(refused)).toContain("No tool named alpha__echo");
     const after = (await modern.listTools()).tools.map((tool) => tool.name);
     expect(after).toEqual(before);
+  });
+
+  test("listen streams, subscriptions and get_tool_alternatives stay within the profile", async () => {
+    const sandbox = scope.sandbox();
+    writeProfiles(sandbox);
+    const { at, client } = await httpProxy(sandbox);
+    const work = await client("/mcp/p/work");
+    await indexed(work, "echo a message back", "alpha__echo");
+    const uri = (await work.listResources()).resources[0]!.uri;
+    const listen = async (path: string) => {
+      const modern = new V2Client(
+        { name: "listener", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await modern.connect(new StreamableHTTPClientTransport(at(path)));
+      scope.defer(() => modern.close());
+      return (await modern.listen({ resourceSubscriptions: [uri] })).honoredFilter.resourceSubscriptions ?? [];
+    };
+    expect(await listen("/mcp/p/b")).toEqual([]);
+    expect(await listen("/mcp/p/work")).toEqual([uri]);
+    const b = await client("/mcp/p/b");
+    await expect(b.subscribeResource({ uri })).rejects.toThrow(/no server named caps/);
+    const alternatives = await b.callTool({
+      name: "get_tool_alternatives",
+      arguments: { name: "alpha__echo" },
+    });
+    expect(textOf(alternatives)).toContain("No tool named alpha__echo");
+    const own = await b.callTool({ name: "get_tool_alternatives", arguments: { name: "beta__echo" } });
+    expect(own.isError).toBeFalsy();
+    const offered = (own.structuredContent as { alternatives: { server: string }[] }).alternatives;
+    expect(offered.every((alternative) => alternative.server === "beta")).toBe(true);
   });
 
   test("dynamic routing registers only the profile's tools, and a tool outside it cannot be called by name", async () => {
