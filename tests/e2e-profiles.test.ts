@@ -228,7 +228,9 @@ describe("profiles over HTTP", () => {
       );
       await modern.connect(new StreamableHTTPClientTransport(at(path)));
       scope.defer(() => modern.close());
-      return (await modern.listen({ resourceSubscriptions: [uri] })).honoredFilter.resourceSubscriptions ?? [];
+      return (
+        (await modern.listen({ resourceSubscriptions: [uri] })).honoredFilter.resourceSubscriptions ?? []
+      );
     };
     expect(await listen("/mcp/p/b")).toEqual([]);
     expect(await listen("/mcp/p/work")).toEqual([uri]);
