@@ -12,6 +12,10 @@ import type { ProfileSelector } from "./profile-selector.ts";
  * as for a tool that does not exist); a server outside it is not configured, as far as it can tell.
  * The selector is asked anew each time, so servers added, removed or re-tagged count at once.
  */
+/** How many times the limit a profile's search asks of the whole catalog first (and at least MIN_WIDE). */
+const WIDENING = 8;
+const MIN_WIDE = 50;
+
 export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelector): ToolCatalog {
   const holds = (tool: CatalogTool | undefined) => (tool && selector().hasTool(tool) ? tool : undefined);
   const found = ({ hits, held }: SearchFound): SearchFound => {
@@ -21,15 +25,27 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
       held: held.filter((tool) => shown.hasTool(tool)),
     };
   };
-  // Searched over the whole catalog, then narrowed: asking for every tool keeps the profile's own
-  // best hits whatever outranks them elsewhere, and the limit is applied after the narrowing.
-  const wide = () => Math.max(1, catalog.size());
   const cut = (result: SearchFound, limit: number): SearchFound => ({
     hits: result.hits.slice(0, limit),
     held: result.held.slice(0, Math.max(0, limit - Math.min(limit, result.hits.length))),
   });
-  const searchAllWithHeld = async (queries: readonly string[], limit: number, minScore?: number) =>
-    (await catalog.searchAllWithHeld(queries, wide(), minScore)).map((result) => cut(found(result), limit));
+  /**
+   * Searched over the whole catalog, then narrowed, the limit applied after: first a few times the
+   * limit, and when that leaves the profile short while more tools matched, every tool, so that the
+   * profile's own best hits are never crowded out by stronger ones outside it.
+   */
+  const searchAllWithHeld = async (queries: readonly string[], limit: number, minScore?: number) => {
+    const first = Math.min(Math.max(1, catalog.size()), Math.max(limit * WIDENING, MIN_WIDE));
+    const narrowed = async (wanted: number) =>
+      (await catalog.searchAllWithHeld(queries, wanted, minScore)).map((result) => ({
+        isCut: result.hits.length + result.held.length >= wanted,
+        found: found(result),
+      }));
+    let results = await narrowed(first);
+    if (results.some(({ isCut, found }) => isCut && found.hits.length < limit))
+      results = await narrowed(Math.max(first, catalog.size()));
+    return results.map(({ found }) => cut(found, limit));
+  };
   const names = (server?: string) => {
     const shown = selector();
     return catalog.names(server).filter((name) => {
