@@ -14,7 +14,7 @@ afterEach(() => {
 
 const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
 
-/** 30 strong "issue" tools elsewhere, and one weaker one in the profile's server. */
+/** 80 strong "issue" tools elsewhere (more than a first narrowed pass asks for), and one weaker one in the profile's server. */
 async function catalogWithCrowd() {
   const dataDir = mkdtempSync(join(tmpdir(), "mcpproxy-scoped-"));
   dirs.push(dataDir);
@@ -26,7 +26,7 @@ async function catalogWithCrowd() {
   });
   await catalog.syncServer(
     "crowd",
-    Array.from({ length: 30 }, (_, i) =>
+    Array.from({ length: 80 }, (_, i) =>
       tool(`create_issue_${i}`, `Create an issue in tracker ${i}: issue title, issue body`),
     ),
   );
