@@ -5,8 +5,6 @@ import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
-import { currentSelector, profileDeps } from "../profiles/profile-deps.ts";
-import { profileWarnings } from "../profiles/profile-selector.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createRequestStateSeal } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
@@ -15,17 +13,14 @@ import { createChangeFeed } from "../server/change-feed.ts";
 import { createClientSessions } from "../server/client-sessions.ts";
 import { fallbackPolicy } from "../server/fallback-retry.ts";
 import { passthroughNaming } from "../server/federated-names.ts";
-import type { ProfileEndpoint } from "../server/http-app.ts";
 import { createHttpApp } from "../server/http-app.ts";
 import { checkListenAddress, startHttpServer } from "../server/http-server.ts";
 import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
-import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { keptResults } from "../server/result-spill.ts";
-import type { StatusSources } from "../server/status-page.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
@@ -42,6 +37,7 @@ import { startIndexKeeper } from "./index-keeper.ts";
 import { startListWatch } from "./list-watch.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
+import { servedProfiles, statusSources } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
@@ -314,45 +310,12 @@ async function run(
         : undefined,
   };
 
-  /** The status page's sources over these deps (the whole proxy's, or a profile's). */
-  const statusOf = (scope: ProxyServerDeps): StatusSources => ({
-    servers: () => scope.pool.status(),
-    indexedTools: () => scope.catalog.size(),
-    stats: scope.stats ? () => scope.stats!.all() : undefined,
-    search: async (query) =>
-      (
-        await retrieveRankedAll(scope.catalog, plugins, [query], {
-          topK: config.topK,
-          minScore: config.minScore,
-          prior: deps.prior,
-          rerank: deps.rerank,
-          isAdaptive: config.adaptiveTopK,
-        })
-      )[0]!,
-  });
-  // Profiles are read at start; one added or changed in the file takes a restart.
-  for (const [name, profile] of Object.entries(config.profiles))
-    for (const warning of profileWarnings(name, profile, config.servers)) logger.warn(warning);
-  const depsOf = (name: string) => profileDeps(deps, currentSelector(config.profiles[name]!, servers));
-  const profileEndpoints = () =>
-    new Map(
-      Object.keys(config.profiles).map((name): [string, ProfileEndpoint] => {
-        const scope = depsOf(name);
-        return [
-          name,
-          {
-            createServer: (era) => createProxyServer(scope, era),
-            listens: listensOver(scope.pool),
-            status: statusOf(scope),
-          },
-        ];
-      }),
-    );
+  const profiles = servedProfiles({ config, deps, servers, listensOver, logger });
 
   let clientGone: Promise<unknown> = new Promise(() => {});
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
-    const served = options.profile !== undefined ? depsOf(options.profile) : deps;
+    const served = options.profile !== undefined ? profiles.depsOf(options.profile) : deps;
     const stdio = startStdioServer((era) => createProxyServer(served, era), {
       maxRequestBytes: config.maxRequestBytes,
       logger,
@@ -381,8 +344,8 @@ async function run(
     const app = createHttpApp({
       token: token?.token,
       metrics,
-      status: statusOf(deps),
-      profiles: profileEndpoints(),
+      status: statusSources(deps, config),
+      profiles: profiles.endpoints(),
       bindHost: config.host,
       logger,
       createServer: (era) => createProxyServer(deps, era),
