@@ -172,6 +172,16 @@ describe("profiles over HTTP", () => {
     expect((listed.structuredContent as { servers: { name: string }[] }).servers.map((s) => s.name)).toEqual([
       "beta",
     ]);
+    // A server's tool count is the profile's share: patterns do not tell how many tools they hide.
+    const rows = async (session: Client) =>
+      (
+        (await session.callTool({ name: "upstream_servers", arguments: { operation: "list" } }))
+          .structuredContent as { servers: { name: string; tools: number }[] }
+      ).servers;
+    const alphaTools = (await rows(all)).find((row) => row.name === "alpha")!.tools;
+    expect(alphaTools).toBeGreaterThan(1);
+    expect((await rows(work)).find((row) => row.name === "alpha")!.tools).toBe(alphaTools - 1);
+    expect((await rows(b)).find((row) => row.name === "beta")!.tools).toBe(2);
     const added = await work.callTool({
       name: "upstream_servers",
       arguments: { operation: "add", name: "evil", server: { command: "true" } },

@@ -27,10 +27,11 @@ export function currentSelector(
  * reach past what it shows).
  */
 export function profileDeps(deps: ProxyServerDeps, selector: () => ProfileSelector): ProxyServerDeps {
+  const catalog = scopedCatalog(deps.catalog, selector);
   return {
     ...deps,
-    catalog: scopedCatalog(deps.catalog, selector),
-    pool: scopedPool(deps.pool, selector),
+    catalog,
+    pool: scopedPool(deps.pool, selector, (server) => catalog.names(server).length),
     stats: deps.stats ? scopedStats(deps.stats, selector) : undefined,
     servers: deps.servers ? { ...deps.servers, readOnly: true } : undefined,
   };

@@ -87,8 +87,16 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
   };
 }
 
-/** The pool as a profile sees it: its servers only; the others are "not in the configuration". */
-export function scopedPool(pool: UpstreamPool, selector: () => ProfileSelector): UpstreamPool {
+/**
+ * The pool as a profile sees it: its servers only; the others are "not in the configuration". A
+ * server's tool count is the profile's share of it (`toolCount`), so tool patterns do not give
+ * away how many tools it hides.
+ */
+export function scopedPool(
+  pool: UpstreamPool,
+  selector: () => ProfileSelector,
+  toolCount: (server: string) => number,
+): UpstreamPool {
   const mine = (server: string) => {
     if (!selector().hasServer(server))
       throw new ProxyError("UPSTREAM_UNAVAILABLE", `Server ${server} is not in the configuration.`);
@@ -102,7 +110,11 @@ export function scopedPool(pool: UpstreamPool, selector: () => ProfileSelector):
     live: () => pool.live().filter(({ server }) => selector().hasServer(server)),
     connectServer: (server) => pool.connectServer(mine(server)),
     restart: (server) => pool.restart(mine(server)),
-    status: () => pool.status().filter((status) => selector().hasServer(status.name)),
+    status: () =>
+      pool
+        .status()
+        .filter((status) => selector().hasServer(status.name))
+        .map((status) => ({ ...status, toolCount: toolCount(status.name) })),
   };
 }
 
