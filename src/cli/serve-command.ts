@@ -10,7 +10,8 @@ export const serveCommand: Command = {
   summary:
     "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or HTTP, " +
     "answering from the saved index at once while upstream servers connect in the background. Over HTTP, " +
-    "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
+    "streamable HTTP is at /mcp (each profile of mcpproxy.profiles at /mcp/p/NAME) and the legacy SSE transport " +
+    "at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
     "[--routing call-tool|dynamic|auto] [--passthrough SERVER] [--profile NAME] [--strict-plugins] [--log-level L] [--data-dir DIR]",

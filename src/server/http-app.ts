@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import {
-  createMcpHandler,
   isInitializeRequest,
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
@@ -16,16 +15,17 @@ import type { ChangeFeed } from "./change-feed.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
-import { isListenRequest, type ListenAdmission } from "./listen-admission.ts";
+import type { ListenAdmission } from "./listen-admission.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
+import { createMcpEndpoint, type McpEndpoint } from "./modern-endpoint.ts";
 import type { ClientEra } from "./proxy-server.ts";
-import { releasedAtEnd } from "./released-at-end.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
 /**
- * The HTTP face of the proxy: MCP at /mcp in both revisions, the legacy SSE transport at /sse
+ * The HTTP face of the proxy: MCP at /mcp in both revisions (and each profile's at /mcp/p/<name>,
+ * with its status page at /p/<name>/), the legacy SSE transport at /sse
  * (+ /messages) for old clients, /health for probes, and the DNS-rebinding guard in front of
  * everything. At /mcp a request that carries the 2026-07-28 `_meta` envelope is served statelessly
  * (one MCP server per request, by the SDK's createMcpHandler, which also answers every modern
@@ -165,61 +165,26 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   }
 
-  /** Modern requests in flight (listen streams included): bounded like sessions, as each holds a stream. */
-  let modernInFlight = 0;
-  /**
-   * One MCP endpoint: /mcp, or a profile's /mcp/p/<name>. Modern requests get a server per request
-   * (nothing a request leaves behind reaches the next one); legacy sessions stay with the endpoint
-   * that opened them, so a session id cannot carry a client from one profile into another.
-   */
-  const endpointOf = (key: string, createServer: (era: ClientEra) => Server, listens?: ListenAdmission) => {
-    const modern = createMcpHandler(() => createServer("modern"), {
-      legacy: "reject",
-      responseMode: "auto",
-      maxSubscriptions: limits.maxSessions,
-      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
-      onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
-    });
-    const detach = options.changes?.attach(modern.notify);
-    /** Serves a modern request; a listen stream's subscriptions are held until its response ends. */
-    const serveModern = async (request: Request, parsedBody: unknown) => {
-      const listen =
-        listens && isListenRequest(parsedBody)
-          ? listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)
-          : undefined;
-      modernInFlight++;
-      const release = () => {
-        modernInFlight--;
-        listen?.release();
-      };
-      try {
-        const response = await modern.fetch(request, {
-          parsedBody: listen?.message ?? parsedBody,
-          ...(authInfo ? { authInfo } : {}),
-        });
-        return releasedAtEnd(response, release);
-      } catch (error) {
-        release();
-        throw error;
-      }
-    };
-    return {
+  /** Modern requests in flight on every endpoint (listen streams included). */
+  const modernInFlight = { count: 0 };
+  /** An MCP endpoint (modern-endpoint.ts); legacy sessions stay with the one that opened them. */
+  const endpointOf = (key: string, createServer: (era: ClientEra) => Server, listens?: ListenAdmission) =>
+    createMcpEndpoint({
       key,
       createServer,
-      serveModern,
-      async close() {
-        detach?.();
-        // Each listen stream ends gracefully: the empty answer to its request.
-        await modern.close().catch(() => undefined);
-      },
-    };
-  };
-  type Endpoint = ReturnType<typeof endpointOf>;
-  /** The endpoint that opened each legacy session. */
+      listens,
+      changes: options.changes,
+      authInfo,
+      maxSubscriptions: limits.maxSessions,
+      keepAliveMs: options.keepAliveMs,
+      logger: options.logger,
+      inFlight: modernInFlight,
+    });
+  /** The endpoint that opened each legacy session: elsewhere its id is not found, so it cannot cross profiles. */
   const sessionEndpoint = new WeakMap<object, string>();
   const main = endpointOf("/mcp", options.createServer, options.listens);
-  const endpoints: Endpoint[] = [main];
-  const profileEndpoints = new Map<string, Endpoint>();
+  const endpoints: McpEndpoint[] = [main];
+  const profileEndpoints = new Map<string, McpEndpoint>();
   for (const [name, profile] of options.profiles ?? []) {
     const endpoint = endpointOf(`/mcp/p/${name}`, profile.createServer, profile.listens);
     profileEndpoints.set(name, endpoint);
@@ -228,7 +193,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const knownProfiles = () =>
     profileEndpoints.size > 0 ? [...profileEndpoints.keys()].join(", ") : "none (mcpproxy.profiles is empty)";
 
-  const serveMcp = async (c: Context, endpoint: Endpoint) => {
+  const serveMcp = async (c: Context, endpoint: McpEndpoint) => {
     keepOpen(c);
     const sessionId = c.req.header("mcp-session-id");
     let parsedBody: unknown;
@@ -269,7 +234,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       );
     }
     if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
-      if (modernInFlight >= limits.maxSessions) return full(c);
+      if (modernInFlight.count >= limits.maxSessions) return full(c);
       return endpoint.serveModern(c.req.raw, parsedBody);
     }
     const isInit = Array.isArray(parsedBody)
