@@ -322,6 +322,23 @@ describe("profiles over HTTP", () => {
     expect((await fetch(at("/p/nope/"))).status).toBe(404);
   });
 
+  test("a person tagging a server in the running config brings it into the profile", async () => {
+    const sandbox = scope.sandbox();
+    writeProfiles(sandbox);
+    const { client } = await httpProxy(sandbox);
+    const work = await client("/mcp/p/work");
+    expect(names(await indexed(work, "echo a message back", "alpha__echo"))).not.toContain("beta__echo");
+    const config = JSON.parse(await Bun.file(sandbox.configPath).text());
+    config.mcpServers.beta.tags = ["work"];
+    sandbox.writeConfig(config);
+    expect(names(await indexed(work, "echo a message back", "beta__echo"))).toContain("beta__echo");
+    const echoed = await work.callTool({
+      name: "call_tool",
+      arguments: { name: "beta__echo", arguments: { message: "now" } },
+    });
+    expect(textOf(echoed)).toBe("beta echo: now");
+  });
+
   test("an agent cannot tag a server through upstream_servers", async () => {
     const sandbox = scope.sandbox();
     writeProfiles(sandbox);
