@@ -18,7 +18,7 @@ export interface ProfileSettings {
 
 export type Profiles = Readonly<Record<string, ProfileSettings>>;
 
-/** A profile name goes into a URL path and a command line as it is. */
+/** A profile name goes into a URL path and a command line as it is; a server's tags are spelled alike. */
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const PROFILE_KEYS = ["servers", "tags", "tools"] as const;
 

@@ -8,6 +8,7 @@ import {
   RateLimitSchema,
   serverLimitKeys,
 } from "./limit-settings.ts";
+import { PROFILE_NAME } from "./profile-settings.ts";
 
 /**
  * The config file schema. Server entries follow the `mcpServers` map of Claude Desktop, Cursor and
@@ -18,7 +19,7 @@ import {
 // valibot's object and record schemas accept arrays, which a JSON config must not be.
 const isPlainObject = (input: unknown) =>
   input !== null && typeof input === "object" && !Array.isArray(input);
-export const jsonObject = <T extends v.GenericSchema>(schema: T, message: string) =>
+const jsonObject = <T extends v.GenericSchema>(schema: T, message: string) =>
   v.pipe(v.custom<v.InferInput<T>>(isPlainObject, message), schema);
 
 const stringMap = jsonObject(
@@ -127,7 +128,10 @@ const commonServerKeys = {
     v.array(
       v.pipe(
         v.string("must be a tag"),
-        v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, '.', '_' or '-' (at most 64)"),
+        v.regex(
+          PROFILE_NAME,
+          "must be letters, digits, '.', '_' or '-' (at most 64), starting with a letter or digit",
+        ),
       ),
       "must be an array of tags",
     ),
