@@ -431,6 +431,15 @@ describe("profile configuration", () => {
     );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("the profiles are work, b");
+    // Bound on every interface: reached on loopback from here, with the bearer token it then needs.
+    writeProfiles(sandbox, { host: "0.0.0.0", port: 8123 });
+    const open = await runCli(
+      ["import", "--snippet", "--profile", "b", "--config", sandbox.configPath],
+      sandbox.env(),
+    );
+    expect(open.stdout).toContain(`"url": "http://127.0.0.1:8123/mcp/p/b"`);
+    expect(open.stdout).toContain('"Authorization: Bearer <token>"');
+    expect(open.stdout).toContain("http-token");
   });
 
   test("bad profiles and tags are config errors naming their path", async () => {

@@ -1,4 +1,4 @@
-import { basename, relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
@@ -20,6 +20,7 @@ import {
   type Skipped,
 } from "../import/import-plan.ts";
 import { profileList } from "../profiles/profile-deps.ts";
+import { isTokenRequired, TOKEN_FILE } from "../server/bearer-token.ts";
 import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 export const importCommand: Command = {
@@ -69,11 +70,16 @@ export const importCommand: Command = {
           "USAGE",
           `--profile ${profile}: no such profile in ${configPath}; the profiles are ${profileList(config.profiles)}`,
         );
-      const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+      // A wildcard bind is reached on loopback from this machine.
+      const bound = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      const host = bound.includes(":") ? `[${bound}]` : bound;
       process.stdout.write(
         snippet(configPath, isExplicitConfig, {
           name: profile,
           url: `http://${host}:${config.port}/mcp/p/${profile}`,
+          token: isTokenRequired(config.host, config.requireToken)
+            ? join(config.dataDir, TOKEN_FILE)
+            : undefined,
         }),
       );
       return 0;
@@ -200,7 +206,7 @@ function describe(entry: Record<string, unknown>): string {
 function snippet(
   configPath: string,
   isExplicitConfig: boolean,
-  profile?: { name: string; url: string },
+  profile?: { name: string; url: string; token?: string | undefined },
 ): string {
   const self = /^mcpproxy(\.exe)?$/.test(basename(process.execPath)) ? process.execPath : "mcpproxy";
   const args = [
@@ -226,6 +232,9 @@ function snippet(
           `Over HTTP (a running \`mcpproxy serve --transport http\`), the profile is at ${profile.url}:`,
           json({ mcpServers: { [key]: { type: "http", url: profile.url } } }),
           `  claude mcp add --scope user --transport http ${key} ${profile.url}`,
+          ...(profile.token
+            ? [`  (with "Authorization: Bearer <token>" in its headers; the token is in ${profile.token})`]
+            : []),
           "",
         ]
       : []),
