@@ -482,3 +482,27 @@ describe("profile configuration", () => {
     expect(stderr()).toContain("profile p names the tag nobody, which no configured server carries");
   });
 });
+
+describe("profiles with --routing all", () => {
+  test("a profile's endpoint lists every approved tool of the profile, and none of the others", async () => {
+    const sandbox = scope.sandbox();
+    writeProfiles(sandbox, { routing: "all" });
+    const { client } = await httpProxy(sandbox);
+    const whole = await client("/mcp");
+    await indexed(whole, "echo a message", "beta__echo");
+    const b = await client("/mcp/p/b");
+    const listed = await eventually(
+      async () => (await b.listTools()).tools.map((tool) => tool.name),
+      (tools) => tools.includes("beta__echo"),
+      15_000,
+    );
+    const upstream = listed.filter((name) => name.includes("__"));
+    expect(upstream).toContain("beta__echo");
+    expect(upstream.every((name) => name === "beta__echo" || name.startsWith("beta__add_"))).toBe(true);
+    expect(listed).toContain("retrieve_tools");
+    // The whole endpoint lists alpha's tools; the profile's never does.
+    expect((await whole.listTools()).tools.map((tool) => tool.name)).toContain("alpha__echo");
+    const refused = await b.callTool({ name: "alpha__echo", arguments: { message: "x" } });
+    expect(refused.isError).toBe(true);
+  });
+});
