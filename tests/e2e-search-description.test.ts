@@ -6,6 +6,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { DESCRIPTION_BUDGET } from "../src/server/search-description.ts";
 import {
   cleanupAfterEach,
+  connectHttp,
   connectStdio,
   eventually,
   FIXTURE,
@@ -61,7 +62,7 @@ async function legacySession(sandbox: Sandbox) {
 const until = (client: Lister, holds: (text: string) => boolean, timeoutMs = 30_000) =>
   eventually(() => descriptionOf(client), holds, timeoutMs);
 
-describe("retrieve_tools' description (2025 session over stdio)", () => {
+describe("retrieve_tools' description (2025 sessions)", () => {
   test("names each server with what it is for and a few of its tools", async () => {
     const sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { github: github(), notes: notes() } });
@@ -278,6 +279,28 @@ describe("retrieve_tools' description (2025 session over stdio)", () => {
     await Bun.sleep(3_000);
     expect(await descriptionOf(client)).toBe(first);
     expect(heard.toolsChanged).toBe(before);
+  });
+
+  test("a profile's endpoint describes its own servers and tools only", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({
+      mcpServers: { github: github(), notes: notes() },
+      mcpproxy: { profiles: { notes_only: { servers: ["notes"] }, echo_only: { tools: ["notes/echo"] } } },
+    });
+    const proxy = await startHttpProxy(sandbox);
+    scope.defer(() => proxy.stop());
+    const whole = await connectHttp(proxy.url);
+    scope.defer(() => whole.close());
+    await until(whole, (t) => t.includes("- github") && t.includes("- notes"));
+    const notesOnly = await connectHttp(new URL("/mcp/p/notes_only", proxy.url));
+    scope.defer(() => notesOnly.close());
+    const text = await descriptionOf(notesOnly);
+    expect(text).toContain(`It searches 2 tools of 1 server,`);
+    expect(text).toContain(`- notes (2 tools): ${NOTES_PURPOSE} Tools: add, echo.`);
+    expect(text).not.toContain("github");
+    const echoOnly = await connectHttp(new URL("/mcp/p/echo_only", proxy.url));
+    scope.defer(() => echoOnly.close());
+    expect(await descriptionOf(echoOnly)).toContain(`- notes (1 tool): ${NOTES_PURPOSE} Tools: echo.`);
   });
 
   test("with 100 servers the description stays within its bound and counts the rest", async () => {

@@ -4,7 +4,12 @@ import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import { serverMentions } from "../security/poisoning-scan.ts";
 import type { ChangeNotifier } from "../server/change-feed.ts";
-import { describeServers, type ServerSketch, serverLine } from "../server/search-description.ts";
+import {
+  describeServers,
+  type SearchableServers,
+  type ServerSketch,
+  serverLine,
+} from "../server/search-description.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**
@@ -31,16 +36,11 @@ export interface DescriptionWatchOptions {
   intervalMs?: number | undefined;
 }
 
-export interface DescriptionWatch {
-  /** The servers part of retrieve_tools' description as clients were last told it ("" when none). */
-  current(): string;
-  /**
-   * Whether the text is likely to hold: no change seen and not yet told, no server starting. A
-   * 2026 client may then keep the list for its cache time; otherwise it should not keep it at all.
-   */
-  isSettled(): boolean;
+export interface DescriptionWatch extends SearchableServers {
   stop(): void;
 }
+
+type WatchedCatalog = DescriptionWatchOptions["catalog"];
 
 export const DESCRIPTION_WATCH_MS = 1_000;
 /** How many looks a change may keep moving before the text follows it anyway. */
@@ -156,8 +156,30 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
     }
   }, options.intervalMs ?? DESCRIPTION_WATCH_MS);
   timer.unref?.();
+  /**
+   * A profile's view of the catalog (src/profiles/) gets its own text, made when asked and again
+   * only when its stamp moved; its clients are told of changes with everyone else's.
+   */
+  const views = new WeakMap<
+    object,
+    { stamp: string; text: string; build: ReturnType<typeof createDescriptionBuilder> }
+  >();
+  const textOf = (view: WatchedCatalog) => {
+    const scoped = { ...options, catalog: view };
+    const now = descriptionStamp(scoped);
+    let seen = views.get(view);
+    if (!seen) {
+      seen = { stamp: "", text: "", build: createDescriptionBuilder() };
+      views.set(view, seen);
+    }
+    if (seen.stamp !== now || seen.text === "") {
+      seen.stamp = now;
+      seen.text = seen.build(serverSketches(scoped));
+    }
+    return seen.text;
+  };
   return {
-    current: () => text,
+    current: (view) => (view === options.catalog ? text : textOf(view as WatchedCatalog)),
     // The stamp is looked at now too: a change made since the last look is not settled.
     isSettled: () => moving === undefined && !options.isStarting?.() && descriptionStamp(options) === stamp,
     stop: () => clearInterval(timer),

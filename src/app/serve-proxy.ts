@@ -5,6 +5,7 @@ import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
+import { createAllTools } from "../routing/all-tools.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
 import { createRequestStateSeal } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
@@ -19,7 +20,6 @@ import { createListenAdmission } from "../server/listen-admission.ts";
 import { createMetrics } from "../server/metrics.ts";
 import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts";
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
-import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { keptResults } from "../server/result-spill.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
@@ -29,7 +29,8 @@ import { usagePriors } from "../stats/usage-prior.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
-import { createUpstreamPool } from "../upstream/upstream-pool.ts";
+import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
+import { watchAllTools } from "./all-tools-watch.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
@@ -39,6 +40,7 @@ import { startIndexKeeper } from "./index-keeper.ts";
 import { startListWatch } from "./list-watch.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
+import { servedProfiles, statusSources } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
@@ -53,6 +55,8 @@ export const TERMINAL_HINT =
 export interface ServeOptions {
   /** `--passthrough SERVER` (passthrough.ts). */
   passthrough?: string | undefined;
+  /** `--profile NAME`: stdio serves this profile of `mcpproxy.profiles` (src/profiles/). */
+  profile?: string | undefined;
 }
 
 /** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
@@ -265,13 +269,16 @@ async function run(
     "stop watching the federated lists",
     startListWatch({ pool, approvals: () => catalog.capabilities, changes, logger }),
   );
-  const listens = createListenAdmission({
-    subscriptions,
-    pool,
-    serverHold: (server) => catalog.capabilities?.serverHold(server),
-    logger: logger.child("listen"),
-    naming,
-  });
+  /** Listen streams over this pool (the whole one, or a profile's view of it). */
+  const listensOver = (over: UpstreamPool) =>
+    createListenAdmission({
+      subscriptions,
+      pool: over,
+      serverHold: (server) => catalog.capabilities?.serverHold(server),
+      logger: logger.child("listen"),
+      naming,
+    });
+  const listens = listensOver(pool);
   // Calls of 2026 clients parked while their 2025 server waits for input (parked-calls.ts).
   const parked = createParkedCalls({
     waitMs: config.inputWaitMs,
@@ -286,6 +293,13 @@ async function run(
     sweeping.unref();
     cleanup.defer("stop sweeping kept results", () => clearInterval(sweeping));
   }
+  // `--routing all`: the list and its alwaysLoad marks, looked at again every second (all-tools.ts).
+  const allTools =
+    config.routing === "all" && options.passthrough === undefined
+      ? createAllTools({ alwaysLoad: config.alwaysLoad, stats })
+      : undefined;
+  if (allTools)
+    cleanup.defer("stop watching the tool list", watchAllTools(allTools, catalog, changes, logger));
   const deps: ProxyServerDeps = {
     catalog,
     pool,
@@ -301,6 +315,7 @@ async function run(
       logger,
     }),
     routing: config.routing,
+    allTools,
     toolsLimit: config.toolsLimit,
     sessions,
     clients,
@@ -322,17 +337,20 @@ async function run(
         : undefined,
   };
 
+  const profiles = servedProfiles({ config, deps, servers, listensOver, logger });
+
   let clientGone: Promise<unknown> = new Promise(() => {});
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
-    const stdio = startStdioServer((era) => createProxyServer(deps, era), {
+    const served = options.profile !== undefined ? profiles.depsOf(options.profile) : deps;
+    const stdio = startStdioServer((era) => createProxyServer(served, era), {
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
         if (method !== "server/discover") startUpstreams();
       },
       changes,
-      listens,
+      listens: options.profile !== undefined ? listensOver(served.pool) : listens,
     });
     // A client slow to send its first request (or serve started by hand) still gets its servers
     // started in the background; a probe's throw-away process is gone long before this.
@@ -340,7 +358,8 @@ async function run(
     cleanup.defer("stop waiting for the first request", () => clearTimeout(quiet));
     cleanup.defer("stop the stdio server", () => stdio.close());
     clientGone = stdio.closed;
-    logger.info(`serving MCP over stdio; ${savedTools} tools in the saved index${routing}`);
+    const scoped = options.profile !== undefined ? ` (profile ${options.profile})` : "";
+    logger.info(`serving MCP over stdio${scoped}; ${savedTools} tools in the saved index${routing}`);
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
     startUpstreams();
@@ -352,21 +371,8 @@ async function run(
     const app = createHttpApp({
       token: token?.token,
       metrics,
-      status: {
-        servers: () => pool.status(),
-        indexedTools: () => catalog.size(),
-        stats: stats ? () => stats.all() : undefined,
-        search: async (query) =>
-          (
-            await retrieveRankedAll(catalog, plugins, [query], {
-              topK: config.topK,
-              minScore: config.minScore,
-              prior: deps.prior,
-              rerank: deps.rerank,
-              isAdaptive: config.adaptiveTopK,
-            })
-          )[0]!,
-      },
+      status: statusSources(deps, config),
+      profiles: profiles.endpoints(),
       bindHost: config.host,
       logger,
       createServer: (era) => createProxyServer(deps, era),

@@ -1,4 +1,4 @@
-import { basename, relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
@@ -19,7 +19,9 @@ import {
   planImport,
   type Skipped,
 } from "../import/import-plan.ts";
-import { COMMON_OPTIONS, type Command } from "./command.ts";
+import { profileList } from "../profiles/profile-deps.ts";
+import { isTokenRequired, TOKEN_FILE } from "../server/bearer-token.ts";
+import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 export const importCommand: Command = {
   name: "import",
@@ -29,7 +31,7 @@ export const importCommand: Command = {
     "mcpproxy's config without duplicates (a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
     "what to put in a client's config instead of its own server list.",
   usage:
-    "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet] [--config FILE]",
+    "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet [--profile NAME]] [--config FILE]",
   options: {
     from: {
       type: "string",
@@ -40,6 +42,12 @@ export const importCommand: Command = {
       type: "boolean",
       help: "--snippet          print the entry that replaces a client's server list with mcpproxy, and change nothing",
     },
+    profile: {
+      type: "string",
+      help:
+        "--profile NAME     with --snippet: the entry for one profile of mcpproxy.profiles (`serve --profile NAME` " +
+        "over stdio, or its /mcp/p/NAME URL over HTTP)",
+    },
     config: COMMON_OPTIONS.config,
     help: COMMON_OPTIONS.help,
   },
@@ -47,9 +55,32 @@ export const importCommand: Command = {
     const env = process.env;
     const cwd = process.cwd();
     const configPath = locateConfig(values.config as string | undefined, env, cwd).path;
+    const profile = typeof values.profile === "string" ? values.profile : undefined;
+    if (profile !== undefined && !values.snippet)
+      throw new ProxyError("USAGE", "--profile goes with --snippet: it prints the client entry of a profile");
     if (values.snippet) {
+      const isExplicitConfig = values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined;
+      if (profile === undefined) {
+        process.stdout.write(snippet(configPath, isExplicitConfig));
+        return 0;
+      }
+      const config = loadCommandConfig(values);
+      if (!Object.hasOwn(config.profiles, profile))
+        throw new ProxyError(
+          "USAGE",
+          `--profile ${profile}: no such profile in ${configPath}; the profiles are ${profileList(config.profiles)}`,
+        );
+      // A wildcard bind is reached on loopback from this machine.
+      const bound = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+      const host = bound.includes(":") ? `[${bound}]` : bound;
       process.stdout.write(
-        snippet(configPath, values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined),
+        snippet(configPath, isExplicitConfig, {
+          name: profile,
+          url: `http://${host}:${config.port}/mcp/p/${profile}`,
+          token: isTokenRequired(config.host, config.requireToken)
+            ? join(config.dataDir, TOKEN_FILE)
+            : undefined,
+        }),
       );
       return 0;
     }
@@ -168,20 +199,44 @@ function describe(entry: Record<string, unknown>): string {
   return [String(entry.command), ...args].join(" ");
 }
 
-/** The entry a client needs to reach every server through mcpproxy, for each file format. */
-function snippet(configPath: string, isExplicitConfig: boolean): string {
+/**
+ * The entry a client needs to reach every server through mcpproxy, for each file format; for a
+ * profile, the entry of that profile (stdio with `serve --profile`, and its HTTP URL).
+ */
+function snippet(
+  configPath: string,
+  isExplicitConfig: boolean,
+  profile?: { name: string; url: string; token?: string | undefined },
+): string {
   const self = /^mcpproxy(\.exe)?$/.test(basename(process.execPath)) ? process.execPath : "mcpproxy";
-  const args = ["serve", ...(isExplicitConfig ? ["--config", configPath] : [])];
+  const args = [
+    "serve",
+    ...(isExplicitConfig ? ["--config", configPath] : []),
+    ...(profile ? ["--profile", profile.name] : []),
+  ];
+  const key = profile ? `mcpproxy-${profile.name}` : "mcpproxy";
   const json = (value: unknown) => JSON.stringify(value, null, 2);
+  const whole = profile ? "add this to the" : "make this the whole";
   return [
-    'Claude Desktop, Cursor, Windsurf, Claude Code\'s .mcp.json: make this the whole "mcpServers" map',
-    json({ mcpServers: { mcpproxy: { command: self, args } } }),
+    `Claude Desktop, Cursor, Windsurf, Claude Code's .mcp.json: ${whole} "mcpServers" map`,
+    json({ mcpServers: { [key]: { command: self, args } } }),
     "",
-    'VS Code (.vscode/mcp.json or the user mcp.json): make this the whole "servers" map',
-    json({ servers: { mcpproxy: { type: "stdio", command: self, args } } }),
+    `VS Code (.vscode/mcp.json or the user mcp.json): ${whole} "servers" map`,
+    json({ servers: { [key]: { type: "stdio", command: self, args } } }),
     "",
     "Claude Code, from a terminal:",
-    `  claude mcp add --scope user mcpproxy -- ${[self, ...args].join(" ")}`,
+    `  claude mcp add --scope user ${key} -- ${[self, ...args].join(" ")}`,
     "",
+    ...(profile
+      ? [
+          `Over HTTP (a running \`mcpproxy serve --transport http\`), the profile is at ${profile.url}:`,
+          json({ mcpServers: { [key]: { type: "http", url: profile.url } } }),
+          `  claude mcp add --scope user --transport http ${key} ${profile.url}`,
+          ...(profile.token
+            ? [`  (with "Authorization: Bearer <token>" in its headers; the token is in ${profile.token})`]
+            : []),
+          "",
+        ]
+      : []),
   ].join("\n");
 }

@@ -1,5 +1,7 @@
 import { serveProxy } from "../app/serve-proxy.ts";
 import type { SettingOverrides } from "../config/load-config.ts";
+import { ProxyError } from "../errors.ts";
+import { profileList } from "../profiles/profile-deps.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
@@ -8,10 +10,11 @@ export const serveCommand: Command = {
   summary:
     "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or HTTP, " +
     "answering from the saved index at once while upstream servers connect in the background. Over HTTP, " +
-    "streamable HTTP is at /mcp and the legacy SSE transport at /sse (both on every HTTP transport).",
+    "streamable HTTP is at /mcp (each profile of mcpproxy.profiles at /mcp/p/NAME) and the legacy SSE transport " +
+    "at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto] [--passthrough SERVER] [--strict-plugins] [--log-level L] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--profile NAME] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -29,8 +32,10 @@ export const serveCommand: Command = {
       type: "string",
       help:
         "--routing R        call-tool (default: only retrieve_tools and call_tool), dynamic (found tools are " +
-        "registered as tools of their own and the client is told with list_changed) or auto (dynamic for " +
-        "clients that re-list their tools when told); or MCPPROXY_ROUTING_TYPE",
+        "registered as tools of their own and the client is told with list_changed), auto (dynamic for " +
+        "clients that re-list their tools when told) or all (every approved tool listed, in pages, for clients " +
+        'that search their own lists; the mcpproxy.alwaysLoad most used marked "anthropic/alwaysLoad"); ' +
+        "or MCPPROXY_ROUTING_TYPE",
     },
     passthrough: {
       type: "string",
@@ -38,6 +43,12 @@ export const serveCommand: Command = {
         "--passthrough S    serve the one configured server S under its own tool, prompt and resource names " +
         "(no retrieve_tools or call_tool), with approvals, limits, stats and plugins still in the path: a bridge " +
         "between stdio and HTTP and between MCP revisions",
+    },
+    profile: {
+      type: "string",
+      help:
+        "--profile NAME     over stdio, serve only the profile NAME of mcpproxy.profiles (its servers and tools: " +
+        "search, calls, resources, prompts, stats); over HTTP every profile is at /mcp/p/NAME instead",
     },
     "strict-plugins": {
       type: "boolean",
@@ -60,13 +71,31 @@ export const serveCommand: Command = {
     if (typeof values["log-level"] === "string")
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };
     const config = loadCommandConfig(values, overrides);
+    const profile = typeof values.profile === "string" ? values.profile : undefined;
+    if (profile !== undefined) {
+      if (!Object.hasOwn(config.profiles, profile))
+        throw new ProxyError(
+          "USAGE",
+          `--profile ${profile}: no such profile in ${config.configPath}; the profiles are ${profileList(config.profiles)}`,
+        );
+      if (typeof values.passthrough === "string")
+        throw new ProxyError(
+          "USAGE",
+          "--profile and --passthrough do not go together: passthrough serves one server as it is, a profile narrows the search",
+        );
+      if (config.transport !== "stdio")
+        throw new ProxyError(
+          "USAGE",
+          `--profile is for stdio; over HTTP every profile is served at /mcp/p/<name> (here /mcp/p/${profile})`,
+        );
+    }
     const ancestry = resolveAncestry(config.configPath, process.env);
     return serveProxy(
       config,
       ancestry,
       commandLogger(config),
       (text) => loadCommandConfig(values, overrides, text),
-      { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined },
+      { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined, profile },
     );
   },
 };

@@ -161,6 +161,33 @@ describe("parseConfig", () => {
     ]);
   });
 
+  test("all routing and alwaysLoad: from the file, the environment and the flag; a bad value named", () => {
+    const defaults = parse({ mcpServers: {} });
+    expect([defaults.routing, defaults.alwaysLoad]).toEqual(["call-tool", 10]);
+    expect(parse({ mcpServers: {}, mcpproxy: { routing: "all", alwaysLoad: 0 } })).toMatchObject({
+      routing: "all",
+      alwaysLoad: 0,
+    });
+    expect(
+      parse({ mcpServers: {} }, { MCPPROXY_ROUTING_TYPE: "ALL", MCPPROXY_ALWAYS_LOAD: "25" }),
+    ).toMatchObject({ routing: "all", alwaysLoad: 25 });
+    expect(parse({ mcpServers: {} }, {}, { routing: { value: "all", flag: "--routing" } }).routing).toBe(
+      "all",
+    );
+    expect(
+      problemsOf(() =>
+        parse(
+          { mcpServers: {}, mcpproxy: { routing: "every", alwaysLoads: 3 } },
+          { MCPPROXY_ALWAYS_LOAD: "-1" },
+        ),
+      ),
+    ).toEqual([
+      "mcpproxy.alwaysLoads: unknown key (did you mean `alwaysLoad`?)",
+      'mcpproxy.routing: must be "call-tool", "dynamic", "auto" or "all"',
+      "MCPPROXY_ALWAYS_LOAD: must be a whole number from 0 to 1000",
+    ]);
+  });
+
   test("rejects a top level that is not an object of servers", () => {
     expect(problemsOf(() => parse([]))[0]).toContain("must be a JSON object");
     expect(problemsOf(() => parse({ mcpServers: [] }))[0]).toContain(

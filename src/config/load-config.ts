@@ -9,6 +9,7 @@ import { PreconnectSchema, resolveLazyStarts } from "./lazy-start.ts";
 import { DEFAULT_QUEUE_SIZE, DEFAULT_QUEUE_TIMEOUT_MS } from "./limit-settings.ts";
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
+import { type Profiles, parseProfiles } from "./profile-settings.ts";
 import {
   AutoRetryFallbackSchema,
   ConfigFileSchema,
@@ -35,6 +36,8 @@ export interface ResolvedConfig extends Readonly<Settings> {
   autoRetryFallback: boolean;
   /** `mcpproxy.traces` (trace-config.ts). */
   traces: Readonly<ResolvedTraces>;
+  /** `mcpproxy.profiles` (profile-settings.ts), by name. */
+  profiles: Profiles;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
@@ -97,6 +100,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     inputWaitMs: 5 * 60_000,
     routing: "call-tool",
     toolsLimit: 15,
+    alwaysLoad: 10,
     truncateOutputLen: 0,
     resultSpillBytes: 64 * 1024,
     resultHeadChars: 4096,
@@ -117,7 +121,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 }
 
 /** Settings that exist in the file only (no environment variable or flag). */
-const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback"] as const;
+const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback", "profiles"] as const;
 /** Sections of settings with their own tables (search-config.ts, trace-config.ts). */
 const SECTIONS = ["search", "traces"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
@@ -220,6 +224,10 @@ export function parseConfig(
   const servers = resolveLazyStarts(parsed, { lazy: settings.lazy, preconnect }, problems);
   servers.sort((a, b) => a.name.localeCompare(b.name));
   const plugins = parsePlugins(file.output.mcpproxy.plugins, configDir, env, problems);
+  const profiles = parseProfiles(
+    expandDeep(file.output.mcpproxy.profiles, env, "mcpproxy.profiles", problems),
+    problems,
+  );
   if (problems.length > 0) throw invalid(options.configPath, problems);
   const dataDir = expandPath(settings.dataDir, env, cwd);
   const logFile = settings.logFile ? expandPath(settings.logFile, env, cwd) : "";
@@ -235,6 +243,7 @@ export function parseConfig(
     servers: Object.freeze(servers),
     preconnect: Object.freeze(preconnect),
     autoRetryFallback,
+    profiles: Object.freeze(profiles),
   });
 }
 

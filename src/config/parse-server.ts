@@ -58,6 +58,8 @@ interface ServerBase {
   maxToolListBytes?: number | undefined;
   /** Its call limits (src/limits/), its own over the proxy-wide ones; unset, calls are not limited. */
   limits?: CallLimits | undefined;
+  /** Labels a profile may select it by (`mcpproxy.profiles`, profile-settings.ts). */
+  tags?: readonly string[] | undefined;
   /** A person's `tools` overrides with `disabledTools` folded in, by the upstream's tool name. */
   toolOverrides?: Readonly<Record<string, ToolOverride>> | undefined;
   /**
@@ -206,6 +208,7 @@ export function parseServer(
       ? { maxToolListBytes: parsed.output.maxToolListBytes }
       : {}),
     ...(configProblem ? { configProblem } : {}),
+    ...(parsed.output.tags ? { tags: [...new Set(parsed.output.tags)] } : {}),
     ...limitsOf(parsed.output, defaults.limits),
     ...resolveToolOverrides(parsed.output, path, problems),
     ...(parsed.output.roots
@@ -295,6 +298,7 @@ export const SERVER_KEYS = [
   "maxToolListBytes",
   "disabledTools",
   "tools",
+  "tags",
   ...LIMIT_KEYS,
   "agent",
   "approved",

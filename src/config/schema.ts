@@ -8,6 +8,7 @@ import {
   RateLimitSchema,
   serverLimitKeys,
 } from "./limit-settings.ts";
+import { PROFILE_NAME } from "./profile-settings.ts";
 
 /**
  * The config file schema. Server entries follow the `mcpServers` map of Claude Desktop, Cursor and
@@ -122,6 +123,19 @@ const commonServerKeys = {
   ),
   /** A person's overrides of the server's tools, by the upstream's tool name (tool-overrides.ts). */
   tools: v.optional(jsonObject(v.record(v.string(), ToolOverrideSchema), "must be an object of tool names")),
+  /** Labels a profile may select the server by (`mcpproxy.profiles`): a person's setting only. */
+  tags: v.optional(
+    v.array(
+      v.pipe(
+        v.string("must be a tag"),
+        v.regex(
+          PROFILE_NAME,
+          "must be letters, digits, '.', '_' or '-' (at most 64), starting with a letter or digit",
+        ),
+      ),
+      "must be an array of tags",
+    ),
+  ),
   /** Set by `mcpproxy approve`: the hash of the launch spec a person approved. */
   approved: v.optional(v.string("must be a string")),
   /** What the server gets for roots/list outside a call: directories (paths or file:// URIs). */
@@ -348,11 +362,13 @@ export const SETTINGS = {
   routing: {
     env: "MCPPROXY_ROUTING_TYPE",
     schema: v.pipe(
-      v.string('must be "call-tool", "dynamic" or "auto"'),
+      v.string('must be "call-tool", "dynamic", "auto" or "all"'),
       v.transform((input) => input.trim().toLowerCase().replace(/_/g, "-")),
-      v.picklist(["call-tool", "dynamic", "auto"], 'must be "call-tool", "dynamic" or "auto"'),
+      v.picklist(["call-tool", "dynamic", "auto", "all"], 'must be "call-tool", "dynamic", "auto" or "all"'),
     ),
   },
+  /** `all` routing: how many of the most used tools carry `anthropic/alwaysLoad` (0: none). */
+  alwaysLoad: { env: "MCPPROXY_ALWAYS_LOAD", schema: intInRange(0, 1_000) },
   toolsLimit: { env: "MCPPROXY_TOOLS_LIMIT", schema: intInRange(1, 100) },
   /** 0 turns truncation off. */
   truncateOutputLen: { env: "MCPPROXY_TRUNCATE_OUTPUT_LEN", schema: intInRange(0, 1_000_000_000) },

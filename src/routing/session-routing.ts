@@ -14,7 +14,7 @@ import { createToolPool, type PoolChange } from "./tool-pool.ts";
  * A notification goes out when the registered set changed and the client has re-listed since the
  * last one: changes that pile up before it re-lists are covered by the one it has not acted on yet.
  */
-export type RoutingMode = "call-tool" | "dynamic" | "auto";
+export type RoutingMode = "call-tool" | "dynamic" | "auto" | "all";
 export type SessionState = "dynamic" | "undecided" | "call-tool";
 
 export interface RegisteredTool {

@@ -14,7 +14,8 @@ import type { ClientSessions } from "./client-sessions.ts";
  * Tools: the proxy's own list changes when retrieve_tools' description does (servers come and go;
  * app/description-watch.ts), so `toolsChanged` goes to every legacy session and every listen stream
  * that asked for tools; legacy sessions in dynamic routing also hear of their own tools from
- * session-routing.ts. In passthrough the tool list is the server's own: its changes go the same way.
+ * session-routing.ts. In passthrough and in `all` routing the tool list is the catalog's: its
+ * changes go the same way (app/all-tools-watch.ts for `all`).
  */
 export interface ChangeNotifier {
   toolsChanged(): void;

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import {
-  createMcpHandler,
   isInitializeRequest,
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
@@ -16,16 +15,17 @@ import type { ChangeFeed } from "./change-feed.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
-import { isListenRequest, type ListenAdmission } from "./listen-admission.ts";
+import type { ListenAdmission } from "./listen-admission.ts";
 import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
+import { createMcpEndpoint, type McpEndpoint } from "./modern-endpoint.ts";
 import type { ClientEra } from "./proxy-server.ts";
-import { releasedAtEnd } from "./released-at-end.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
 /**
- * The HTTP face of the proxy: MCP at /mcp in both revisions, the legacy SSE transport at /sse
+ * The HTTP face of the proxy: MCP at /mcp in both revisions (and each profile's at /mcp/p/<name>,
+ * with its status page at /p/<name>/), the legacy SSE transport at /sse
  * (+ /messages) for old clients, /health for probes, and the DNS-rebinding guard in front of
  * everything. At /mcp a request that carries the 2026-07-28 `_meta` envelope is served statelessly
  * (one MCP server per request, by the SDK's createMcpHandler, which also answers every modern
@@ -56,6 +56,15 @@ export interface HttpAppOptions {
   listens?: ListenAdmission | undefined;
   /** How often a quiet listen stream gets a keep-alive comment, in ms (the SDK's 15 s by default). */
   keepAliveMs?: number | undefined;
+  /** Profiles (`mcpproxy.profiles`) by name: each served at /mcp/p/<name>, its status page at /p/<name>/. */
+  profiles?: ReadonlyMap<string, ProfileEndpoint> | undefined;
+}
+
+/** What one profile's endpoint serves: its own MCP servers, listen streams and status page. */
+export interface ProfileEndpoint {
+  createServer: (era: ClientEra) => Server;
+  listens?: ListenAdmission | undefined;
+  status?: StatusSources | undefined;
 }
 
 export interface HttpApp {
@@ -156,41 +165,35 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   }
 
-  // Modern requests: a server per request, so nothing a request leaves behind reaches the next one.
-  const modern = createMcpHandler(() => options.createServer("modern"), {
-    legacy: "reject",
-    responseMode: "auto",
-    maxSubscriptions: limits.maxSessions,
-    ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
-    onerror: (error) => options.logger.debug(`modern request: ${error.message}`),
-  });
-  const detachListens = options.changes?.attach(modern.notify);
-  /** Modern requests in flight (listen streams included): bounded like sessions, as each holds a stream. */
-  let modernInFlight = 0;
-  /** Serves a modern request; a listen stream's subscriptions are held until its response ends. */
-  const serveModern = async (request: Request, parsedBody: unknown) => {
-    const listen =
-      options.listens && isListenRequest(parsedBody)
-        ? options.listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)
-        : undefined;
-    modernInFlight++;
-    const release = () => {
-      modernInFlight--;
-      listen?.release();
-    };
-    try {
-      const response = await modern.fetch(request, {
-        parsedBody: listen?.message ?? parsedBody,
-        ...(authInfo ? { authInfo } : {}),
-      });
-      return releasedAtEnd(response, release);
-    } catch (error) {
-      release();
-      throw error;
-    }
-  };
+  /** Modern requests in flight on every endpoint (listen streams included). */
+  const modernInFlight = { count: 0 };
+  /** An MCP endpoint (modern-endpoint.ts); legacy sessions stay with the one that opened them. */
+  const endpointOf = (key: string, createServer: (era: ClientEra) => Server, listens?: ListenAdmission) =>
+    createMcpEndpoint({
+      key,
+      createServer,
+      listens,
+      changes: options.changes,
+      authInfo,
+      maxSubscriptions: limits.maxSessions,
+      keepAliveMs: options.keepAliveMs,
+      logger: options.logger,
+      inFlight: modernInFlight,
+    });
+  /** The endpoint that opened each legacy session: elsewhere its id is not found, so it cannot cross profiles. */
+  const sessionEndpoint = new WeakMap<object, string>();
+  const main = endpointOf("/mcp", options.createServer, options.listens);
+  const endpoints: McpEndpoint[] = [main];
+  const profileEndpoints = new Map<string, McpEndpoint>();
+  for (const [name, profile] of options.profiles ?? []) {
+    const endpoint = endpointOf(`/mcp/p/${name}`, profile.createServer, profile.listens);
+    profileEndpoints.set(name, endpoint);
+    endpoints.push(endpoint);
+  }
+  const knownProfiles = () =>
+    profileEndpoints.size > 0 ? [...profileEndpoints.keys()].join(", ") : "none (mcpproxy.profiles is empty)";
 
-  app.all("/mcp", async (c) => {
+  const serveMcp = async (c: Context, endpoint: McpEndpoint) => {
     keepOpen(c);
     const sessionId = c.req.header("mcp-session-id");
     let parsedBody: unknown;
@@ -210,7 +213,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
     if (sessionId) {
       const transport = sessions.get(sessionId);
-      if (!(transport instanceof WebStandardStreamableHTTPServerTransport))
+      if (
+        !(transport instanceof WebStandardStreamableHTTPServerTransport) ||
+        sessionEndpoint.get(transport) !== endpoint.key
+      )
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
       return sessions.respond(
         () => sessionId,
@@ -222,14 +228,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       c.header("Allow", "POST");
       return c.json(
         jsonRpcError(
-          "Method Not Allowed: without an Mcp-Session-Id, /mcp takes POST (2026-07-28 requests, or initialize)",
+          `Method Not Allowed: without an Mcp-Session-Id, ${endpoint.key} takes POST (2026-07-28 requests, or initialize)`,
         ),
         405,
       );
     }
     if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
-      if (modernInFlight >= limits.maxSessions) return full(c);
-      return serveModern(c.req.raw, parsedBody);
+      if (modernInFlight.count >= limits.maxSessions) return full(c);
+      return endpoint.serveModern(c.req.raw, parsedBody);
     }
     const isInit = Array.isArray(parsedBody)
       ? parsedBody.some(isInitializeRequest)
@@ -243,15 +249,38 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onsessioninitialized: (id) => sessions.add(id, transport),
       onsessionclosed: (id) => sessions.delete(id),
     });
+    sessionEndpoint.set(transport, endpoint.key);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await options.createServer("legacy").connect(transport);
+    await endpoint.createServer("legacy").connect(transport);
     return sessions.respond(
       () => transport.sessionId,
       () => handle(transport),
     );
+  };
+
+  app.all("/mcp", (c) => serveMcp(c, main));
+  app.all("/mcp/p/:profile", async (c) => {
+    const endpoint = profileEndpoints.get(c.req.param("profile"));
+    if (!endpoint)
+      return c.json(
+        jsonRpcError(
+          `Unknown profile ${c.req.param("profile")}: the profiles are ${knownProfiles()}`,
+          -32001,
+        ),
+        404,
+      );
+    return serveMcp(c, endpoint);
   });
+  for (const [name, profile] of options.profiles ?? []) {
+    const sources = profile.status;
+    if (sources)
+      app.get(`/p/${name}/`, async (c) => c.html(await renderStatusPage(sources, c.req.query("q"), name)));
+  }
+  app.get("/p/:profile/*", (c) =>
+    c.json({ error: `Unknown profile ${c.req.param("profile")}: the profiles are ${knownProfiles()}` }, 404),
+  );
 
   app.get("/sse", async (c) => {
     keepOpen(c);
@@ -282,7 +311,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     c.json(
       {
         error:
-          "Not found: MCP is at /mcp (streamable HTTP) and /sse (legacy SSE), health at /health, the status page at /",
+          "Not found: MCP is at /mcp (streamable HTTP; a profile's at /mcp/p/<name>) and /sse (legacy SSE), " +
+          "health at /health, the status page at /",
       },
       404,
     ),
@@ -297,9 +327,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
-      detachListens?.();
-      // Each listen stream ends gracefully: the empty answer to its request.
-      await modern.close().catch(() => undefined);
+      for (const endpoint of endpoints) await endpoint.close();
       await sessions.closeAll();
     },
   };

@@ -13,6 +13,7 @@ import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
+import type { AllTools } from "../routing/all-tools.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
 import type { CallStats } from "../stats/call-stats.ts";
@@ -21,6 +22,7 @@ import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
+import { serveAllToolsList } from "./all-tools-list.ts";
 import type { ArgumentValidator } from "./argument-validator.ts";
 import {
   BUILTIN_TOOL_NAMES,
@@ -54,6 +56,7 @@ import {
 import { traced } from "./request-spans.ts";
 import type { ResultSpill } from "./result-spill.ts";
 import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
+import type { SearchableServers } from "./search-description.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";
 import {
   GET_TOOL_ALTERNATIVES,
@@ -87,8 +90,10 @@ export interface ProxyServerDeps {
   plugins?: PluginRunner | undefined;
   /** Checks arguments against the tool's input schema before a call is forwarded. */
   arguments?: ArgumentValidator | undefined;
-  /** `call-tool` (default), `dynamic` or `auto`; the last two need `sessions`. */
+  /** `call-tool` (default), `dynamic`, `auto` (those two need `sessions`) or `all` (needs `allTools`). */
   routing?: RoutingMode;
+  /** `--routing all`: every approved tool listed (routing/all-tools.ts). */
+  allTools?: AllTools | undefined;
   /** How many tools one session may have registered (dynamic routing). */
   toolsLimit?: number;
   sessions?: SessionRegistry | undefined;
@@ -136,12 +141,17 @@ export interface ProxyServerDeps {
    * What retrieve_tools can find, for its description (search-description.ts); it changes as
    * servers come and go, and clients are told (tools.listChanged is then declared). Unset, fixed text.
    */
-  searchable?: { current(): string; isSettled(): boolean } | undefined;
+  searchable?: SearchableServers | undefined;
 }
 
 export const INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Their tools are not listed directly: call retrieve_tools " +
   "with what you want to do, then call_tool with the name it returns and the arguments its schema asks for.";
+
+/** `--routing all`: the tools are listed, and the search is one way among two to find them. */
+export const ALL_TOOLS_INSTRUCTIONS =
+  "This server is a gateway to many MCP servers. Every approved tool of theirs is listed under the name " +
+  "server__tool: call it directly. retrieve_tools searches them by what you want to do, and call_tool runs one by name.";
 
 export const DEFAULT_TOOLS_LIMIT = 15;
 
@@ -163,7 +173,10 @@ export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
  * capabilities). A modern client has no session, so it gets one cacheable tools/list
  * (`retrieve_tools`, `call_tool` and the management tools) whatever `--routing` says: the revision
  * forbids a list that varies with earlier requests. It changes only with retrieve_tools'
- * description (the servers behind the proxy), announced on listen streams. Dynamic and auto routing stay for legacy sessions.
+ * description (the servers behind the proxy), announced on listen streams. Dynamic and auto
+ * routing stay for legacy sessions.
+ * `all` applies to both eras: its list follows the catalog, as a server's own list does, never a
+ * client's earlier requests; a change reaches 2026 clients as the listen stream's tools event.
  */
 export type ClientEra = "legacy" | "modern";
 
@@ -179,7 +192,9 @@ const SETTLING: CacheHint = { ttlMs: 0, cacheScope: "public" };
 
 export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legacy"): Server {
   const modern = era === "modern";
-  const routingMode = modern || deps.passthrough ? "call-tool" : (deps.routing ?? "call-tool");
+  const requested = deps.routing === "all" && !deps.allTools ? "call-tool" : (deps.routing ?? "call-tool");
+  const routingMode = deps.passthrough || (modern && requested !== "all") ? "call-tool" : requested;
+  const allTools = routingMode === "all" ? deps.allTools : undefined;
   const ownHint = { ttlMs: OWN_LIST_TTL_MS, cacheScope: "public" } as const;
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
@@ -191,7 +206,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
         },
         ...(deps.clients ? FEDERATED_CAPABILITIES : {}),
       },
-      instructions: INSTRUCTIONS,
+      instructions: allTools ? ALL_TOOLS_INSTRUCTIONS : INSTRUCTIONS,
       jsonSchemaValidator: sharedSchemaValidator,
       // Only modern answers carry cache fields: a 2025 client would see them as stray keys.
       ...(modern ? { cacheHints: { "tools/list": ownHint, "server/discover": ownHint } } : {}),
@@ -200,7 +215,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     },
   );
   const builtins = () => [
-    ...builtinToolDefinitions(deps.topK, deps.searchable?.current()),
+    ...builtinToolDefinitions(deps.topK, deps.searchable?.current(deps.catalog)),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
     ...(deps.stats ? [toolsStatDefinition] : []),
     toolAlternativesDefinition,
@@ -251,12 +266,16 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     return server;
   }
 
-  server.setRequestHandler("tools/list", async () => ({
-    tools: session ? [...builtins(), ...session.listed()] : builtins(),
-    // While servers start or a change is under way, the description is about to change: not to be
-    // kept (still the same for every user: public).
-    ...(modern && deps.searchable && !deps.searchable.isSettled() ? SETTLING : {}),
-  }));
+  if (allTools) serveAllToolsList(server, deps, allTools, builtins);
+  else
+    server.setRequestHandler("tools/list", async () => ({
+      tools: session ? [...builtins(), ...session.listed()] : builtins(),
+      // While servers start or a change is under way, the description is about to change: not to be
+      // kept (still the same for every user: public).
+      ...(modern && deps.searchable && !deps.searchable.isSettled() ? SETTLING : {}),
+    }));
+  /** Whether a tool may be called by its public name here (dynamic, auto and all routing). */
+  const isCalledByName = session !== undefined || allTools !== undefined;
 
   const callTool = async (
     raw: CallToolRequest,
@@ -275,7 +294,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     // The proxy's own tools never ask for input: a requestState sent to one was minted for another call.
     if (
       name !== CALL_TOOL &&
-      !(session && deps.catalog.get(name)) &&
+      !(isCalledByName && deps.catalog.get(name)) &&
       ctx.mcpReq.requestState() !== undefined
     ) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `requestState was not given for ${name}`);
@@ -374,7 +393,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       );
     }
     // Dynamic routing: a registered tool, or any indexed one (a client may call from a list it kept).
-    if (session && (deps.catalog.get(name) || deps.firstIndexing)) {
+    if (isCalledByName && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
       return call.flushed(
         keptOut(
@@ -402,7 +421,7 @@ const connecting = (pool: UpstreamPool, server: string) => () => pool.connectSer
 
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */
 function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): SessionRouting | undefined {
-  if (mode === "call-tool" || !deps.sessions) return undefined;
+  if (mode === "call-tool" || mode === "all" || !deps.sessions) return undefined;
   const session = deps.sessions.open({
     id: crypto.randomUUID().slice(0, 8),
     mode,

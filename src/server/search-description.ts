@@ -22,6 +22,14 @@ export interface ServerSketch {
   tools: readonly { name: string; description?: string | undefined }[];
 }
 
+/** What the proxy's server asks for its description (app/description-watch.ts keeps it). */
+export interface SearchableServers {
+  /** The servers part of retrieve_tools' description over this catalog: the whole one, or a profile's view. */
+  current(catalog: object): string;
+  /** Whether the text is likely to hold (a 2026 client may keep the list for its cache time). */
+  isSettled(): boolean;
+}
+
 /**
  * The budgets, in characters (a token is about four characters of English). A line is at most
  * ~55 tokens; the lines together at most ~500, the names of the servers left out ~100 more, so the

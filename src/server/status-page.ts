@@ -31,7 +31,12 @@ th{background:#eef1f4}.state-connected{color:#17803d;font-weight:600}.state-fail
 .error{color:#b42318;font-size:.9em}form{display:flex;gap:.5rem}input[type=search]{flex:1;font-size:1rem;padding:.45rem}
 button{font-size:1rem;padding:.45rem 1rem}.score{font-variant-numeric:tabular-nums}small{color:#5b6470}`;
 
-export async function renderStatusPage(sources: StatusSources, query: string | undefined): Promise<string> {
+/** `profile` names the profile the sources are scoped to (its page is /p/<name>/); unset, the whole proxy. */
+export async function renderStatusPage(
+  sources: StatusSources,
+  query: string | undefined,
+  profile?: string,
+): Promise<string> {
   const servers = sources.servers();
   const connected = servers.filter((server) => server.state === "connected").length;
   const rows = servers
@@ -46,9 +51,9 @@ export async function renderStatusPage(sources: StatusSources, query: string | u
   const parts = [
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${PRODUCT} status</title>`,
     `<meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head><body>`,
-    `<h1>${PRODUCT} ${html(VERSION)}</h1>`,
+    `<h1>${PRODUCT} ${html(VERSION)}${profile ? `: profile ${html(profile)}` : ""}</h1>`,
     `<p>${connected} of ${servers.length} servers connected; ${sources.indexedTools()} tools indexed.</p>`,
-    `<h2>Search</h2><form method="get" action="/"><input type="search" name="q" value="${html(query ?? "")}" placeholder="what do you want to do?" aria-label="search tools"><button type="submit">Search</button></form>`,
+    `<h2>Search</h2><form method="get" action="${profile ? `/p/${html(profile)}/` : "/"}"><input type="search" name="q" value="${html(query ?? "")}" placeholder="what do you want to do?" aria-label="search tools"><button type="submit">Search</button></form>`,
   ];
   if (query?.trim()) {
     const result = await sources.search(query);
