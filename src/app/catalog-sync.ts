@@ -8,7 +8,7 @@ import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
-import { registeredToolOf } from "../server/proxy-server.ts";
+import { registeredToolOf } from "../server/retrieve-tools-call.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { type IndexSummary, summarizeIndexing } from "./index-summary.ts";
 import { toolOverridesOf } from "./open-catalog.ts";

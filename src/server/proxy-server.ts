@@ -3,13 +3,11 @@ import type {
   CallToolResult,
   InputRequiredResult,
   ServerContext,
-  Tool,
 } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
 import type { Reranker } from "../index/llm-rerank.ts";
-import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
@@ -43,7 +41,6 @@ import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./
 import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
-import { retrieveRankedAll } from "./ranked-retrieve.ts";
 import {
   keepingOut,
   READ_RESULT,
@@ -55,9 +52,8 @@ import {
 } from "./read-result-tool.ts";
 import { traced } from "./request-spans.ts";
 import type { ResultSpill } from "./result-spill.ts";
-import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
+import { DEFAULT_TOOLS_LIMIT, retrieveToolsCall } from "./retrieve-tools-call.ts";
 import type { SearchableServers } from "./search-description.ts";
-import { searchWhileConnecting } from "./search-while-connecting.ts";
 import {
   GET_TOOL_ALTERNATIVES,
   ToolAlternativesArgs,
@@ -72,7 +68,6 @@ import {
   upstreamServersArgs,
   upstreamServersDefinition,
 } from "./upstream-servers-tool.ts";
-import { withUsageFigures } from "./usage-figures.ts";
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
@@ -152,20 +147,6 @@ export const INSTRUCTIONS =
 export const ALL_TOOLS_INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Every approved tool of theirs is listed under the name " +
   "server__tool: call it directly. retrieve_tools searches them by what you want to do, and call_tool runs one by name.";
-
-export const DEFAULT_TOOLS_LIMIT = 15;
-
-/** A search hit as a tool of its own, for tools/list in dynamic routing. */
-export function registeredToolOf(hit: Omit<RetrievedTool, "score">): Tool {
-  return {
-    name: hit.name,
-    ...(hit.title ? { title: hit.title } : {}),
-    description: hit.description,
-    inputSchema: hit.inputSchema as Tool["inputSchema"],
-    ...(hit.outputSchema ? { outputSchema: hit.outputSchema as Tool["outputSchema"] } : {}),
-    ...(hit.annotations ? { annotations: hit.annotations } : {}),
-  };
-}
 
 /**
  * Which revision a client speaks: `legacy` (2025-11-25 and older: `initialize`, one session per
@@ -302,53 +283,11 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
-      const { queries, isBatch, topK, isAdaptive, includeMetrics, notes } = parsed.output;
-      try {
-        // MCPPROXY_TOP_K is the most an agent gets: the operator bounds what a search adds to the context.
-        const result = await searchWhileConnecting({
-          search: async () =>
-            answerOf(
-              (
-                await retrieveRankedAll(deps.catalog, deps.plugins, queries, {
-                  topK,
-                  minScore: deps.minScore,
-                  prior: deps.prior,
-                  rerank: deps.rerank,
-                  isAdaptive: isAdaptive ?? deps.adaptiveTopK,
-                })
-              ).map((list) => (includeMetrics ? withUsageFigures(list, deps.stats) : list)),
-              isBatch,
-              notes,
-            ),
-          firstIndexing: deps.firstIndexing,
-          indexedTools: () => deps.catalog.size(),
-          servers: () => deps.pool.status(),
-        });
-        if (!modern) searched = new Set(listsOf(result).flatMap((list) => list.tools.map((hit) => hit.name)));
-        if (session) {
-          const registered = await session.register(
-            registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
-              const tool = deps.catalog.get(hit.name);
-              return tool
-                ? [
-                    {
-                      name: hit.name,
-                      score: hit.score,
-                      hash: deps.catalog.shownHash(tool),
-                      definition: registeredToolOf(hit),
-                    },
-                  ]
-                : [];
-            }),
-            () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
-          );
-          if (session.state() === "dynamic") result.registered = registered;
-        }
-        return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
-      } catch (error) {
-        if (isProxyError(error)) return errorResult(error.message);
-        throw error;
-      }
+      const answered = await retrieveToolsCall(deps, parsed.output, session, () =>
+        ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
+      );
+      if (!modern && answered.shown) searched = answered.shown;
+      return answered.result;
     }
     if (name === UPSTREAM_SERVERS && deps.servers) {
       const parsed = v.safeParse(UpstreamServersArgs, args ?? {});
