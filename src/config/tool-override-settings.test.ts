@@ -1,19 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { isProxyError } from "../errors.ts";
-import { parseConfig } from "./load-config.ts";
+import { parseTestConfig, problemsOf } from "./config-test-support.ts";
 
-const parse = (raw: unknown) =>
-  parseConfig(raw, { configPath: "/cfg.json", env: { HOME: "/home/u" }, cwd: "/work", overrides: {} });
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (isProxyError(error)) return [...error.details];
-    throw error;
-  }
-  throw new Error("expected a config error");
-}
+const parse = (raw: unknown) => parseTestConfig(raw);
 
 describe("tool overrides in a server entry", () => {
   test("a Cline/Roo Code entry with disabledTools pastes unchanged and becomes enabled: false overrides", () => {

@@ -1,20 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { isProxyError } from "../errors.ts";
+import { problemsOf } from "./config-test-support.ts";
 import { parseConfig } from "./load-config.ts";
 import { TRACE_DEFAULTS } from "./trace-config.ts";
 
 const parse = (mcpproxy: unknown, env: Record<string, string> = {}) =>
   parseConfig({ mcpServers: {}, mcpproxy }, { configPath: "/cfg.json", env: { HOME: "/home/u", ...env } });
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (isProxyError(error)) return [...error.details];
-    throw error;
-  }
-  throw new Error("expected a config error");
-}
 
 describe("mcpproxy.traces", () => {
   test("off by default, even where the environment names a collector for other programs", () => {
