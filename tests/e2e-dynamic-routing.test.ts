@@ -7,6 +7,7 @@ import {
   connectStdio,
   eventually,
   fixtureEntry,
+  OWN_TOOLS_SORTED,
   retrieve,
   type Sandbox,
   startHttpProxy,
@@ -45,14 +46,7 @@ describe("dynamic routing", () => {
     scope.defer(() => proxy.close());
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const seen = watchListChanged(proxy.client, true);
-    expect(await names(proxy.client)).toEqual([
-      "call_tool",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(proxy.client)).toEqual(OWN_TOOLS_SORTED);
 
     const found = await retrieve(proxy.client, "echo back the message it is given", 2);
     const registered = (found as unknown as { registered: string[] }).registered;
@@ -63,17 +57,7 @@ describe("dynamic routing", () => {
       10_000,
     );
     expect(seen.notifications).toBe(1);
-    expect(seen.lists[0]?.sort()).toEqual(
-      [
-        "call_tool",
-        "get_tool_alternatives",
-        "read_result",
-        "retrieve_tools",
-        "tools_stat",
-        "upstream_servers",
-        ...registered,
-      ].sort(),
-    );
+    expect(seen.lists[0]?.sort()).toEqual([...OWN_TOOLS_SORTED, ...registered].sort());
     const echo = (await proxy.client.listTools()).tools.find((tool) => tool.name === "fixture__echo");
     expect(echo).toMatchObject({
       title: "Echo a message",
@@ -130,17 +114,7 @@ describe("dynamic routing", () => {
     );
     // All three are seconds old, so their freshness is alike and the lowest score goes.
     expect(await names(proxy.client)).toEqual(
-      [
-        "call_tool",
-        "get_tool_alternatives",
-        "read_result",
-        "retrieve_tools",
-        "tools_stat",
-        "upstream_servers",
-        best!.name,
-        second!.name,
-        next.tools[0]!.name,
-      ].sort(),
+      [...OWN_TOOLS_SORTED, best!.name, second!.name, next.tools[0]!.name].sort(),
     );
   });
 
@@ -170,24 +144,8 @@ describe("dynamic routing", () => {
       (n) => n === 2,
       10_000,
     );
-    expect(await names(one)).toEqual([
-      "call_tool",
-      "fixture__echo",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
-    expect(await names(two)).toEqual([
-      "call_tool",
-      "fixture__add_numbers",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(one)).toEqual([...OWN_TOOLS_SORTED, "fixture__echo"].sort());
+    expect(await names(two)).toEqual([...OWN_TOOLS_SORTED, "fixture__add_numbers"].sort());
     expect(await callDirect(one, "fixture__echo", { message: "by name" })).toEqual(
       await one.callTool({
         name: "call_tool",
@@ -217,14 +175,7 @@ describe("auto routing", () => {
     );
     const heard = watchListChanged(listening.client, true);
     const ignored = watchListChanged(deaf.client, false);
-    expect(await names(listening.client)).toEqual([
-      "call_tool",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(listening.client)).toEqual(OWN_TOOLS_SORTED);
 
     for (const [client, seen] of [
       [listening.client, heard],
@@ -252,24 +203,10 @@ describe("auto routing", () => {
     );
     await Bun.sleep(300);
     expect(ignored.notifications).toBe(1);
-    expect(await names(listening.client)).toEqual([
-      "call_tool",
-      "fixture__add_numbers",
-      "fixture__echo",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
-    expect(await names(deaf.client)).toEqual([
-      "call_tool",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(listening.client)).toEqual(
+      [...OWN_TOOLS_SORTED, "fixture__add_numbers", "fixture__echo"].sort(),
+    );
+    expect(await names(deaf.client)).toEqual(OWN_TOOLS_SORTED);
     const third = await retrieve(deaf.client, "return a tiny picture", 1);
     expect(third).not.toHaveProperty("registered");
     await Bun.sleep(300);
@@ -325,15 +262,7 @@ describe("an upstream that changes its tools", () => {
       (n) => n === before + 2,
       10_000,
     );
-    expect(await names(proxy.client)).toEqual([
-      "call_tool",
-      "fixture__echo",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(proxy.client)).toEqual([...OWN_TOOLS_SORTED, "fixture__echo"].sort());
     const gone = await callDirect(proxy.client, "fixture__tiny_picture", {});
     expect(gone.isError).toBe(true);
     expect(textOf(gone)).toContain("No tool named fixture__tiny_picture");
@@ -350,13 +279,6 @@ describe("call-tool routing", () => {
     expect(proxy.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     const found = await retrieve(proxy.client, "echo back the message", 2);
     expect(found).not.toHaveProperty("registered");
-    expect(await names(proxy.client)).toEqual([
-      "call_tool",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(await names(proxy.client)).toEqual(OWN_TOOLS_SORTED);
   });
 });

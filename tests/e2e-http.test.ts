@@ -14,6 +14,7 @@ import {
   FIXTURE_TOOLS,
   fixtureEntry,
   initializeRequest,
+  OWN_TOOLS_SORTED,
   retrieve,
   runCli,
   type Sandbox,
@@ -92,14 +93,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
     const second = await connectHttp(proxy.url);
     try {
       const { tools } = await second.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual([
-        "call_tool",
-        "get_tool_alternatives",
-        "read_result",
-        "retrieve_tools",
-        "tools_stat",
-        "upstream_servers",
-      ]);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(OWN_TOOLS_SORTED);
     } finally {
       await second.close();
     }
@@ -110,14 +104,7 @@ describe("mcpproxy serve over streamable HTTP", () => {
     await legacy.connect(new SSEClientTransport(new URL("/sse", proxy.url)));
     try {
       const { tools } = await legacy.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual([
-        "call_tool",
-        "get_tool_alternatives",
-        "read_result",
-        "retrieve_tools",
-        "tools_stat",
-        "upstream_servers",
-      ]);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(OWN_TOOLS_SORTED);
       const echoed = await legacy.callTool({
         name: "call_tool",
         arguments: { name: "web__echo", arguments: { message: "over legacy sse" } },

@@ -15,6 +15,7 @@ import {
   eventually,
   fixtureEntry,
   modernEntry,
+  OWN_TOOLS,
   ROOT,
   requireBinary,
   type Sandbox,
@@ -34,14 +35,6 @@ setDefaultTimeout(60_000);
  */
 const scope = cleanupAfterEach();
 const MODERN = "2026-07-28";
-const OWN_TOOLS = [
-  "retrieve_tools",
-  "call_tool",
-  "upstream_servers",
-  "tools_stat",
-  "get_tool_alternatives",
-  "read_result",
-];
 
 const serveArgs = (sandbox: Sandbox, extra: string[] = []) => [
   "serve",

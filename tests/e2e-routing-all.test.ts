@@ -10,6 +10,7 @@ import {
   eventually,
   FIXTURE_TOOLS,
   fixtureEntry,
+  OWN_TOOLS,
   runCli,
   type Sandbox,
   startHttpProxy,
@@ -24,14 +25,6 @@ setDefaultTimeout(90_000);
  */
 const scope = cleanupAfterEach();
 const ALWAYS_LOAD = "anthropic/alwaysLoad";
-const OWN_TOOLS = [
-  "retrieve_tools",
-  "call_tool",
-  "upstream_servers",
-  "tools_stat",
-  "get_tool_alternatives",
-  "read_result",
-];
 
 /** A tool that declares every field a client may read, and claims alwaysLoad for itself. */
 const RICH_TOOL = {

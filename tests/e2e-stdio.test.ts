@@ -9,6 +9,7 @@ import {
   FIXTURE,
   fixtureEntry,
   initializeRequest,
+  OWN_TOOLS_SORTED,
   requireBinary,
   retrieve,
   runCli,
@@ -40,14 +41,7 @@ describe("mcpproxy serve over stdio", () => {
 
   test("lists only retrieve_tools, call_tool, upstream_servers, tools_stat, get_tool_alternatives and read_result", async () => {
     const { tools } = await proxy.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      "call_tool",
-      "get_tool_alternatives",
-      "read_result",
-      "retrieve_tools",
-      "tools_stat",
-      "upstream_servers",
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(OWN_TOOLS_SORTED);
   });
 
   test("retrieve_tools finds tools of both upstreams, in the SPEC shape, best first", async () => {

@@ -70,6 +70,18 @@ export function initializeRequest(id: string | number = 1, client = "raw") {
 /** How many tools the fixture server lists (tests/fixtures/fixture-server.ts). */
 export const FIXTURE_TOOLS = 14;
 
+/** The proxy's own tools in the order it lists them (call-tool routing, and first in every list). */
+export const OWN_TOOLS = [
+  "retrieve_tools",
+  "call_tool",
+  "upstream_servers",
+  "tools_stat",
+  "get_tool_alternatives",
+  "read_result",
+];
+/** The same, sorted, for the tests that compare sorted name lists. */
+export const OWN_TOOLS_SORTED = [...OWN_TOOLS].sort();
+
 /** A stdio server entry that runs the fixture server under the Bun that runs the tests. */
 export function fixtureEntry(
   options: { args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
