@@ -30,11 +30,11 @@ async function topology(): Promise<{ url: URL; backends: SessionBackend[] }> {
   return { url: new URL("/mcp", nginx.url), backends };
 }
 
-const count = (names: string[]) =>
-  names.reduce<Record<string, number>>(
-    (counts, name) => ({ ...counts, [name]: (counts[name] ?? 0) + 1 }),
-    {},
-  );
+function count(names: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const name of names) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}
 
 describe.skipIf(!NGINX)("nginx in front of replicas (deploy/nginx/nginx.conf)", () => {
   test("spreads 2026-07-28 requests (no session) over every replica, from one client", async () => {
@@ -95,7 +95,7 @@ describe.skipIf(!NGINX)("nginx in front of replicas (deploy/nginx/nginx.conf)", 
 
   test("sends new requests to the living replica when one is down; its 2025 clients get 404 and initialize again", async () => {
     const { url, backends } = await topology();
-    const [a, b] = backends as [SessionBackend, SessionBackend];
+    const [a] = backends as [SessionBackend];
     // A session on each replica, from clients whose address hashes there.
     const sessions = new Map<string, { from: string; sessionId: string }>();
     for (const from of CLIENTS) {
