@@ -10,7 +10,7 @@
 set -u
 mode=${1:-ready}
 port=${MCPPROXY_PORT:-8080}
-token_file="${MCPPROXY_DATA_DIR:-$HOME/.mcpproxy}/http-token"
+token_file="${MCPPROXY_DATA_DIR:-${HOME:-}/.mcpproxy}/http-token"
 auth=""
 if [ -r "$token_file" ]; then
   auth="Authorization: Bearer $(head -c 512 "$token_file" | tr -d '\r\n')"$'\r\n'
