@@ -138,7 +138,10 @@ export function resolveHttpAuth(
   if (resolved.issuer === undefined) {
     const stray = Object.keys(section).filter((key) => key in HTTP_AUTH_SETTINGS || key === "access");
     if (stray.length > 0)
-      problems.push({ path: `${path}.issuer`, message: `is needed: ${stray.join(", ")} take effect with it` });
+      problems.push({
+        path: `${path}.issuer`,
+        message: `is needed: ${stray.join(", ")} take effect with it`,
+      });
     return undefined;
   }
   if (resolved.audience === undefined)
@@ -160,7 +163,10 @@ function parseAccess(raw: unknown, profiles: Profiles, problems: ExpansionProble
   raw.forEach((entry, index) => {
     const at = `${path}.${index}`;
     if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
-      problems.push({ path: at, message: 'must be an object with "match", "profile" and/or "callsPerMinute"' });
+      problems.push({
+        path: at,
+        message: 'must be an object with "match", "profile" and/or "callsPerMinute"',
+      });
       return;
     }
     const unknown = unknownKeys(entry as Record<string, unknown>, RULE_KEYS, at);

@@ -148,7 +148,10 @@ export function openCallStats(
   };
 
   /** Each principal's own counts not yet saved, keyed by principal and tool. */
-  const principalPending = new Map<string, { principal: string; server: string; tool: string; tally: Tally }>();
+  const principalPending = new Map<
+    string,
+    { principal: string; server: string; tool: string; tally: Tally }
+  >();
   const countForPrincipal = (principal: string, toolKey: string, call: CallRecord) => {
     const k = `${principal}\u0000${toolKey}`;
     let entry = principalPending.get(k);
@@ -225,7 +228,8 @@ export function openCallStats(
       if (call.session && t.lastError) {
         let own = sessionErrors.get(call.session);
         if (!own) {
-          if (sessionErrors.size >= MAX_SESSIONS_KEPT) sessionErrors.delete(sessionErrors.keys().next().value!);
+          if (sessionErrors.size >= MAX_SESSIONS_KEPT)
+            sessionErrors.delete(sessionErrors.keys().next().value!);
           own = new Map();
           sessionErrors.set(call.session, own);
         }
@@ -256,8 +260,9 @@ export function openCallStats(
     },
     ofPrincipal(principal) {
       const merged = new Map<string, { server: string; tool: string; tally: Tally }>();
-      const rows = (db?.query("SELECT server, tool, tally FROM principal_stats WHERE principal = ?").all(principal) ??
-        []) as { server: string; tool: string; tally: string }[];
+      const rows = (db
+        ?.query("SELECT server, tool, tally FROM principal_stats WHERE principal = ?")
+        .all(principal) ?? []) as { server: string; tool: string; tally: string }[];
       for (const row of rows) merged.set(key(row.server, row.tool), { ...row, tally: parseTally(row.tally) });
       for (const entry of principalPending.values()) {
         if (entry.principal !== principal) continue;

@@ -1,3 +1,5 @@
+import { redactSecrets } from "../security/redact-secrets.ts";
+import type { CallRecord, ToolStats } from "./call-stats.ts";
 import {
   emptyHistogram,
   fromStored,
@@ -6,8 +8,6 @@ import {
   observe,
   percentile,
 } from "./latency-histogram.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
-import type { CallRecord, ToolStats } from "./call-stats.ts";
 
 /** One tool's counts as kept in memory and stored (JSON) in stats.db; `figures` is what is shown. */
 export interface Tally {

@@ -12,7 +12,9 @@ export function accessRuleFor(
   rules: readonly AccessRule[],
 ): AccessRule | undefined {
   if (rules.length === 0) return { match: {} };
-  return rules.find((rule) => Object.entries(rule.match).every(([claim, value]) => holds(claims[claim], value)));
+  return rules.find((rule) =>
+    Object.entries(rule.match).every(([claim, value]) => holds(claims[claim], value)),
+  );
 }
 
 function holds(claim: unknown, value: string): boolean {
@@ -24,6 +26,7 @@ function holds(claim: unknown, value: string): boolean {
 /** The scopes a token grants: `scope` (RFC 9068, space-separated) or `scp` (an array, some issuers). */
 export function scopesOf(claims: Readonly<Record<string, unknown>>): string[] {
   if (typeof claims.scope === "string") return claims.scope.split(" ").filter((scope) => scope !== "");
-  if (Array.isArray(claims.scp)) return claims.scp.filter((scope): scope is string => typeof scope === "string");
+  if (Array.isArray(claims.scp))
+    return claims.scp.filter((scope): scope is string => typeof scope === "string");
   return [];
 }

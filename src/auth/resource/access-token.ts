@@ -106,16 +106,25 @@ function refusalOf(error: unknown): TokenVerdict {
     error: "temporarily_unavailable",
     description,
   });
-  if (error instanceof IssuerUnavailable) return unavailable(`the issuer's keys cannot be read: ${error.message}`);
+  if (error instanceof IssuerUnavailable)
+    return unavailable(`the issuer's keys cannot be read: ${error.message}`);
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
     return unavailable(`the issuer's key set cannot be read: ${error.message}`);
-  const invalid = (description: string): TokenVerdict => ({ ok: false, status: 401, error: "invalid_token", description });
+  const invalid = (description: string): TokenVerdict => ({
+    ok: false,
+    status: 401,
+    error: "invalid_token",
+    description,
+  });
   if (error instanceof errors.JWTExpired) return invalid("the token has expired");
   if (error instanceof errors.JWTClaimValidationFailed)
     return invalid(`the token's ${error.claim} claim is not accepted (${error.reason})`);
-  if (error instanceof errors.JOSEAlgNotAllowed) return invalid("the token's signing algorithm is not accepted");
-  if (error instanceof errors.JWKSNoMatchingKey) return invalid("no key of the issuer matches the token's kid and alg");
-  if (error instanceof errors.JWSSignatureVerificationFailed) return invalid("the token's signature does not verify");
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return invalid("the token's signing algorithm is not accepted");
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return invalid("no key of the issuer matches the token's kid and alg");
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return invalid("the token's signature does not verify");
   if (error instanceof errors.JOSEError && error.code === "ERR_JOSE_GENERIC")
     return unavailable(`the issuer's key set cannot be read: ${error.message}`);
   return invalid("the token is not a well-formed signed JWT");

@@ -60,7 +60,9 @@ export function createIssuerKeys(options: IssuerKeysOptions): IssuerKeys {
     try {
       response = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
-      throw new IssuerUnavailable(`${url} could not be reached (${(error as Error).message})`, { cause: error });
+      throw new IssuerUnavailable(`${url} could not be reached (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     if (response.status !== 200) throw new IssuerUnavailable(`${url} answered HTTP ${response.status}`);
     return response;
