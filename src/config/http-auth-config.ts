@@ -125,12 +125,9 @@ export function resolveHttpAuth(
   problems: ExpansionProblem[],
 ): ResolvedHttpAuth | undefined {
   const path = "mcpproxy.httpAuth";
-  const section =
-    input.raw === undefined
-      ? {}
-      : input.raw !== null && typeof input.raw === "object" && !Array.isArray(input.raw)
-        ? (input.raw as Record<string, unknown>)
-        : (problems.push({ path, message: "must be an object of settings" }), {});
+  const isObject = input.raw !== null && typeof input.raw === "object" && !Array.isArray(input.raw);
+  if (input.raw !== undefined && !isObject) problems.push({ path, message: "must be an object of settings" });
+  const section = isObject ? (input.raw as Record<string, unknown>) : {};
   problems.push(...unknownKeys(section, [...Object.keys(HTTP_AUTH_SETTINGS), "access"], path));
   const resolved: Record<string, unknown> = { ...HTTP_AUTH_DEFAULTS };
   input.resolve(HTTP_AUTH_SETTINGS, section, path, {}, resolved);

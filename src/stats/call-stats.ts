@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { createPrivateFile } from "../index/atomic-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
 import {
   addRerank,
   emptyRerankTally,
