@@ -423,6 +423,44 @@ describe("principals", () => {
     await proxy.stderr.waitFor(/DEBUG call \{.*"principal":"grace"/, 10_000);
   });
 
+  test("a 2026 client's kept result is its principal's: another principal's 2026 client cannot read it", async () => {
+    const alice = await modernClient(await tokenFor("alice"));
+    const big = (await call(alice, "web__big_result", { bytes: 200_000 })) as {
+      content: { text?: string }[];
+    };
+    const uri = /mcpproxy:\/\/results\/[\w-]+/.exec(JSON.stringify(big))?.[0];
+    expect(uri).toBeDefined();
+    const own = await alice.callTool({ name: "read_result", arguments: { uri } });
+    expect((own as { isError?: boolean }).isError).toBeFalsy();
+    const bob = await modernClient(await tokenFor("bob"));
+    const stolen = (await bob.callTool({ name: "read_result", arguments: { uri } })) as { isError?: boolean };
+    expect(stolen.isError).toBe(true);
+    expect(textOf(stolen)).not.toContain(textOf(own).slice(0, 40));
+  });
+
+  test("an agent cannot turn the door off or change it through upstream_servers", async () => {
+    const before = readFileSync(sandbox.configPath, "utf8");
+    const agent = await legacyClient(await tokenFor("alice"));
+    const attempts = [
+      {
+        operation: "add",
+        name: "mcpproxy",
+        server: { url: "http://127.0.0.1:9/mcp", httpAuth: { issuer: "https://evil.example" } },
+      },
+      { operation: "add", servers: { httpAuth: { url: "http://127.0.0.1:9/mcp", access: [] } } },
+      { operation: "update", name: "web", server: { httpAuth: false, requireToken: false } },
+    ];
+    for (const attempt of attempts) {
+      const answer = (await agent.callTool({ name: "upstream_servers", arguments: attempt })) as {
+        isError?: boolean;
+      };
+      expect(answer.isError).toBe(true);
+    }
+    const after = JSON.parse(readFileSync(sandbox.configPath, "utf8")) as { mcpproxy: { httpAuth: unknown } };
+    expect(after.mcpproxy.httpAuth).toEqual(JSON.parse(before).mcpproxy.httpAuth);
+    expect((await post(undefined)).status).toBe(401);
+  });
+
   test("tokens given to the proxy reach no upstream, no log and no file of the data dir", async () => {
     const token = await tokenFor("alice");
     const alice = await legacyClient(token);
