@@ -94,6 +94,21 @@ export function requirePrincipal(
   tokens: AccessTokens,
   logger: Logger,
 ): MiddlewareHandler {
+  // Refusals are logged at most once a second (with how many went unsaid): a flood of bad tokens
+  // must not fill the log.
+  let loggedAt = 0;
+  let unsaid = 0;
+  const noteRefusal = (status: number, description: string, path: string) => {
+    const now = Date.now();
+    if (now - loggedAt < 1_000) {
+      unsaid++;
+      return;
+    }
+    const more = unsaid > 0 ? ` (and ${unsaid} more refusals since the last line)` : "";
+    logger.info(`refused an HTTP request (${status}): ${description}${more}`, { path });
+    loggedAt = now;
+    unsaid = 0;
+  };
   return async (c, next) => {
     if (c.req.method === "OPTIONS" || c.req.path === "/health" || c.req.path.startsWith(METADATA_PATH))
       return next();
@@ -111,7 +126,7 @@ export function requirePrincipal(
       principals.set(c.req.raw, verdict.principal);
       return next();
     }
-    logger.info(`refused an HTTP request (${verdict.status}): ${verdict.description}`, { path: c.req.path });
+    noteRefusal(verdict.status, verdict.description, c.req.path);
     const body = { error: verdict.error, error_description: verdict.description };
     if (verdict.status === 503) {
       c.header("Retry-After", String(RETRY_AFTER_S));
