@@ -1,9 +1,11 @@
 import { mkdirSync } from "node:fs";
+import { createAccessTokens } from "../auth/resource/access-token.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { acquireWriterLock } from "../index/writer-lock.ts";
+import { createPrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
 import { createAllTools } from "../routing/all-tools.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
@@ -329,6 +331,7 @@ async function run(
     passthrough: options.passthrough,
     inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
     traces: tracing?.tracer,
+    quotas: config.httpAuth ? createPrincipalQuotas(config.httpAuth.callsPerMinute) : undefined,
     results,
     searchable,
     firstIndexing:
@@ -363,13 +366,23 @@ async function run(
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
   } else {
     startUpstreams();
-    const token = isTokenRequired(config.host, config.requireToken)
-      ? await loadOrCreateToken(config.dataDir)
+    // Access tokens of an issuer (mcpproxy.httpAuth) replace the static token of the data dir.
+    const httpAuth = config.httpAuth
+      ? { settings: config.httpAuth, tokens: createAccessTokens(config.httpAuth) }
       : undefined;
+    const token =
+      !httpAuth && isTokenRequired(config.host, config.requireToken)
+        ? await loadOrCreateToken(config.dataDir)
+        : undefined;
     if (token)
       logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);
+    if (httpAuth)
+      logger.info(
+        `HTTP clients must send an access token (JWT) of ${httpAuth.settings.issuer} for ${httpAuth.settings.audience}`,
+      );
     const app = createHttpApp({
       token: token?.token,
+      httpAuth,
       metrics,
       status: statusSources(deps, config),
       profiles: profiles.endpoints(),

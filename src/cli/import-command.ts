@@ -77,9 +77,11 @@ export const importCommand: Command = {
         snippet(configPath, isExplicitConfig, {
           name: profile,
           url: `http://${host}:${config.port}/mcp/p/${profile}`,
-          token: isTokenRequired(config.host, config.requireToken)
-            ? join(config.dataDir, TOKEN_FILE)
-            : undefined,
+          // With access tokens (mcpproxy.httpAuth) the client logs in at the issuer: no token file.
+          token:
+            !config.httpAuth && isTokenRequired(config.host, config.requireToken)
+              ? join(config.dataDir, TOKEN_FILE)
+              : undefined,
         }),
       );
       return 0;

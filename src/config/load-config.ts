@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
+import { type ResolvedHttpAuth, resolveHttpAuth } from "./http-auth-config.ts";
 import { IGNORED_TOP_LEVEL_KEYS, unknownKeys } from "./known-keys.ts";
 import { PreconnectSchema, resolveLazyStarts } from "./lazy-start.ts";
 import { DEFAULT_QUEUE_SIZE, DEFAULT_QUEUE_TIMEOUT_MS } from "./limit-settings.ts";
@@ -38,6 +39,8 @@ export interface ResolvedConfig extends Readonly<Settings> {
   traces: Readonly<ResolvedTraces>;
   /** `mcpproxy.profiles` (profile-settings.ts), by name. */
   profiles: Profiles;
+  /** `mcpproxy.httpAuth` (http-auth-config.ts): set, the HTTP listener takes JWT access tokens. */
+  httpAuth?: Readonly<ResolvedHttpAuth> | undefined;
 }
 
 /** Flag values from the command line; the flag's spelling is used in error messages. */
@@ -123,7 +126,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
 /** Settings that exist in the file only (no environment variable or flag). */
 const FILE_ONLY_SETTINGS = ["plugins", "inheritEnv", "preconnect", "autoRetryFallback", "profiles"] as const;
 /** Sections of settings with their own tables (search-config.ts, trace-config.ts). */
-const SECTIONS = ["search", "traces"] as const;
+const SECTIONS = ["search", "traces", "httpAuth"] as const;
 const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpproxy"] as const;
 
 /**
@@ -228,6 +231,15 @@ export function parseConfig(
     expandDeep(file.output.mcpproxy.profiles, env, "mcpproxy.profiles", problems),
     problems,
   );
+  const httpAuth = resolveHttpAuth(
+    {
+      raw: proxySection.httpAuth,
+      profiles,
+      resolve: (table, values, path, flags, into) =>
+        resolveTable(table, values, path, env, flags, problems, into),
+    },
+    problems,
+  );
   if (problems.length > 0) throw invalid(options.configPath, problems);
   const dataDir = expandPath(settings.dataDir, env, cwd);
   const logFile = settings.logFile ? expandPath(settings.logFile, env, cwd) : "";
@@ -244,6 +256,7 @@ export function parseConfig(
     preconnect: Object.freeze(preconnect),
     autoRetryFallback,
     profiles: Object.freeze(profiles),
+    ...(httpAuth ? { httpAuth: Object.freeze(httpAuth) } : {}),
   });
 }
 

@@ -127,5 +127,7 @@ export function scopedStats(stats: CallStats, selector: () => ProfileSelector): 
     ...stats,
     all: () => stats.all().filter((figures) => selector().hasServer(figures.server)),
     figuresOf: (tools) => stats.figuresOf(tools.filter((tool) => selector().hasServer(tool.server))),
+    ofPrincipal: (principal) =>
+      stats.ofPrincipal(principal).filter((figures) => selector().hasServer(figures.server)),
   };
 }

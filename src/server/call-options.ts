@@ -10,6 +10,7 @@ import type { CallOptions } from "../upstream/forward-call.ts";
 import { type ClientSession, type ClientSessions, LOG_LEVELS } from "./client-sessions.ts";
 import { capabilitiesOf } from "./input-rounds.ts";
 import { spanOf } from "./request-spans.ts";
+import { callerOf } from "./resource-guard.ts";
 
 /** A forwarded call's options, and the way its result goes back once its progress is sent. */
 export type ForwardOptions = CallOptions & {
@@ -45,8 +46,10 @@ export function callOptionsFor(
   const clientCapabilities = capabilitiesOf(extra, clients?.session.server.getClientCapabilities());
   const level = clients ? (clients.session.level ?? "debug") : requestLogLevel(extra);
   const span = spanOf(extra);
+  const principal = callerOf(extra);
   return {
     ...(span ? { span } : {}),
+    ...(principal ? { principal } : {}),
     signal: extra.mcpReq.signal,
     ...(clientCapabilities ? { clientCapabilities } : {}),
     ...(caller && clients ? { caller, session: clients.session.id } : {}),

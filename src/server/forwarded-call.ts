@@ -115,6 +115,7 @@ export async function forwardCall(
     error: report.error,
     afterSearch: searched.has(name),
     session: context.session,
+    principal: context.principal?.key,
   });
   deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
   // A 2026 client is told in the protocol's own terms that it lacks a capability the call needs
@@ -208,6 +209,7 @@ async function forwardOnce(
         ? undefined
         : (call.arguments as Record<string, unknown>);
     report.forwarded = true;
+    if (context.principal) await deps.quotas?.take(context.principal, target.server);
     const answer = await forwardTraced(
       deps.traces,
       context,
@@ -255,7 +257,10 @@ async function forwardOnce(
     } else if (isProxyError(error)) {
       failed = errorResult(error.message);
     } else {
-      deps.logger.error(`call to ${name} failed`, { error: describeError(error) });
+      deps.logger.error(`call to ${name} failed`, {
+        error: describeError(error),
+        ...(context.principal ? { principal: context.principal.subject } : {}),
+      });
       failed = errorResult(`Calling ${name} failed: ${redactSecrets(describeError(error))}`);
     }
     report.error = firstText(failed);
@@ -268,6 +273,7 @@ async function forwardOnce(
         ms: Math.round((performance.now() - started) * 100) / 100,
         outcome,
         arguments: argumentShape(args ?? {}),
+        ...(context.principal ? { principal: context.principal.subject } : {}),
       });
     }
   }

@@ -7,6 +7,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import type { AccessTokens } from "../auth/resource/access-token.ts";
+import type { ResolvedHttpAuth } from "../config/http-auth-config.ts";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
@@ -20,6 +22,7 @@ import { loopGuard } from "./loop-guard.ts";
 import type { ProxyMetrics } from "./metrics.ts";
 import { createMcpEndpoint, type McpEndpoint } from "./modern-endpoint.ts";
 import type { ClientEra } from "./proxy-server.ts";
+import { authInfoOf, principalOfRequest, requirePrincipal, serveResourceMetadata } from "./resource-guard.ts";
 import { WebSseServerTransport } from "./sse-transport.ts";
 import { renderStatusPage, type StatusSources } from "./status-page.ts";
 
@@ -46,6 +49,12 @@ export interface HttpAppOptions {
   limits: HttpLimits & { maxSessions: number; sessionIdleMs: number };
   /** When set, every request needs `Authorization: Bearer <token>` (bearer-token.ts). */
   token?: string | undefined;
+  /**
+   * `mcpproxy.httpAuth`: every request needs a JWT access token (resource-guard.ts), and `token`
+   * is not asked. Each request's principal is its caller; one whose access rule names a profile is
+   * served that profile at /mcp and /sse, and no other.
+   */
+  httpAuth?: { settings: ResolvedHttpAuth; tokens: AccessTokens } | undefined;
   /** When set (`mcpproxy.metrics`), `/metrics` answers in the Prometheus text format. */
   metrics?: ProxyMetrics | undefined;
   /** The status page at `/` (status-page.ts). */
@@ -92,13 +101,31 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { limits } = options;
   // Who calls, as the requestState of an input round is bound to it (input-rounds.ts): the holder of
   // the bearer token, named by its digest (the token itself goes nowhere past the check).
-  const authInfo: AuthInfo | undefined = options.token
-    ? {
-        token: "",
-        clientId: `bearer:${createHash("sha256").update(options.token).digest("base64url").slice(0, 22)}`,
-        scopes: [],
-      }
-    : undefined;
+  const authInfo: AuthInfo | undefined =
+    options.token && !options.httpAuth
+      ? {
+          token: "",
+          clientId: `bearer:${createHash("sha256").update(options.token).digest("base64url").slice(0, 22)}`,
+          scopes: [],
+        }
+      : undefined;
+  /** Who sent a request: the access token's principal, else the bearer token's holder (or nobody). */
+  const authOf = (c: Context): AuthInfo | undefined => {
+    const principal = principalOfRequest(c.req.raw);
+    return principal ? authInfoOf(principal) : authInfo;
+  };
+  /** The profile an access rule confines the request's principal to, if any. */
+  const confinedTo = (c: Context) => principalOfRequest(c.req.raw)?.rule.profile;
+  /** The principal that opened each session (legacy HTTP and SSE): no other may use it. */
+  const sessionOwner = new WeakMap<object, string | undefined>();
+  const ownerOf = (c: Context) => authOf(c)?.clientId;
+  const forbidden = (c: Context, profile: string) =>
+    c.json(
+      jsonRpcError(
+        `Forbidden: your access rule (mcpproxy.httpAuth.access) gives you the profile ${profile} only`,
+      ),
+      403,
+    );
   const sessions: HttpSessions<Transport> = createHttpSessions({
     maxSessions: limits.maxSessions,
     idleMs: limits.sessionIdleMs,
@@ -145,7 +172,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
     }),
   );
-  if (options.token) app.use("*", bearerToken(options.token));
+  const httpAuth = options.httpAuth;
+  if (httpAuth) {
+    serveResourceMetadata(app, httpAuth.settings);
+    app.use("*", requirePrincipal(httpAuth.settings, httpAuth.tokens, options.logger));
+  } else if (options.token) app.use("*", bearerToken(options.token));
 
   app.get("/health", (c) => {
     const { httpStatus, body } = options.health(() => sessions.size);
@@ -154,15 +185,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const status = options.status;
   if (status) {
-    app.get("/", async (c) => c.html(await renderStatusPage(status, c.req.query("q"))));
+    app.get("/", async (c) => {
+      const profile = confinedTo(c);
+      if (profile !== undefined) return forbidden(c, profile);
+      return c.html(await renderStatusPage(status, c.req.query("q")));
+    });
   }
 
   const metrics = options.metrics;
   if (metrics) {
-    app.get(
-      "/metrics",
-      async () => new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } }),
-    );
+    app.get("/metrics", async (c) => {
+      const profile = confinedTo(c);
+      if (profile !== undefined) return forbidden(c, profile);
+      return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
+    });
   }
 
   /** Modern requests in flight on every endpoint (listen streams included). */
@@ -174,7 +210,6 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       createServer,
       listens,
       changes: options.changes,
-      authInfo,
       maxSubscriptions: limits.maxSessions,
       keepAliveMs: options.keepAliveMs,
       logger: options.logger,
@@ -195,6 +230,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const serveMcp = async (c: Context, endpoint: McpEndpoint) => {
     keepOpen(c);
+    const auth = authOf(c);
     const sessionId = c.req.header("mcp-session-id");
     let parsedBody: unknown;
     if (c.req.method === "POST") {
@@ -209,13 +245,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const handle = (transport: WebStandardStreamableHTTPServerTransport) =>
       transport.handleRequest(c.req.raw, {
         ...(parsedBody === undefined ? {} : { parsedBody }),
-        ...(authInfo ? { authInfo } : {}),
+        ...(auth ? { authInfo: auth } : {}),
       });
     if (sessionId) {
       const transport = sessions.get(sessionId);
       if (
         !(transport instanceof WebStandardStreamableHTTPServerTransport) ||
-        sessionEndpoint.get(transport) !== endpoint.key
+        sessionEndpoint.get(transport) !== endpoint.key ||
+        sessionOwner.get(transport) !== auth?.clientId
       )
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
       return sessions.respond(
@@ -235,7 +272,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
       if (modernInFlight.count >= limits.maxSessions) return full(c);
-      return endpoint.serveModern(c.req.raw, parsedBody);
+      return endpoint.serveModern(c.req.raw, parsedBody, auth);
     }
     const isInit = Array.isArray(parsedBody)
       ? parsedBody.some(isInitializeRequest)
@@ -250,6 +287,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onsessionclosed: (id) => sessions.delete(id),
     });
     sessionEndpoint.set(transport, endpoint.key);
+    sessionOwner.set(transport, auth?.clientId);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
@@ -260,8 +298,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     );
   };
 
-  app.all("/mcp", (c) => serveMcp(c, main));
+  /** The endpoint a request to /mcp or /sse is served by: its principal's profile's, else the whole proxy's. */
+  const endpointFor = (c: Context) => {
+    const profile = confinedTo(c);
+    return profile === undefined ? main : (profileEndpoints.get(profile) ?? main);
+  };
+  app.all("/mcp", (c) => serveMcp(c, endpointFor(c)));
   app.all("/mcp/p/:profile", async (c) => {
+    const confined = confinedTo(c);
+    if (confined !== undefined && confined !== c.req.param("profile")) return forbidden(c, confined);
     const endpoint = profileEndpoints.get(c.req.param("profile"));
     if (!endpoint)
       return c.json(
@@ -276,7 +321,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   for (const [name, profile] of options.profiles ?? []) {
     const sources = profile.status;
     if (sources)
-      app.get(`/p/${name}/`, async (c) => c.html(await renderStatusPage(sources, c.req.query("q"), name)));
+      app.get(`/p/${name}/`, async (c) => {
+        const confined = confinedTo(c);
+        if (confined !== undefined && confined !== name) return forbidden(c, confined);
+        return c.html(await renderStatusPage(sources, c.req.query("q"), name));
+      });
   }
   app.get("/p/:profile/*", (c) =>
     c.json({ error: `Unknown profile ${c.req.param("profile")}: the profiles are ${knownProfiles()}` }, 404),
@@ -285,11 +334,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.get("/sse", async (c) => {
     keepOpen(c);
     if (sessions.isFull()) return full(c);
-    const transport = new WebSseServerTransport("/messages", limits);
+    const auth = authOf(c);
+    const transport = new WebSseServerTransport("/messages", limits, auth);
+    sessionOwner.set(transport, auth?.clientId);
     sessions.add(transport.sessionId, transport);
     transport.onclose = () => sessions.delete(transport.sessionId);
     const response = transport.response();
-    await options.createServer("legacy").connect(transport);
+    await endpointFor(c).createServer("legacy").connect(transport);
     return sessions.respond(
       () => transport.sessionId,
       async () => response,
@@ -299,7 +350,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.post("/messages", async (c) => {
     const id = c.req.query("sessionId") ?? "";
     const transport = sessions.get(id);
-    if (!(transport instanceof WebSseServerTransport))
+    if (!(transport instanceof WebSseServerTransport) || sessionOwner.get(transport) !== ownerOf(c))
       return c.text("Session not found: open a new one with GET /sse", 404);
     return sessions.respond(
       () => id,

@@ -17,7 +17,8 @@ export interface McpEndpoint {
   /** The path, which also tells the endpoint that opened a legacy session. */
   key: string;
   createServer: (era: ClientEra) => Server;
-  serveModern(request: Request, parsedBody: unknown): Promise<Response>;
+  /** `authInfo`: who sent it (the bearer token's holder, or the access token's principal). */
+  serveModern(request: Request, parsedBody: unknown, authInfo?: AuthInfo): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -26,7 +27,6 @@ export interface McpEndpointOptions {
   createServer: (era: ClientEra) => Server;
   listens?: ListenAdmission | undefined;
   changes?: ChangeFeed | undefined;
-  authInfo?: AuthInfo | undefined;
   maxSubscriptions: number;
   keepAliveMs?: number | undefined;
   logger: Logger;
@@ -34,7 +34,7 @@ export interface McpEndpointOptions {
 }
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
-  const { listens, authInfo, inFlight } = options;
+  const { listens, inFlight } = options;
   const modern = createMcpHandler(() => options.createServer("modern"), {
     legacy: "reject",
     responseMode: "auto",
@@ -46,7 +46,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   return {
     key: options.key,
     createServer: options.createServer,
-    async serveModern(request, parsedBody) {
+    async serveModern(request, parsedBody, authInfo) {
       const listen =
         listens && isListenRequest(parsedBody)
           ? listens.admit(parsedBody, `http-listen:${crypto.randomUUID()}`)

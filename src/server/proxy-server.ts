@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
 import type { Reranker } from "../index/llm-rerank.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { PrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { AllTools } from "../routing/all-tools.ts";
@@ -51,6 +52,7 @@ import {
   resultScopes,
 } from "./read-result-tool.ts";
 import { traced } from "./request-spans.ts";
+import { callerOf } from "./resource-guard.ts";
 import type { ResultSpill } from "./result-spill.ts";
 import { DEFAULT_TOOLS_LIMIT, retrieveToolsCall } from "./retrieve-tools-call.ts";
 import type { SearchableServers } from "./search-description.ts";
@@ -128,6 +130,8 @@ export interface ProxyServerDeps {
    * parked for a 2026 client's input. Unset, a 2026 upstream's input_required fails the call.
    */
   inputRounds?: InputRounds | undefined;
+  /** Per-principal call quotas (`mcpproxy.httpAuth`); unset, none. */
+  quotas?: PrincipalQuotas | undefined;
   /** OpenTelemetry spans of tool calls, prompts/get and resources/read (`mcpproxy.traces`); unset, none. */
   traces?: Tracer | undefined;
   /** Large results kept out of the context (`resultSpillBytes`; result-spill.ts); unset, off. */
@@ -303,7 +307,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (name === TOOLS_STAT && deps.stats) {
       const parsed = v.safeParse(ToolsStatArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(TOOLS_STAT, parsed.issues));
-      const result = toolsStat(parsed.output, deps.stats, deps.catalog, deps.pool, client?.session.id);
+      const result = toolsStat(
+        parsed.output,
+        deps.stats,
+        deps.catalog,
+        deps.pool,
+        client?.session.id,
+        callerOf(ctx),
+      );
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     }
     if (name === GET_TOOL_ALTERNATIVES) {

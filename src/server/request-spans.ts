@@ -14,6 +14,7 @@ import { limitRefusalOf } from "../limits/call-gate.ts";
 import { remoteParent, type TraceCarrier, traceHeaders } from "../tracing/trace-context.ts";
 import { type AttributeValue, OUTCOME, type Span, type SpanOutcome, type Tracer } from "../tracing/tracer.ts";
 import type { CallOptions, InputMethod } from "../upstream/forward-call.ts";
+import { callerOf } from "./resource-guard.ts";
 
 /**
  * The spans of what clients ask (src/tracing/), at the two seams every forwarded request passes:
@@ -21,7 +22,8 @@ import type { CallOptions, InputMethod } from "../upstream/forward-call.ts";
  * the upstream (a client span under it, whose context goes upstream with the call). Attributes
  * follow the OpenTelemetry semantic conventions for MCP (`mcp.method.name`, `gen_ai.tool.name`,
  * `gen_ai.prompt.name`, `gen_ai.operation.name`, `jsonrpc.request.id`, `network.transport`,
- * `error.type`, `rpc.response.status_code`); the proxy's own are under `mcpproxy.`. Names and
+ * `error.type`, `rpc.response.status_code`, and `enduser.id`, the subject of the caller's access token
+ * when the HTTP listener takes them); the proxy's own are under `mcpproxy.`. Names and
  * outcomes only: never arguments, results, resource URIs or error texts.
  */
 export type TracedMethod = "tools/call" | "prompts/get" | "resources/read";
@@ -76,6 +78,7 @@ export function traced<M extends TracedMethod>(
   if (!tracer) return handler;
   return async (request, ctx) => {
     const target = targetOf(method, request.params);
+    const caller = callerOf(ctx);
     const version = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY];
     const span = tracer.startSpan(target !== undefined ? `${method} ${target}` : method, {
       kind: "server",
@@ -85,6 +88,7 @@ export function traced<M extends TracedMethod>(
         "jsonrpc.request.id": String(ctx.mcpReq.id),
         "network.transport": ctx.http ? "tcp" : "pipe",
         ...(typeof version === "string" ? { "mcp.protocol.version": version } : {}),
+        ...(caller ? { "enduser.id": caller.subject } : {}),
       },
     });
     spans.set(ctx, span);

@@ -1,5 +1,5 @@
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+import type { AuthInfo, JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/server";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 
 /**
@@ -14,7 +14,7 @@ export class WebSseServerTransport implements Transport {
   readonly sessionId = crypto.randomUUID();
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   private keepalive: ReturnType<typeof setInterval> | undefined;
@@ -24,10 +24,12 @@ export class WebSseServerTransport implements Transport {
   /**
    * `endpoint` is the path clients POST to; the session id is added as a query parameter. A POST
    * body is read within `limits`, counting the bytes that arrive, whatever Content-Length says.
+   * `authInfo`: who opened the session (the only one who may post to it), told to its handlers.
    */
   constructor(
     private readonly endpoint: string,
     private readonly limits: HttpLimits,
+    private readonly authInfo?: AuthInfo,
   ) {}
 
   /** The event-stream response for the GET that opened this session. */
@@ -68,7 +70,7 @@ export class WebSseServerTransport implements Transport {
       this.onerror?.(error as Error);
       return new Response("Invalid JSON-RPC message", { status: 400 });
     }
-    this.onmessage?.(message);
+    this.onmessage?.(message, this.authInfo ? { authInfo: this.authInfo } : undefined);
     return new Response("Accepted", { status: 202 });
   }
 

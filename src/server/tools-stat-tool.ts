@@ -54,6 +54,8 @@ export function toolsStat(
   catalog: ToolCatalog,
   pool: UpstreamPool,
   session: string | undefined,
+  /** The caller when the HTTP listener takes access tokens: its own figures are shown apart too. */
+  principal?: { key: string; subject: string } | undefined,
 ) {
   const own = session ? stats.errorsOf(session) : new Map<string, { error: string; at: string }>();
   const figures = stats.all().map(({ lastError: _error, lastErrorAt: _at, ...tool }) => {
@@ -76,5 +78,18 @@ export function toolsStat(
       reranks: stats.reranks(),
     }),
     ...(limits.length > 0 ? { limits } : {}),
+    ...(principal
+      ? {
+          yours: {
+            principal: principal.subject,
+            ...statsReport(stats.ofPrincipal(principal.key), {
+              server: args.server,
+              top: args.top,
+              indexedTools: catalog.size(),
+              servers: servers.length,
+            }),
+          },
+        }
+      : {}),
   };
 }

@@ -18,6 +18,35 @@ const tempDir = () => {
 };
 
 describe("call statistics", () => {
+  test("counts each principal's own calls apart, kept across a restart and cleared by a reset", () => {
+    const dir = tempDir();
+    const first = openCallStats(dir, { persist: true });
+    const call = { server: "s", tool: "t", ms: 2, outcome: "ok" as const, afterSearch: false };
+    first.record({ ...call, principal: "oauth i alice" });
+    first.record({ ...call, principal: "oauth i alice", outcome: "isError", error: "alice's own error" });
+    first.record({ ...call, principal: "oauth i bob" });
+    first.record(call);
+    expect(first.ofPrincipal("oauth i alice")).toEqual([
+      expect.objectContaining({
+        server: "s",
+        tool: "t",
+        calls: 2,
+        successes: 1,
+        lastError: "alice's own error",
+      }),
+    ]);
+    first.close();
+    const second = openCallStats(dir, { persist: true });
+    second.record({ ...call, principal: "oauth i alice" });
+    expect(second.ofPrincipal("oauth i alice")[0]?.calls).toBe(3);
+    expect(second.ofPrincipal("oauth i bob")[0]?.calls).toBe(1);
+    expect(second.ofPrincipal("oauth i nobody")).toEqual([]);
+    expect(second.all()[0]?.calls).toBe(5);
+    second.reset({ server: "s" });
+    expect(second.ofPrincipal("oauth i alice")).toEqual([]);
+    second.close();
+  });
+
   test("counts by outcome, mean and p95 from the histogram, merged with what was written before", () => {
     const dir = tempDir();
     const first = openCallStats(dir, { persist: true });

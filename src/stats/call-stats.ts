@@ -4,15 +4,6 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { createPrivateFile } from "../index/atomic-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
-import {
-  emptyHistogram,
-  fromStored,
-  type LatencyHistogram,
-  merge,
-  observe,
-  percentile,
-} from "./latency-histogram.ts";
 import {
   addRerank,
   emptyRerankTally,
@@ -25,6 +16,7 @@ import {
   rerankFigures,
   writeRerankTallies,
 } from "./rerank-stats.ts";
+import { add, countCall, emptyTally, figures, parseTally, type Tally } from "./tally.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
@@ -49,6 +41,8 @@ export interface CallRecord {
   afterSearch: boolean;
   /** The client session that made the call: its own errors are told back to it (tools_stat). */
   session?: string | undefined;
+  /** Who called (the HTTP listener's access token, src/auth/resource/): counted for them apart too. */
+  principal?: string | undefined;
 }
 
 export interface ToolStats {
@@ -87,6 +81,8 @@ export interface CallStats {
    * Another session's errors may quote its data: an agent sees its own only.
    */
   errorsOf(session: string): Map<string, { error: string; at: string }>;
+  /** Every tool's figures of one principal's own calls. */
+  ofPrincipal(principal: string): ToolStats[];
   /** Forgets a server's figures, or one tool's; resolves to how many tools were reset. */
   reset(filter: { server?: string | undefined; tool?: string | undefined }): number;
   flush(): void;
@@ -107,62 +103,6 @@ const FLUSH_MS = 1_000;
  * however many calls it counts, so this bounds memory; calls to tools beyond it are not counted.
  */
 const MAX_PENDING_TOOLS = 10_000;
-
-interface Tally {
-  calls: number;
-  successes: number;
-  isErrors: number;
-  errors: number;
-  timeouts: number;
-  limited: number;
-  totalMs: number;
-  afterSearch: number;
-  latency: LatencyHistogram;
-  lastError?: string | undefined;
-  lastErrorAt?: number | undefined;
-  lastCalledAt: number;
-}
-
-const emptyTally = (): Tally => ({
-  calls: 0,
-  successes: 0,
-  isErrors: 0,
-  errors: 0,
-  timeouts: 0,
-  limited: 0,
-  totalMs: 0,
-  afterSearch: 0,
-  latency: emptyHistogram(),
-  lastCalledAt: 0,
-});
-
-/** A tally as stored; the first format kept its latencies in `histogram` (latency-histogram.ts). */
-function parseTally(text: string): Tally {
-  const { histogram, latency, ...rest } = JSON.parse(text) as Tally & { histogram?: unknown };
-  // Tallies saved before the call limits have no `limited`.
-  return { ...rest, limited: rest.limited ?? 0, latency: fromStored(latency ?? histogram) };
-}
-
-function add(into: Tally, from: Tally): Tally {
-  for (const key of [
-    "calls",
-    "successes",
-    "isErrors",
-    "errors",
-    "timeouts",
-    "limited",
-    "totalMs",
-    "afterSearch",
-  ] as const)
-    into[key] += from[key];
-  merge(into.latency, from.latency);
-  if ((from.lastErrorAt ?? 0) > (into.lastErrorAt ?? 0)) {
-    into.lastError = from.lastError;
-    into.lastErrorAt = from.lastErrorAt;
-  }
-  into.lastCalledAt = Math.max(into.lastCalledAt, from.lastCalledAt);
-  return into;
-}
 
 export function openCallStats(
   dataDir: string,
@@ -185,6 +125,7 @@ export function openCallStats(
     db.exec(`CREATE TABLE IF NOT EXISTS tool_stats (
       server TEXT NOT NULL, tool TEXT NOT NULL, tally TEXT NOT NULL, PRIMARY KEY (server, tool))`);
     db.exec(RERANK_TABLE);
+    db.exec(PRINCIPAL_TABLE);
     saving = true;
     timer = setInterval(flush, FLUSH_MS);
     timer.unref?.();
@@ -205,10 +146,27 @@ export function openCallStats(
     return new Map(rows.map((row) => [key(row.server, row.tool), { ...row, tally: parseTally(row.tally) }]));
   };
 
+  /** Each principal's own counts not yet saved, keyed by principal and tool. */
+  const principalPending = new Map<
+    string,
+    { principal: string; server: string; tool: string; tally: Tally }
+  >();
+  const countForPrincipal = (principal: string, toolKey: string, call: CallRecord) => {
+    const k = `${principal}\u0000${toolKey}`;
+    let entry = principalPending.get(k);
+    if (!entry) {
+      if (failure && principalPending.size >= MAX_PENDING_TOOLS) return;
+      entry = { principal, server: call.server, tool: call.tool, tally: emptyTally() };
+      principalPending.set(k, entry);
+    }
+    countCall(entry.tally, call, now());
+  };
+
   /** Set while writing fails: said once, and once more when it works again. */
   let failure: { dropped: number } | undefined;
   const flush = () => {
-    if ((pending.size === 0 && pendingReranks.size === 0) || !saving || !db) return;
+    if ((pending.size === 0 && pendingReranks.size === 0 && principalPending.size === 0) || !saving || !db)
+      return;
     const batch = [...pending.values()];
     try {
       const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
@@ -220,6 +178,7 @@ export function openCallStats(
           write.run(server, tool, JSON.stringify(merged));
         }
         writeRerankTallies(db!, pendingReranks);
+        writePrincipalTallies(db!, principalPending.values());
       })();
     } catch (error) {
       // A full disk or a locked file: the transaction was rolled back, so the counts stay pending
@@ -239,6 +198,7 @@ export function openCallStats(
     }
     pending.clear();
     pendingReranks.clear();
+    principalPending.clear();
     if (failure) {
       logger.info(
         `call statistics saved again${failure.dropped > 0 ? `; ${failure.dropped} calls to tools beyond the ${MAX_PENDING_TOOLS} kept in memory were not counted` : ""}`,
@@ -261,33 +221,18 @@ export function openCallStats(
         pending.set(k, entry);
       }
       const t = entry.tally;
-      if (call.outcome === "limited") {
-        t.limited++;
-        return;
-      }
-      t.calls++;
-      t.totalMs += call.ms;
-      observe(t.latency, call.ms);
-      t.lastCalledAt = now();
-      if (call.afterSearch) t.afterSearch++;
-      if (call.outcome === "ok") t.successes++;
-      else {
-        if (call.outcome === "isError") t.isErrors++;
-        else if (call.outcome === "timeout") t.timeouts++;
-        else t.errors++;
-        // An upstream's error text may echo a token it was given; it is shown to people and agents.
-        t.lastError = call.error === undefined ? undefined : redactSecrets(call.error.slice(0, 500));
-        t.lastErrorAt = now();
-        if (call.session && t.lastError) {
-          let own = sessionErrors.get(call.session);
-          if (!own) {
-            if (sessionErrors.size >= MAX_SESSIONS_KEPT)
-              sessionErrors.delete(sessionErrors.keys().next().value!);
-            own = new Map();
-            sessionErrors.set(call.session, own);
-          }
-          own.set(k, { error: t.lastError, at: new Date(t.lastErrorAt).toISOString() });
+      countCall(t, call, now());
+      if (call.principal) countForPrincipal(call.principal, k, call);
+      if (call.outcome === "limited" || call.outcome === "ok") return;
+      if (call.session && t.lastError) {
+        let own = sessionErrors.get(call.session);
+        if (!own) {
+          if (sessionErrors.size >= MAX_SESSIONS_KEPT)
+            sessionErrors.delete(sessionErrors.keys().next().value!);
+          own = new Map();
+          sessionErrors.set(call.session, own);
         }
+        own.set(k, { error: t.lastError, at: new Date(t.lastErrorAt!).toISOString() });
       }
     },
     recordRerank(record) {
@@ -311,6 +256,22 @@ export function openCallStats(
     errorsOf(session) {
       const own = sessionErrors.get(session) ?? new Map();
       return new Map([...own].map(([k, value]) => [k.replace("\u0000", "/"), value]));
+    },
+    ofPrincipal(principal) {
+      const merged = new Map<string, { server: string; tool: string; tally: Tally }>();
+      const rows = (db
+        ?.query("SELECT server, tool, tally FROM principal_stats WHERE principal = ?")
+        .all(principal) ?? []) as { server: string; tool: string; tally: string }[];
+      for (const row of rows) merged.set(key(row.server, row.tool), { ...row, tally: parseTally(row.tally) });
+      for (const entry of principalPending.values()) {
+        if (entry.principal !== principal) continue;
+        const base = merged.get(key(entry.server, entry.tool));
+        merged.set(key(entry.server, entry.tool), {
+          ...entry,
+          tally: base ? add(base.tally, entry.tally) : entry.tally,
+        });
+      }
+      return [...merged.values()].map(({ server, tool, tally }) => figures(server, tool, tally));
     },
     all() {
       const merged = stored();
@@ -339,6 +300,8 @@ export function openCallStats(
         (!filter.server || filter.server === server) && (!filter.tool || filter.tool === tool);
       let count = 0;
       for (const [k, entry] of pending) if (matches(entry.server, entry.tool)) pending.delete(k);
+      for (const [k, entry] of principalPending)
+        if (matches(entry.server, entry.tool)) principalPending.delete(k);
       // The chat model's figures belong to no server: cleared with everything.
       if (!filter.server && !filter.tool) {
         pendingReranks.clear();
@@ -346,9 +309,11 @@ export function openCallStats(
       }
       if (db && saving) {
         const remove = db.query("DELETE FROM tool_stats WHERE server = ? AND tool = ?");
+        const removeOwn = db.query("DELETE FROM principal_stats WHERE server = ? AND tool = ?");
         for (const entry of stored().values()) {
           if (!matches(entry.server, entry.tool)) continue;
           remove.run(entry.server, entry.tool);
+          removeOwn.run(entry.server, entry.tool);
           count++;
         }
       }
@@ -364,23 +329,21 @@ export function openCallStats(
   };
 }
 
-function figures(server: string, tool: string, t: Tally): ToolStats {
-  const p95 = percentile(t.latency, 0.95);
-  return {
-    server,
-    tool,
-    calls: t.calls,
-    successes: t.successes,
-    isErrors: t.isErrors,
-    errors: t.errors,
-    timeouts: t.timeouts,
-    limited: t.limited,
-    meanMs: t.calls ? Math.round((t.totalMs / t.calls) * 100) / 100 : 0,
-    p50Ms: Math.round(percentile(t.latency, 0.5) * 100) / 100,
-    p95Ms: Math.round(p95 * 100) / 100,
-    afterSearch: t.afterSearch,
-    ...(t.lastError ? { lastError: t.lastError } : {}),
-    ...(t.lastErrorAt ? { lastErrorAt: new Date(t.lastErrorAt).toISOString() } : {}),
-    lastCalledAt: new Date(t.lastCalledAt).toISOString(),
-  };
+/** Each principal's own counts (the HTTP listener's access tokens), per tool. */
+const PRINCIPAL_TABLE = `CREATE TABLE IF NOT EXISTS principal_stats (
+  principal TEXT NOT NULL, server TEXT NOT NULL, tool TEXT NOT NULL, tally TEXT NOT NULL,
+  PRIMARY KEY (principal, server, tool))`;
+
+function writePrincipalTallies(
+  db: Database,
+  entries: Iterable<{ principal: string; server: string; tool: string; tally: Tally }>,
+): void {
+  const read = db.query("SELECT tally FROM principal_stats WHERE principal = ? AND server = ? AND tool = ?");
+  const write = db.query(
+    "INSERT OR REPLACE INTO principal_stats (principal, server, tool, tally) VALUES (?, ?, ?, ?)",
+  );
+  for (const { principal, server, tool, tally } of entries) {
+    const row = read.get(principal, server, tool) as { tally: string } | null;
+    write.run(principal, server, tool, JSON.stringify(row ? add(parseTally(row.tally), tally) : tally));
+  }
 }

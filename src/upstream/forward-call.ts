@@ -9,6 +9,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { isProxyError, ProxyError } from "../errors.ts";
+import type { QuotaHolder } from "../limits/principal-quotas.ts";
 import type { TraceHeaders } from "../tracing/trace-context.ts";
 import type { Span } from "../tracing/tracer.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
@@ -42,6 +43,11 @@ export interface CallOptions {
   traceContext?: TraceHeaders | undefined;
   /** Told how long the call waited for its turn under the server's call limits, in ms (0: none). */
   onAdmitted?: ((waitedMs: number) => void) | undefined;
+  /**
+   * Who called, when the HTTP listener takes access tokens (src/auth/resource/): the call is counted
+   * and limited per principal. Never sent upstream.
+   */
+  principal?: QuotaHolder | undefined;
 }
 
 /**
