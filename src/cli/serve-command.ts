@@ -14,7 +14,7 @@ export const serveCommand: Command = {
     "at /sse (both on every HTTP transport).",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--profile NAME] [--strict-plugins] [--log-level L] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--profile NAME] [--store URL] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -50,6 +50,12 @@ export const serveCommand: Command = {
         "--profile NAME     over stdio, serve only the profile NAME of mcpproxy.profiles (its servers and tools: " +
         "search, calls, resources, prompts, stats); over HTTP every profile is at /mcp/p/NAME instead",
     },
+    store: {
+      type: "string",
+      help:
+        "--store URL        share state with other replicas in PostgreSQL (postgres://…; needs MCPPROXY_STORE_KEY): " +
+        "servers, approvals, the catalog, statistics, rate limits, OAuth tokens; or MCPPROXY_STORE",
+    },
     "strict-plugins": {
       type: "boolean",
       help: "--strict-plugins   make every plugin failure an error (for plugin tests); or MCPPROXY_STRICT_PLUGINS",
@@ -67,6 +73,7 @@ export const serveCommand: Command = {
     if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     if (typeof values.routing === "string") overrides.routing = { value: values.routing, flag: "--routing" };
+    if (typeof values.store === "string") overrides.store = { value: values.store, flag: "--store" };
     if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
     if (typeof values["log-level"] === "string")
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };

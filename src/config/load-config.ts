@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
+import { literalPasswordProblem } from "../store/store-setting.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { type ResolvedHttpAuth, resolveHttpAuth } from "./http-auth-config.ts";
@@ -71,6 +72,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     host: "127.0.0.1",
     port: 8000,
     dataDir: defaultDataDir(env),
+    store: "",
     logLevel: "info",
     logFile: "",
     resetData: false,
@@ -192,6 +194,8 @@ export function parseConfig(
     },
     problems,
   );
+  const storeProblem = literalPasswordProblem(proxySection.store);
+  if (storeProblem) problems.push({ path: "mcpproxy.store", message: storeProblem });
   const traces = resolveTraces(
     {
       raw: proxySection.traces,

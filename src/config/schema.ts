@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { LOG_LEVELS } from "../log.ts";
+import { StoreSchema } from "../store/store-setting.ts";
 import { splitCommandLine } from "./command-line.ts";
 import {
   MAX_CONCURRENT_BOUND,
@@ -286,6 +287,8 @@ export const SETTINGS = {
   host: { env: "MCPPROXY_HOST", schema: nonEmptyString },
   port: { env: "MCPPROXY_PORT", schema: intInRange(0, 65535) },
   dataDir: { env: "MCPPROXY_DATA_DIR", schema: nonEmptyString },
+  /** Where replicas share their state: empty for the data dir alone, or a postgres:// URL (src/store/). */
+  store: { env: "MCPPROXY_STORE", schema: StoreSchema },
   logLevel: {
     env: "MCPPROXY_LOG_LEVEL",
     schema: caseInsensitive(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(", ")}`),

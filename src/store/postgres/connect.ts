@@ -1,0 +1,30 @@
+import postgres from "postgres";
+import type { Logger } from "../../log.ts";
+
+/** The client of the shared store: the `postgres` package, used nowhere outside src/store/. */
+export type Sql = postgres.Sql;
+
+export interface ConnectOptions {
+  /** How many connections this process may hold (a replica needs few: its writes are small). */
+  max?: number;
+  /** Shown in pg_stat_activity, so an operator sees which replica holds what. */
+  applicationName?: string;
+  logger?: Logger | undefined;
+}
+
+/** Seconds to wait for a connection: a store that does not answer must not hold up a command for long. */
+export const CONNECT_TIMEOUT_S = 5;
+
+export function connectPostgres(url: string, options: ConnectOptions = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 4,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    idle_timeout: 60,
+    // Statements are prepared per connection; pgbouncer in transaction mode would need this off,
+    // a direct connection (the documented set-up) is faster with it on.
+    prepare: true,
+    connection: { application_name: options.applicationName ?? "mcpproxy" },
+    onnotice: (notice) => options.logger?.debug(`store: ${notice.message ?? String(notice)}`),
+    transform: { undefined: null },
+  });
+}

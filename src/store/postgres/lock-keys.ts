@@ -1,0 +1,12 @@
+/**
+ * The advisory locks the shared store takes, in one place so that no two uses collide. PostgreSQL's
+ * two-number form: the first names mcpproxy ('mcpx' as an integer), the second the purpose.
+ */
+export const MCPPROXY_LOCK_SPACE = 0x6d637078;
+
+export const LOCKS = {
+  /** Held while migrations run: replicas that start at once migrate once. */
+  migrations: 1,
+  /** The lease: its holder indexes, runs the periodic checks and compacts statistics. */
+  lease: 2,
+} as const;

@@ -1,0 +1,111 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { describeError, ProxyError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { VERSION } from "../version.ts";
+import { connectPostgres, type Sql } from "./postgres/connect.ts";
+import { migrate } from "./postgres/migrations.ts";
+import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
+import { type StoreKey, storeKeyFrom } from "./store-key.ts";
+
+/**
+ * The shared store of a team deployment: one PostgreSQL database that every replica reads and
+ * writes (what lives there: postgres/migrations.ts). Opening it migrates the schema (once, under a
+ * lock), checks that this replica has the same MCPPROXY_STORE_KEY as the others, registers the
+ * replica and starts listening for the others' changes. Only modules in src/store/ touch `sql`.
+ */
+export interface SharedStore {
+  /** The URL as it may be shown (password masked). */
+  readonly shown: string;
+  /** This replica's id: the origin of its changes. */
+  readonly replicaId: string;
+  readonly key: StoreKey;
+  readonly sql: Sql;
+  readonly changes: ChangeListener;
+  /** Records a change of `kind` in `tx` (a transaction of `sql`); the other replicas hear of it. */
+  recordChange(tx: Sql, kind: string, subject: Record<string, unknown>): Promise<number>;
+  /** The key that seals requestState (MRTR): one for every replica, so any of them opens another's. */
+  requestStateKey(): Buffer;
+  close(): Promise<void>;
+}
+
+export interface SharedStoreOptions {
+  url: string;
+  shown: string;
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+}
+
+/** How often a replica says it is alive (`store status` shows who is). */
+export const HEARTBEAT_MS = 10_000;
+
+const KEY_CHECK = "store_key_check";
+const REQUEST_STATE_KEY = "request_state_key";
+
+export async function openSharedStore(options: SharedStoreOptions): Promise<SharedStore> {
+  const key = storeKeyFrom(options.env);
+  const replicaId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const sql = connectPostgres(options.url, {
+    logger: options.logger,
+    applicationName: `mcpproxy ${replicaId}`,
+  });
+  let requestStateKey: Buffer;
+  try {
+    await migrate(sql);
+    await checkKey(sql, key);
+    requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32));
+    await sql`
+      INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
+      VALUES (${replicaId}, ${hostname()}, ${process.pid}, ${VERSION}, now(), now())`;
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    if (error instanceof ProxyError) throw error;
+    throw new ProxyError(
+      "STORE_UNAVAILABLE",
+      `Cannot open the shared store ${options.shown}: ${describeError(error)}. Check that PostgreSQL is ` +
+        "running and the URL (--store, MCPPROXY_STORE or mcpproxy.store) names a database this user may write.",
+      { cause: error },
+    );
+  }
+  const changes = await startChangeListener(sql, replicaId, options.logger.child("store"));
+  const heartbeat = setInterval(() => {
+    sql`UPDATE mcpproxy.replicas SET seen_at = now() WHERE id = ${replicaId}`.catch(() => {});
+  }, HEARTBEAT_MS);
+  heartbeat.unref?.();
+  return {
+    shown: options.shown,
+    replicaId,
+    key,
+    sql,
+    changes,
+    recordChange: (tx, kind, subject) => recordChange(tx, replicaId, kind, subject),
+    requestStateKey: () => requestStateKey,
+    async close() {
+      clearInterval(heartbeat);
+      await changes.stop();
+      await sql`DELETE FROM mcpproxy.replicas WHERE id = ${replicaId}`.catch(() => {});
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/** The first replica records its key's check value; every later one must have the same key. */
+async function checkKey(sql: Sql, key: StoreKey): Promise<void> {
+  await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${KEY_CHECK}, ${key.check}) ON CONFLICT DO NOTHING`;
+  const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${KEY_CHECK}`;
+  if (row?.value !== key.check)
+    throw new ProxyError(
+      "CONFIG_INVALID",
+      "MCPPROXY_STORE_KEY is not the key the shared store was set up with: give every replica the same key " +
+        "(the secrets in the store cannot be read with another).",
+    );
+}
+
+/** A secret every replica shares, made by the first one that asks, kept sealed with the store key. */
+async function sharedSecret(sql: Sql, key: StoreKey, name: string, make: () => Buffer): Promise<Buffer> {
+  const sealed = key.seal(make(), `meta:${name}`).toString("base64");
+  await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${name}, ${sealed}) ON CONFLICT DO NOTHING`;
+  const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${name}`;
+  if (!row) throw new Error(`the store lost its ${name}`);
+  return key.open(Buffer.from(row.value, "base64"), `meta:${name}`);
+}
