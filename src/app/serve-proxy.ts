@@ -28,6 +28,7 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { openStoreOf } from "../store/open-store.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
@@ -127,6 +128,9 @@ async function run(
   });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   removeStaleTemps(config.configPath); // what a killed edit of the config left
+  // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
+  const store = await openStoreOf(config, logger);
+  cleanup.defer("close the shared store", () => store?.close());
   const lock = acquireWriterLock(config.dataDir, "serve");
   cleanup.defer("release the index lock", () => lock.release());
   if (!lock.isHeld) {
@@ -329,7 +333,10 @@ async function run(
     rerank: rerankerFor(config.search, logger, stats?.recordRerank),
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     passthrough: options.passthrough,
-    inputRounds: { seal: createRequestStateSeal(config.dataDir, config.inputWaitMs), parked },
+    inputRounds: {
+      seal: createRequestStateSeal(store?.requestStateKey() ?? config.dataDir, config.inputWaitMs),
+      parked,
+    },
     traces: tracing?.tracer,
     quotas: config.httpAuth ? createPrincipalQuotas(config.httpAuth.callsPerMinute) : undefined,
     results,

@@ -58,13 +58,14 @@ const MAX_STATE_CHARS = 64 * 1024;
  * 32 random bytes, mode 0600: every proxy on the data dir shares it, so a retry may reach another.
  */
 export function createRequestStateSeal(
-  dataDir: string,
+  /** The data dir whose key file holds the key, or the key itself (a shared store's: shared-store.ts). */
+  keySource: string | Buffer,
   ttlMs: number,
   now: () => number = Date.now,
 ): RequestStateSeal {
-  let key: Buffer | undefined;
+  let key: Buffer | undefined = typeof keySource === "string" ? undefined : keySource;
   const keyOf = () => {
-    key ??= loadOrCreateStateKey(dataDir);
+    key ??= loadOrCreateStateKey(keySource as string);
     return key;
   };
   return {
