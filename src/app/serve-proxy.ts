@@ -29,6 +29,7 @@ import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import { openStoreOf } from "../store/open-store.ts";
+import { startStoreReplica } from "../store/store-replica.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
@@ -131,9 +132,13 @@ async function run(
   // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
   const store = await openStoreOf(config, logger);
   cleanup.defer("close the shared store", () => store?.close());
-  const lock = acquireWriterLock(config.dataDir, "serve");
+  const dirLock = acquireWriterLock(config.dataDir, "serve");
+  // With a shared store, the store's lease says who writes the catalog (store-replica.ts).
+  const replica = store ? await startStoreReplica(store, config.dataDir, dirLock, logger) : undefined;
+  const lock = replica?.lock ?? dirLock;
   cleanup.defer("release the index lock", () => lock.release());
-  if (!lock.isHeld) {
+  cleanup.defer("push the last catalog changes", () => replica?.stop());
+  if (!lock.isHeld && !replica) {
     const holder = lock.holder();
     logger.warn(
       `another mcpproxy${holder ? ` (pid ${holder.pid})` : ""} keeps the index in ${config.dataDir}: ` +

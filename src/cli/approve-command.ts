@@ -8,7 +8,15 @@ import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { type PendingLaunch, pendingLaunches } from "../security/launch-spec.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import { withStoreCopy } from "../store/with-store-copy.ts";
+import {
+  COMMON_OPTIONS,
+  type Command,
+  commandLogger,
+  loadCommandConfig,
+  STORE_OPTION,
+  storeOverride,
+} from "./command.ts";
 import { describeLaunch } from "./launch-review.ts";
 
 export const approveCommand: Command = {
@@ -19,7 +27,8 @@ export const approveCommand: Command = {
     "on a known server or changed since approved: hidden and refused). With no argument, lists them with " +
     "what they would run and what changed; with SERVER or SERVER/NAME (or --all), shows them and approves " +
     "them. A running proxy picks the approval up within a second.",
-  usage: "mcpproxy approve [SERVER[/NAME] ...] [--all] [--json] [--config FILE] [--data-dir DIR]",
+  usage:
+    "mcpproxy approve [SERVER[/NAME] ...] [--all] [--json] [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     all: { type: "boolean", help: "--all              approve everything that waits" },
@@ -27,10 +36,22 @@ export const approveCommand: Command = {
       type: "boolean",
       help: "--json             print what waits (and what was approved) as JSON",
     },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
-    const config = loadCommandConfig(values);
+    const config = loadCommandConfig(values, storeOverride(values));
+    return withStoreCopy(config, commandLogger(config), () => review(config, values, positionals));
+  },
+};
+
+/** Lists what waits, or approves what was named. */
+async function review(
+  config: ResolvedConfig,
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+): Promise<number> {
+  {
     // Read-only but for approvals: a proxy may be running and writing the index meanwhile.
     const catalog = await openCatalog(config, commandLogger(config), {
       readOnly: true,
@@ -104,8 +125,8 @@ export const approveCommand: Command = {
     } finally {
       await catalog.close();
     }
-  },
-};
+  }
+}
 
 /** Everything that waits for a person. */
 interface Waiting {

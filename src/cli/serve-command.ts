@@ -3,7 +3,14 @@ import type { SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { profileList } from "../profiles/profile-deps.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import {
+  COMMON_OPTIONS,
+  type Command,
+  commandLogger,
+  loadCommandConfig,
+  STORE_OPTION,
+  storeOverride,
+} from "./command.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -50,12 +57,7 @@ export const serveCommand: Command = {
         "--profile NAME     over stdio, serve only the profile NAME of mcpproxy.profiles (its servers and tools: " +
         "search, calls, resources, prompts, stats); over HTTP every profile is at /mcp/p/NAME instead",
     },
-    store: {
-      type: "string",
-      help:
-        "--store URL        share state with other replicas in PostgreSQL (postgres://…; needs MCPPROXY_STORE_KEY): " +
-        "servers, approvals, the catalog, statistics, rate limits, OAuth tokens; or MCPPROXY_STORE",
-    },
+    ...STORE_OPTION,
     "strict-plugins": {
       type: "boolean",
       help: "--strict-plugins   make every plugin failure an error (for plugin tests); or MCPPROXY_STRICT_PLUGINS",
@@ -73,7 +75,7 @@ export const serveCommand: Command = {
     if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     if (typeof values.routing === "string") overrides.routing = { value: values.routing, flag: "--routing" };
-    if (typeof values.store === "string") overrides.store = { value: values.store, flag: "--store" };
+    Object.assign(overrides, storeOverride(values));
     if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
     if (typeof values["log-level"] === "string")
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };

@@ -67,8 +67,12 @@ export interface ToolApprovals {
   hasApprovals(server: string): boolean;
 }
 
-/** How often a running proxy looks for approvals given by another process. */
-export const REFRESH_EVERY_MS = 1_000;
+/**
+ * How often a running proxy looks for approvals given by another process (`mcpproxy approve`, or
+ * another replica's, copied in by the shared store): a pragma read, so cheap, and short enough that
+ * an approval is honoured everywhere within a second of being given.
+ */
+export const REFRESH_EVERY_MS = 250;
 
 export function openToolApprovals(
   store: CatalogStore,

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
-import { connectPostgres, type Sql } from "./postgres/connect.ts";
+import { connectPostgres, type Sql, type Tx } from "./postgres/connect.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
 import { type StoreKey, storeKeyFrom } from "./store-key.ts";
@@ -23,7 +23,7 @@ export interface SharedStore {
   readonly sql: Sql;
   readonly changes: ChangeListener;
   /** Records a change of `kind` in `tx` (a transaction of `sql`); the other replicas hear of it. */
-  recordChange(tx: Sql, kind: string, subject: Record<string, unknown>): Promise<number>;
+  recordChange(tx: Sql | Tx, kind: string, subject: Record<string, unknown>): Promise<number>;
   /** The key that seals requestState (MRTR): one for every replica, so any of them opens another's. */
   requestStateKey(): Buffer;
   close(): Promise<void>;
@@ -34,6 +34,8 @@ export interface SharedStoreOptions {
   shown: string;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
+  /** A serving replica (listed in `store status`, with a heartbeat); false for a command. */
+  isReplica?: boolean;
 }
 
 /** How often a replica says it is alive (`store status` shows who is). */
@@ -54,7 +56,8 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
     await migrate(sql);
     await checkKey(sql, key);
     requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32));
-    await sql`
+    if (options.isReplica !== false)
+      await sql`
       INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
       VALUES (${replicaId}, ${hostname()}, ${process.pid}, ${VERSION}, now(), now())`;
   } catch (error) {
@@ -69,6 +72,7 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
   }
   const changes = await startChangeListener(sql, replicaId, options.logger.child("store"));
   const heartbeat = setInterval(() => {
+    if (options.isReplica === false) return;
     sql`UPDATE mcpproxy.replicas SET seen_at = now() WHERE id = ${replicaId}`.catch(() => {});
   }, HEARTBEAT_MS);
   heartbeat.unref?.();

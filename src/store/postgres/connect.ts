@@ -3,6 +3,8 @@ import type { Logger } from "../../log.ts";
 
 /** The client of the shared store: the `postgres` package, used nowhere outside src/store/. */
 export type Sql = postgres.Sql;
+/** A transaction of `Sql` (`sql.begin`), which writes a change together with its data. */
+export type Tx = postgres.TransactionSql;
 
 export interface ConnectOptions {
   /** How many connections this process may hold (a replica needs few: its writes are small). */

@@ -1,6 +1,6 @@
 import { describeError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { Sql } from "./connect.ts";
+import type { Sql, Tx } from "./connect.ts";
 
 /**
  * How a change made on one replica reaches the others: the change is a row of `mcpproxy.changes`
@@ -27,7 +27,7 @@ export type ChangeHandler = (change: StoreChange) => void | Promise<void>;
 
 /** Records a change inside the caller's transaction (`tx`) and notifies at its commit. */
 export async function recordChange(
-  tx: Sql,
+  tx: Sql | Tx,
   origin: string,
   kind: string,
   subject: Record<string, unknown>,

@@ -1,0 +1,157 @@
+import { describeError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import {
+  normalizeValue,
+  type RowValues,
+  SHARED_TABLES,
+  type SharedTable,
+  sharedTable,
+} from "../catalog-tables.ts";
+import type { LocalCopy } from "../local-copy.ts";
+import type { SharedStore } from "../shared-store.ts";
+import type { Sql, Tx } from "./connect.ts";
+
+/**
+ * Keeps a replica's catalog.db and the shared store's catalog tables the same: at start it pulls
+ * every row (or, on a store that holds none yet, seeds it from this data dir, so approvals made on
+ * one machine survive the move to a team deployment); then it pushes what this replica writes (its
+ * outbox, local-copy.ts) and pulls what the others write, announced as `catalog` changes.
+ * PostgreSQL going away costs nothing but time: the outbox keeps local writes until a push
+ * succeeds, and the change log brings what was missed.
+ */
+export const CATALOG_CHANGE = "catalog";
+
+/** How often the outbox is looked at: a local write reaches the store within this (plus the push). */
+export const PUSH_EVERY_MS = 250;
+const BATCH = 500;
+
+export interface CatalogReplica {
+  /** Pushes the outbox now; resolves to how many rows went. */
+  push(): Promise<number>;
+  /** Applied rows pulled since start (a figure for tests and status). */
+  pulledRows(): number;
+  stop(): Promise<void>;
+}
+
+type Subject = { rows: [string, unknown[]][] };
+
+const quoted = (table: SharedTable) => `mcpproxy.${table.name}`;
+const columnsOf = (table: SharedTable) => table.columns.map(([column]) => column);
+
+async function readRows(sql: Sql, table: SharedTable): Promise<RowValues[]> {
+  const rows = await sql.unsafe(`SELECT ${columnsOf(table).join(", ")} FROM ${quoted(table)}`);
+  return rows.map((row) => table.columns.map(([column, type]) => normalizeValue(row[column], type)));
+}
+
+async function readRow(
+  sql: Sql,
+  table: SharedTable,
+  key: readonly unknown[],
+): Promise<RowValues | undefined> {
+  const where = table.key.map((column, i) => `${column} = $${i + 1}`).join(" AND ");
+  const [row] = await sql.unsafe(
+    `SELECT ${columnsOf(table).join(", ")} FROM ${quoted(table)} WHERE ${where}`,
+    key as never[],
+  );
+  return row ? table.columns.map(([column, type]) => normalizeValue(row[column], type)) : undefined;
+}
+
+async function writeRow(tx: Tx, table: SharedTable, key: readonly unknown[], values: RowValues | undefined) {
+  if (!values) {
+    const where = table.key.map((column, i) => `${column} = $${i + 1}`).join(" AND ");
+    await tx.unsafe(`DELETE FROM ${quoted(table)} WHERE ${where}`, key as never[]);
+    return;
+  }
+  const columns = columnsOf(table);
+  const updates = columns.filter((column) => !table.key.includes(column));
+  await tx.unsafe(
+    `INSERT INTO ${quoted(table)} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})
+     ON CONFLICT (${table.key.join(", ")}) DO UPDATE SET ${updates.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}`,
+    values.map((value) => (value instanceof Uint8Array ? Buffer.from(value) : value)) as never[],
+  );
+}
+
+export async function startCatalogReplica(
+  store: SharedStore,
+  local: LocalCopy,
+  logger: Logger,
+): Promise<CatalogReplica> {
+  const { sql } = store;
+  let pulled = 0;
+  const isStoreEmpty = async () => {
+    for (const table of SHARED_TABLES) {
+      const [row] = await sql.unsafe(`SELECT 1 FROM ${quoted(table)} LIMIT 1`);
+      if (row) return false;
+    }
+    return true;
+  };
+  if ((await isStoreEmpty()) && !local.isEmpty()) {
+    const queued = local.queueAll();
+    logger.info(`the shared store holds no catalog yet: seeding it from this data dir (${queued} rows)`);
+  } else {
+    const tables = new Map<SharedTable, RowValues[]>();
+    for (const table of SHARED_TABLES) tables.set(table, await readRows(sql, table));
+    pulled += local.replaceAll(tables);
+  }
+
+  let pushing: Promise<number> | undefined;
+  const pushOnce = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const entries = local.outbox(BATCH);
+      if (entries.length === 0) return total;
+      const seen = new Set<string>();
+      const rows: Subject["rows"] = [];
+      await sql.begin(async (tx) => {
+        for (const entry of entries) {
+          const text = `${entry.table.name}\u0000${JSON.stringify(entry.key)}`;
+          if (seen.has(text)) continue;
+          seen.add(text);
+          await writeRow(tx, entry.table, entry.key, local.row(entry.table, entry.key));
+          rows.push([entry.table.name, entry.key]);
+        }
+        await store.recordChange(tx, CATALOG_CHANGE, { rows });
+      });
+      local.pushed(entries[entries.length - 1]?.seq ?? 0);
+      total += rows.length;
+    }
+  };
+  /** One push at a time; a failure is logged and the outbox kept for the next try. */
+  const push = (): Promise<number> => {
+    pushing ??= pushOnce()
+      .catch((error) => {
+        logger.warn(
+          `pushing catalog changes to the shared store: ${describeError(error)} (kept; tried again)`,
+        );
+        return 0;
+      })
+      .finally(() => {
+        pushing = undefined;
+      });
+    return pushing;
+  };
+  await push();
+  const timer = setInterval(() => void push(), PUSH_EVERY_MS);
+  timer.unref?.();
+
+  const stopListening = store.changes.on(CATALOG_CHANGE, async (change) => {
+    if (change.isOwn) return;
+    const rows = (change.subject as Subject).rows ?? [];
+    const changes: Parameters<LocalCopy["apply"]>[0][number][] = [];
+    for (const [name, key] of rows) {
+      const table = sharedTable(name);
+      if (!table || !Array.isArray(key)) continue;
+      changes.push({ table, key, values: await readRow(sql, table, key) });
+    }
+    pulled += local.apply(changes);
+  });
+  return {
+    push,
+    pulledRows: () => pulled,
+    async stop() {
+      clearInterval(timer);
+      stopListening();
+      await push();
+    },
+  };
+}
