@@ -8,6 +8,7 @@ import {
   retrieve,
   runCli,
   type Sandbox,
+  startHttpFixture,
 } from "./helpers.ts";
 import { startReplica, storeCommandEnv } from "./support/replicas.ts";
 import {
@@ -153,6 +154,47 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
         JSON.stringify([{ type: "text", text: `held echo: ${replica.name}` }]),
       );
     }
+  });
+
+  test("a tool that changes behind one replica is quarantined on every replica", async () => {
+    const sandbox = scope.sandbox();
+    const web = await startHttpFixture("web");
+    scope.defer(() => web.stop());
+    sandbox.writeConfig({ mcpServers: { web: { url: web.url } } });
+    const url = await freshStore();
+    const clients = [];
+    for (const name of ["1", "2", "3"]) {
+      const replica = await startReplica(sandbox, url, name);
+      scope.defer(() => replica.stop());
+      const client = await connectHttp(replica.url);
+      scope.defer(() => client.close());
+      clients.push(client);
+    }
+    const echo = (client: (typeof clients)[number]) =>
+      client.callTool({ name: "call_tool", arguments: { name: "web__echo", arguments: { message: "hi" } } });
+    for (const client of clients)
+      await eventually(
+        () => echo(client),
+        (result) => !result.isError,
+        20_000,
+      );
+    // The server tells only the session that called it; the other replicas hear of it from the store.
+    await clients[0]!.callTool({
+      name: "call_tool",
+      arguments: {
+        name: "web__rewrite_tool",
+        arguments: { tool_name: "echo", description: "Now something else" },
+      },
+    });
+    const changedAt = Date.now();
+    const refused = await eventually(
+      () => echo(clients[2]!),
+      (result) => Boolean(result.isError),
+      10_000,
+    );
+    process.stderr.write(`tool change on replica 1 to replica 3 refusing it: ${Date.now() - changedAt} ms\n`);
+    expect(JSON.stringify(refused.content)).toContain("web__echo is quarantined");
+    expect((await echo(clients[1]!)).isError).toBe(true);
   });
 
   test("PostgreSQL restarted: replicas keep answering from memory and catch up on what changed meanwhile", async () => {

@@ -49,6 +49,7 @@ import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
+import { startToolListHints, type ToolListHints } from "./tool-list-hints.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
 export const TERMINAL_HINT =
@@ -184,6 +185,8 @@ async function run(
   const changes = createChangeFeed(clients, logger.child("listen"));
 
   let sync: CatalogSync | undefined;
+  /** A team deployment: tool list changes told to and heard from the other replicas (tool-list-hints.ts). */
+  let hints: ToolListHints | undefined;
   let indexing: Promise<void> = Promise.resolve();
   /** The first indexing pass is over (until then, what search can find is about to change). */
   let isIndexed = false;
@@ -198,6 +201,7 @@ async function run(
     callTimeoutMs: config.callTimeoutMs,
     maxCallMs: config.maxCallMs,
     onToolsChanged: (server, tools, listed) => {
+      hints?.observe(server, tools);
       if (listed) reviewListed(catalog, { server, listed });
       const resynced = sync?.resync(server, tools);
       // In passthrough the server's tools are the client's tool list: tell every client it changed.
@@ -217,6 +221,8 @@ async function run(
     }),
   });
   cleanup.defer("disconnect upstream servers", () => pool.close());
+  hints = store ? startToolListHints(store, pool, logger.child("store")) : undefined;
+  cleanup.defer("stop hearing of other replicas' tool lists", () => hints?.stop());
   // In passthrough the other servers are never started, whatever the index knows of them.
   const startUnindexed = options.passthrough === undefined;
   sync = createCatalogSync({

@@ -24,6 +24,8 @@ export interface SharedStore {
   readonly changes: ChangeListener;
   /** Records a change of `kind` in `tx` (a transaction of `sql`); the other replicas hear of it. */
   recordChange(tx: Sql | Tx, kind: string, subject: Record<string, unknown>): Promise<number>;
+  /** Records a change that carries no data of its own (a hint), in a transaction of its own. */
+  announce(kind: string, subject: Record<string, unknown>): Promise<void>;
   /** The key that seals requestState (MRTR): one for every replica, so any of them opens another's. */
   requestStateKey(): Buffer;
   close(): Promise<void>;
@@ -83,6 +85,9 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
     sql,
     changes,
     recordChange: (tx, kind, subject) => recordChange(tx, replicaId, kind, subject),
+    async announce(kind, subject) {
+      await sql.begin((tx) => recordChange(tx, replicaId, kind, subject));
+    },
     requestStateKey: () => requestStateKey,
     async close() {
       clearInterval(heartbeat);

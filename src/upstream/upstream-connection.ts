@@ -86,6 +86,8 @@ export interface UpstreamConnection {
    * nothing is listened for). A 2025 server (it has resources/subscribe) resolves undefined.
    */
   relisten(): Promise<SubscriptionFilter | undefined>;
+  /** Lists the tools again, as on list_changed (another replica heard of a change: store-hints). */
+  relistTools(): void;
   close(): Promise<void>;
 }
 
@@ -405,6 +407,7 @@ export async function connectUpstream(
       listed,
       paramHeaders: (tool, args) => headers(current.tools, tool, args),
       relisten: async () => listening?.refresh(),
+      relistTools: onToolsChanged,
       async close() {
         isClosing = true;
         clearInterval(healthTimer);
