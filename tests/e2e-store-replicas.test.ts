@@ -162,7 +162,7 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
     scope.defer(() => web.stop());
     sandbox.writeConfig({ mcpServers: { web: { url: web.url } } });
     const url = await freshStore();
-    const clients = [];
+    const clients: Awaited<ReturnType<typeof connectHttp>>[] = [];
     for (const name of ["1", "2", "3"]) {
       const replica = await startReplica(sandbox, url, name);
       scope.defer(() => replica.stop());
