@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
-import { connectPostgres, type Sql } from "./postgres/connect.ts";
+import { CONNECT_TIMEOUT_S, connectPostgres, type Sql } from "./postgres/connect.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
 import { type StoreKey, storeKeyFrom } from "./store-key.ts";
@@ -115,9 +115,14 @@ async function prepareSharedStore(sql: Sql, key: StoreKey): Promise<PreparedStor
 /** Any failure to reach or use the store, as one line that says what to check (a ProxyError stays itself). */
 export function storeUnavailable(shown: string, error: unknown): ProxyError {
   if (error instanceof ProxyError) return error;
+  // The client's own wording ("write CONNECT_TIMEOUT host:port") does not say what happened.
+  const reason =
+    (error as { code?: unknown } | undefined)?.code === "CONNECT_TIMEOUT"
+      ? `no answer within ${CONNECT_TIMEOUT_S} s`
+      : describeError(error);
   return new ProxyError(
     "STORE_UNAVAILABLE",
-    `Cannot open the shared store ${shown}: ${describeError(error)}. Check that PostgreSQL is ` +
+    `Cannot open the shared store ${shown}: ${reason}. Check that PostgreSQL is ` +
       "running and the URL (--store, MCPPROXY_STORE or mcpproxy.store) names a database this user may write.",
     { cause: error },
   );
