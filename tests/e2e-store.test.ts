@@ -302,3 +302,30 @@ describe.skipIf(!hasPostgres)("an unreachable store", () => {
     expect(result.stderr).toContain("no answer within 5 s");
   });
 });
+
+describe("store --help", () => {
+  test("the command and each subcommand have their help; an unknown subcommand is a usage error", async () => {
+    const sandbox = sandboxWith();
+    const main = await run(sandbox, ["store", "--help"]);
+    expect(main.code).toBe(0);
+    expect(main.stdout).toStartWith(
+      "Usage: mcpproxy store init|migrate|status [--store URL] [--json] [--config FILE]",
+    );
+    for (const [name, words] of [
+      ["init", "Needs MCPPROXY_STORE_KEY"],
+      ["migrate", "A store migrated by a newer mcpproxy is refused"],
+      ["status", "Exits 1 when migrations are pending"],
+    ] as const) {
+      const help = await run(sandbox, ["store", name, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toStartWith(`Usage: mcpproxy store ${name} [--store URL]`);
+      expect(help.stdout.replace(/\s+/g, " ")).toContain(words);
+    }
+    const unknown = await run(sandbox, ["store", "drop", "--config", sandbox.configPath]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe(
+      'mcpproxy: Unknown store command "drop": mcpproxy store init|migrate|status. Run `mcpproxy store --help`.\n',
+    );
+    expect((await run(sandbox, ["--help"])).stdout).toContain("store    Operate the shared store");
+  });
+});
