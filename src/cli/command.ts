@@ -17,6 +17,8 @@ export interface Command {
   usage: string;
   options: Record<string, CommandOption>;
   allowPositionals?: boolean;
+  /** The help of a subcommand named in `positionals` (`store status --help`); undefined: the command's. */
+  helpOf?(positionals: string[]): string | undefined;
   /** Resolves to the exit code. */
   run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
 }

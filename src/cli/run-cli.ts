@@ -12,6 +12,7 @@ import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
 import { serversCommand } from "./servers-command.ts";
 import { statsCommand } from "./stats-command.ts";
+import { storeCommand } from "./store-command.ts";
 import { toolsCommand } from "./tools-command.ts";
 
 const COMMANDS: readonly Command[] = [
@@ -26,6 +27,7 @@ const COMMANDS: readonly Command[] = [
   importCommand,
   doctorCommand,
   evalCommand,
+  storeCommand,
 ];
 
 export function mainHelp(): string {
@@ -78,7 +80,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parseCommandArgs(command, rest);
   if (values.help) {
-    process.stdout.write(commandHelp(command));
+    process.stdout.write(command.helpOf?.(positionals) ?? commandHelp(command));
     return 0;
   }
   return command.run(values as Record<string, string | boolean | undefined>, positionals);

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
-import { connectPostgres, type Sql, type Tx } from "./postgres/connect.ts";
+import { CONNECT_TIMEOUT_S, connectPostgres, type Sql, type Tx } from "./postgres/connect.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
 import { type StoreKey, storeKeyFrom } from "./store-key.ts";
@@ -19,6 +19,8 @@ export interface SharedStore {
   readonly shown: string;
   /** This replica's id: the origin of its changes. */
   readonly replicaId: string;
+  /** The schema steps this opening applied (none when another replica, or `store migrate`, had). */
+  readonly migrated: readonly number[];
   readonly key: StoreKey;
   readonly sql: Sql;
   readonly changes: ChangeListener;
@@ -36,7 +38,10 @@ export interface SharedStoreOptions {
   shown: string;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
-  /** A serving replica (listed in `store status`, with a heartbeat); false for a command. */
+  /**
+   * A replica (serve) registers itself and beats; an operator's command (`store init`) only
+   * prepares the store and uses it. Default true.
+   */
   isReplica?: boolean;
 }
 
@@ -48,39 +53,37 @@ const REQUEST_STATE_KEY = "request_state_key";
 
 export async function openSharedStore(options: SharedStoreOptions): Promise<SharedStore> {
   const key = storeKeyFrom(options.env);
-  const replicaId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const isReplica = options.isReplica ?? true;
+  const replicaId = isReplica
+    ? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
+    : `operator-${hostname()}-${process.pid}`;
   const sql = connectPostgres(options.url, {
     logger: options.logger,
     applicationName: `mcpproxy ${replicaId}`,
   });
-  let requestStateKey: Buffer;
+  let prepared: PreparedStore;
+  let changes: ChangeListener;
   try {
-    await migrate(sql);
-    await checkKey(sql, key);
-    requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32));
-    if (options.isReplica !== false)
+    prepared = await prepareSharedStore(sql, key);
+    if (isReplica)
       await sql`
-      INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
-      VALUES (${replicaId}, ${hostname()}, ${process.pid}, ${VERSION}, now(), now())`;
+        INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
+        VALUES (${replicaId}, ${hostname()}, ${process.pid}, ${VERSION}, now(), now())`;
+    changes = await startChangeListener(sql, replicaId, options.logger.child("store"));
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
-    if (error instanceof ProxyError) throw error;
-    throw new ProxyError(
-      "STORE_UNAVAILABLE",
-      `Cannot open the shared store ${options.shown}: ${describeError(error)}. Check that PostgreSQL is ` +
-        "running and the URL (--store, MCPPROXY_STORE or mcpproxy.store) names a database this user may write.",
-      { cause: error },
-    );
+    throw storeUnavailable(options.shown, error);
   }
-  const changes = await startChangeListener(sql, replicaId, options.logger.child("store"));
-  const heartbeat = setInterval(() => {
-    if (options.isReplica === false) return;
-    sql`UPDATE mcpproxy.replicas SET seen_at = now() WHERE id = ${replicaId}`.catch(() => {});
-  }, HEARTBEAT_MS);
-  heartbeat.unref?.();
+  const heartbeat = isReplica
+    ? setInterval(() => {
+        sql`UPDATE mcpproxy.replicas SET seen_at = now() WHERE id = ${replicaId}`.catch(() => {});
+      }, HEARTBEAT_MS)
+    : undefined;
+  heartbeat?.unref?.();
   return {
     shown: options.shown,
     replicaId,
+    migrated: prepared.migrated,
     key,
     sql,
     changes,
@@ -88,14 +91,46 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
     async announce(kind, subject) {
       await sql.begin((tx) => recordChange(tx, replicaId, kind, subject));
     },
-    requestStateKey: () => requestStateKey,
+    requestStateKey: () => prepared.requestStateKey,
     async close() {
       clearInterval(heartbeat);
       await changes.stop();
-      await sql`DELETE FROM mcpproxy.replicas WHERE id = ${replicaId}`.catch(() => {});
+      if (isReplica) await sql`DELETE FROM mcpproxy.replicas WHERE id = ${replicaId}`.catch(() => {});
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+interface PreparedStore {
+  migrated: readonly number[];
+  requestStateKey: Buffer;
+}
+
+/**
+ * What every opening of the store does, a replica's and `store init`'s alike: the schema brought up
+ * to date, the key checked against the store's, the shared secrets made or read.
+ */
+async function prepareSharedStore(sql: Sql, key: StoreKey): Promise<PreparedStore> {
+  const migrated = await migrate(sql);
+  await checkKey(sql, key);
+  const requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32));
+  return { migrated, requestStateKey };
+}
+
+/** Any failure to reach or use the store, as one line that says what to check (a ProxyError stays itself). */
+export function storeUnavailable(shown: string, error: unknown): ProxyError {
+  if (error instanceof ProxyError) return error;
+  // The client's own wording ("write CONNECT_TIMEOUT host:port") does not say what happened.
+  const reason =
+    (error as { code?: unknown } | undefined)?.code === "CONNECT_TIMEOUT"
+      ? `no answer within ${CONNECT_TIMEOUT_S} s`
+      : describeError(error);
+  return new ProxyError(
+    "STORE_UNAVAILABLE",
+    `Cannot open the shared store ${shown}: ${reason}. Check that PostgreSQL is ` +
+      "running and the URL (--store, MCPPROXY_STORE or mcpproxy.store) names a database this user may write.",
+    { cause: error },
+  );
 }
 
 /** The first replica records its key's check value; every later one must have the same key. */

@@ -9,4 +9,10 @@ export const LOCKS = {
   migrations: 1,
   /** The lease: its holder indexes, runs the periodic checks and compacts statistics. */
   lease: 2,
+  /**
+   * Held (per transaction) by every transaction that records a change, from the change's row to its
+   * commit: change ids are then given in commit order, so a reader that has applied id N never
+   * meets a smaller id committed later (store-changes.ts).
+   */
+  changes: 3,
 } as const;

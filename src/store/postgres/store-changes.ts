@@ -1,6 +1,7 @@
 import { describeError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { Sql, Tx } from "./connect.ts";
+import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
 
 /**
  * How a change made on one replica reaches the others: the change is a row of `mcpproxy.changes`
@@ -25,13 +26,19 @@ export interface StoreChange {
 
 export type ChangeHandler = (change: StoreChange) => void | Promise<void>;
 
-/** Records a change inside the caller's transaction (`tx`) and notifies at its commit. */
+/**
+ * Records a change inside the caller's transaction (`tx`) and notifies at its commit. It holds the
+ * change-log lock until that commit, so record the change as the transaction's last step.
+ */
 export async function recordChange(
   tx: Sql | Tx,
   origin: string,
   kind: string,
   subject: Record<string, unknown>,
 ): Promise<number> {
+  // Without the lock, a transaction that took id 5 and commits after the one with id 6 would be
+  // skipped by a reader that had already read 6.
+  await tx`SELECT pg_advisory_xact_lock(${MCPPROXY_LOCK_SPACE}, ${LOCKS.changes})`;
   const [row] = await tx<{ id: string }[]>`
     INSERT INTO mcpproxy.changes (kind, subject, origin) VALUES (${kind}, ${tx.json(subject as never)}, ${origin})
     RETURNING id`;

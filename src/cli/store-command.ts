@@ -1,0 +1,168 @@
+import { ProxyError } from "../errors.ts";
+import type { StoreReport } from "../store/postgres/store-status.ts";
+import { initStore, migrateStore, readStoreStatus, type StoreTarget } from "../store/store-admin.ts";
+import { storeLocationOf } from "../store/store-setting.ts";
+import { COMMON_OPTIONS, type Command, commandHelp, commandLogger, loadCommandConfig } from "./command.ts";
+
+/**
+ * `mcpproxy store init|migrate|status`: the operator's side of the shared store (PostgreSQL) that
+ * `serve --store` replicas share. What each does to the store lives in src/store/store-admin.ts.
+ */
+const SUBCOMMANDS = {
+  init: {
+    summary:
+      "Prepare a shared store for its first replica: run the schema migrations, record MCPPROXY_STORE_KEY's " +
+      "check value (or check that this key is the store's), make the secrets every replica shares. " +
+      "Safe to run again. Needs MCPPROXY_STORE_KEY.",
+  },
+  migrate: {
+    summary:
+      "Run the schema migrations the store lacks (under a lock: replicas starting at the same time wait), " +
+      "and print what was applied. A store migrated by a newer mcpproxy is refused.",
+  },
+  status: {
+    summary:
+      "Show the store's schema version, the replicas (alive when seen within three heartbeats), who holds " +
+      "the lease, what it keeps, its size and the last change. Exits 1 when migrations are pending.",
+  },
+} as const;
+type Subcommand = keyof typeof SUBCOMMANDS;
+
+const OPTIONS = {
+  store: {
+    type: "string",
+    help: "--store URL        the store, postgres://user@host:port/db (default: MCPPROXY_STORE, then mcpproxy.store)",
+  },
+  json: { type: "boolean", help: "--json             print the result as JSON" },
+  config: COMMON_OPTIONS.config,
+  help: COMMON_OPTIONS.help,
+} as const;
+
+const USAGE_TAIL = "[--store URL] [--json] [--config FILE]";
+
+export const storeCommand: Command = {
+  name: "store",
+  summary:
+    "Operate the shared store of a team deployment (PostgreSQL, `serve --store`): init prepares it, " +
+    "migrate runs pending schema steps, status shows versions, replicas, the lease and sizes.",
+  usage: `mcpproxy store init|migrate|status ${USAGE_TAIL}`,
+  allowPositionals: true,
+  options: OPTIONS,
+  helpOf(positionals) {
+    const name = positionals[0];
+    if (!isSubcommand(name)) return undefined;
+    return commandHelp({
+      ...storeCommand,
+      usage: `mcpproxy store ${name} ${USAGE_TAIL}`,
+      ...SUBCOMMANDS[name],
+    });
+  },
+  async run(values, positionals) {
+    const [name, ...extra] = positionals;
+    if (!isSubcommand(name) || extra.length > 0) {
+      throw new ProxyError(
+        "USAGE",
+        `${name === undefined ? "Name what to do" : `Unknown store command "${[name, ...extra].join(" ")}"`}: ` +
+          "mcpproxy store init|migrate|status. Run `mcpproxy store --help`.",
+      );
+    }
+    const config = loadCommandConfig(
+      values,
+      typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {},
+    );
+    const location = storeLocationOf(config.store);
+    if (location.kind === "local") {
+      throw new ProxyError(
+        "USAGE",
+        `mcpproxy store ${name} needs the shared store's URL: pass --store postgres://user@host:port/db, ` +
+          "set MCPPROXY_STORE, or write mcpproxy.store in the config file (with the password as ${VAR}).",
+      );
+    }
+    const target: StoreTarget = { url: location.url, shown: location.shown };
+    const logger = commandLogger(config);
+    const print = (text: string, json: unknown) =>
+      process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+    if (name === "migrate") {
+      const outcome = await migrateStore(target, logger);
+      print(
+        outcome.applied.length === 0
+          ? `The shared store ${target.shown} is already at version ${outcome.to}.`
+          : `Migrated the shared store ${target.shown} from version ${outcome.from} to ${outcome.to}: ` +
+              `applied ${outcome.applied.map((step) => `${step.version} (${step.name})`).join(", ")}.`,
+        { store: target.shown, ...outcome },
+      );
+      return 0;
+    }
+    if (name === "init") {
+      const outcome = await initStore(target, { env: process.env, logger, servers: config.servers });
+      print(
+        `The shared store ${target.shown} is ready at schema version ${outcome.version}` +
+          (outcome.migrated.length > 0 ? ` (applied ${outcome.migrated.join(", ")})` : "") +
+          "; MCPPROXY_STORE_KEY is its key; the shared secrets are in place. " +
+          "Start replicas with `mcpproxy serve --store URL` and the same MCPPROXY_STORE_KEY.",
+        { store: target.shown, ...outcome, isReady: true },
+      );
+      return 0;
+    }
+    const report = await readStoreStatus(target, logger);
+    const isUpToDate = report.schema.current === report.schema.latest;
+    print(statusText(target.shown, report), { store: target.shown, isUpToDate, ...report });
+    return isUpToDate ? 0 : 1;
+  },
+};
+
+function isSubcommand(name: string | undefined): name is Subcommand {
+  return name !== undefined && Object.hasOwn(SUBCOMMANDS, name);
+}
+
+function statusText(shown: string, report: StoreReport): string {
+  const { schema } = report;
+  const lines = [`Shared store ${shown}`];
+  if (schema.current > schema.latest) {
+    lines.push(
+      `Schema: version ${schema.current}, newer than this mcpproxy knows (${schema.latest}): upgrade mcpproxy here.`,
+    );
+  } else if (schema.pending.length > 0) {
+    lines.push(
+      `Schema: version ${schema.current} of ${schema.latest}, ${schema.pending.length} step(s) pending ` +
+        `(${schema.pending.map((step) => `${step.version} ${step.name}`).join(", ")}): run \`mcpproxy store migrate\`.`,
+    );
+  } else {
+    lines.push(`Schema: version ${schema.current} of ${schema.latest} (up to date)`);
+  }
+  const alive = report.replicas.filter((replica) => replica.isAlive).length;
+  lines.push(`Replicas: ${report.replicas.length} registered, ${alive} alive`);
+  for (const replica of report.replicas) {
+    lines.push(
+      `  ${replica.id}  ${replica.host} pid ${replica.pid}, ${replica.version}, started ${replica.startedAt}, ` +
+        `seen ${replica.seenSecondsAgo} s ago${replica.isAlive ? "" : " (not alive: stopped or cut off)"}`,
+    );
+  }
+  const lease = report.locks.find((lock) => lock.name === "lease");
+  lines.push(`Lease: ${lease ? `held by ${lease.holder}` : "not held (no replica runs the once-only work)"}`);
+  for (const lock of report.locks.filter((l) => l.name !== "lease"))
+    lines.push(`Lock ${lock.name}: held by ${lock.holder}`);
+  if (report.counts) {
+    const { servers, tools, approvals, changes } = report.counts;
+    lines.push(`Kept: ${servers} servers, ${tools} tools, ${approvals} approvals, ${changes} changes`);
+  }
+  const largest = Object.entries(report.size.tables)
+    .slice(0, 4)
+    .map(([table, bytes]) => `${table} ${sizeOf(bytes)}`);
+  lines.push(
+    `Size: database ${sizeOf(report.size.databaseBytes)}, mcpproxy tables ${sizeOf(report.size.schemaBytes)}` +
+      (largest.length > 0 ? ` (largest: ${largest.join(", ")})` : ""),
+  );
+  const last = report.lastChange;
+  lines.push(
+    last ? `Last change: #${last.id} ${last.kind}, ${last.ageSeconds} s ago` : "Last change: none yet",
+  );
+  return lines.join("\n");
+}
+
+function sizeOf(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(0)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
