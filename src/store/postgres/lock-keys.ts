@@ -9,4 +9,6 @@ export const LOCKS = {
   migrations: 1,
   /** The lease: its holder indexes, runs the periodic checks and compacts statistics. */
   lease: 2,
+  /** Held (tried, never waited for) while the rows of replicas that are gone are folded together. */
+  statsCompaction: 3,
 } as const;
