@@ -43,7 +43,7 @@ export interface StatsTables {
   addOwn(
     deltas: readonly Omit<StatsRow, "replica">[],
     reranks: readonly Omit<RerankRow, "replica">[],
-    merge: MergeTallies,
+    merge: { tools: MergeTallies; reranks: MergeTallies },
   ): Promise<{ rows: StatsRow[]; reranks: RerankRow[] }>;
   /**
    * Rows changed since `since` (the `at` of an earlier read; all of them without it), and the
@@ -76,7 +76,7 @@ export function statsTablesOf(store: Pick<SharedStore, "sql" | "replicaId" | "re
             SELECT tally FROM mcpproxy.tool_stats
             WHERE replica = ${replicaId} AND server = ${d.server} AND tool = ${d.tool} AND principal = ${d.principal}
             FOR UPDATE`;
-          const tally = row ? merge(row.tally, d.tally) : d.tally;
+          const tally = row ? merge.tools(row.tally, d.tally) : d.tally;
           await tx`
             INSERT INTO mcpproxy.tool_stats (replica, server, tool, principal, tally, updated_at)
             VALUES (${replicaId}, ${d.server}, ${d.tool}, ${d.principal}, ${tx.json(tally as never)}, clock_timestamp())
@@ -88,7 +88,7 @@ export function statsTablesOf(store: Pick<SharedStore, "sql" | "replicaId" | "re
         for (const r of reranks) {
           const [row] = await tx<{ tally: unknown }[]>`
             SELECT tally FROM mcpproxy.rerank_stats WHERE replica = ${replicaId} AND model = ${r.model} FOR UPDATE`;
-          const tally = row ? merge(row.tally, r.tally) : r.tally;
+          const tally = row ? merge.reranks(row.tally, r.tally) : r.tally;
           await tx`
             INSERT INTO mcpproxy.rerank_stats (replica, model, tally, updated_at)
             VALUES (${replicaId}, ${r.model}, ${tx.json(tally as never)}, clock_timestamp())
