@@ -8,7 +8,8 @@ import { createTokenBucket, type RateLimit, type TokenBucket } from "./token-buc
  * N a minute holds for all replicas together, with what happens when the store cannot be reached:
  * calls are never held up or refused for that. A take that fails or does not answer within
  * `timeoutMs` switches every bucket of this replica to a local one holding its share of the limit
- * (1/replicas of the rate and of the burst, the replicas counted while the store answered), said
+ * (1/replicas of the rate and of the burst, the live replicas as the store last counted them: with
+ * every take, and every `replicasMs` while none is taken), said
  * once in the log; the store is asked again every `probeMs` in the background, and when it answers
  * the shared buckets are used again (said too). The replicas together then admit about the limit
  * while the store is away; never more than each replica's share.
@@ -119,7 +120,9 @@ export function createSharedBuckets(store: RateBucketStore, options: SharedBucke
         async take() {
           if (down) return takeLocal(key, limit);
           try {
-            return await withTimeout(store.take(key, limit), timeoutMs);
+            const took = await withTimeout(store.take(key, limit), timeoutMs);
+            if (took.replicas) replicas = took.replicas;
+            return took;
           } catch (error) {
             fallBack(error);
             return takeLocal(key, limit);

@@ -18,7 +18,9 @@ function calls(count: number, seed: number): CallRecord[] {
 
 function tallyOf(records: readonly CallRecord[], startAt: number): Tally {
   const tally = emptyTally();
-  records.forEach((call, i) => countCall(tally, call, startAt + i));
+  records.forEach((call, i) => {
+    countCall(tally, call, startAt + i);
+  });
   return tally;
 }
 

@@ -16,6 +16,8 @@ export interface BucketTake {
   taken: boolean;
   /** Milliseconds until the bucket holds a whole token again (0: it does now). */
   waitMs: number;
+  /** Replicas that said they were alive lately, read in the same statement (a local bucket's share). */
+  replicas?: number | undefined;
 }
 
 export interface RateBucketStore {
@@ -28,6 +30,8 @@ export interface RateBucketStore {
 
 /** A hair under one token counts as one: floating-point refills must not cost a whole extra wait. */
 const EPSILON = 1e-9;
+/** A replica whose heartbeat (every 10 s) is older than this is not counted as live. */
+const LIVE = "30 seconds";
 
 export function rateBucketsOf(store: Pick<SharedStore, "sql">): RateBucketStore {
   const { sql } = store;
@@ -37,7 +41,7 @@ export function rateBucketsOf(store: Pick<SharedStore, "sql">): RateBucketStore 
       const burst = Math.max(1, limit.burst);
       // `level`: the tokens after the refill, capped at the burst. Every SET expression sees the row
       // as it was, so the refill is written out in each.
-      const [row] = await sql<{ taken: boolean; tokens: number }[]>`
+      const [row] = await sql<{ taken: boolean; tokens: number; replicas: string }[]>`
         INSERT INTO mcpproxy.rate_buckets AS b (key, tokens, refilled_at, taken)
         VALUES (${key}, ${burst - 1}::float8, extract(epoch FROM clock_timestamp()) * 1000, true)
         ON CONFLICT (key) DO UPDATE SET
@@ -48,17 +52,18 @@ export function rateBucketsOf(store: Pick<SharedStore, "sql">): RateBucketStore 
           END,
           taken = least(${burst}::float8, b.tokens + greatest(0, EXCLUDED.refilled_at - b.refilled_at) * ${perMs}::float8) >= ${1 - EPSILON},
           refilled_at = greatest(b.refilled_at, EXCLUDED.refilled_at)
-        RETURNING taken, tokens`;
+        RETURNING taken, tokens, (SELECT count(*) FROM mcpproxy.replicas WHERE seen_at > now() - ${LIVE}::interval) AS replicas`;
       const tokens = Number(row?.tokens ?? 0);
       const missing = 1 - tokens;
       return {
         taken: Boolean(row?.taken),
         waitMs: missing <= EPSILON || perMs <= 0 ? 0 : Math.ceil(missing / perMs),
+        replicas: Math.max(1, Number(row?.replicas ?? 1)),
       };
     },
     async liveReplicas() {
       const [row] = await sql<{ n: string }[]>`
-        SELECT count(*) AS n FROM mcpproxy.replicas WHERE seen_at > now() - interval '30 seconds'`;
+        SELECT count(*) AS n FROM mcpproxy.replicas WHERE seen_at > now() - ${LIVE}::interval`;
       return Math.max(1, Number(row?.n ?? 1));
     },
     async ping() {
