@@ -61,6 +61,8 @@ export interface StatsTables {
 
 /** Rows a delta read may have missed: written in a transaction that committed this late. */
 const READ_OVERLAP_MS = 5_000;
+/** Rows written by one statement. */
+const CHUNK = 1_000;
 /** A replica not seen for this long (its heartbeat is 10 s) has its rows folded. */
 const GONE_MS = 120_000;
 
@@ -71,18 +73,36 @@ export function statsTablesOf(store: Pick<SharedStore, "sql" | "replicaId" | "re
     async addOwn(deltas, reranks, merge) {
       return sql.begin(async (tx) => {
         const rows: StatsRow[] = [];
-        for (const d of deltas) {
-          const [row] = await tx<{ tally: unknown }[]>`
-            SELECT tally FROM mcpproxy.tool_stats
-            WHERE replica = ${replicaId} AND server = ${d.server} AND tool = ${d.tool} AND principal = ${d.principal}
-            FOR UPDATE`;
-          const tally = row ? merge.tools(row.tally, d.tally) : d.tally;
+        // In chunks of whole statements (one read, one write), not a round trip a row: a replica
+        // back from a long outage may write every tool at once.
+        for (let at = 0; at < deltas.length; at += CHUNK) {
+          const chunk = deltas.slice(at, at + CHUNK);
+          const stored = await tx<{ server: string; tool: string; principal: string; tally: unknown }[]>`
+            SELECT s.server, s.tool, s.principal, s.tally FROM mcpproxy.tool_stats s
+            JOIN jsonb_to_recordset(${tx.json(chunk.map(({ server, tool, principal }) => ({ server, tool, principal })) as never)})
+              AS k(server text, tool text, principal text)
+              ON s.server = k.server AND s.tool = k.tool AND s.principal = k.principal
+            WHERE s.replica = ${replicaId}
+            FOR UPDATE OF s`;
+          const before = new Map(
+            stored.map((row) => [`${row.server}\u0000${row.tool}\u0000${row.principal}`, row.tally]),
+          );
+          const written = chunk.map((d) => {
+            const base = before.get(`${d.server}\u0000${d.tool}\u0000${d.principal}`);
+            return {
+              server: d.server,
+              tool: d.tool,
+              principal: d.principal,
+              tally: base ? merge.tools(base, d.tally) : d.tally,
+            };
+          });
           await tx`
             INSERT INTO mcpproxy.tool_stats (replica, server, tool, principal, tally, updated_at)
-            VALUES (${replicaId}, ${d.server}, ${d.tool}, ${d.principal}, ${tx.json(tally as never)}, clock_timestamp())
+            SELECT ${replicaId}, w.server, w.tool, w.principal, w.tally, clock_timestamp()
+            FROM jsonb_to_recordset(${tx.json(written as never)}) AS w(server text, tool text, principal text, tally jsonb)
             ON CONFLICT (replica, server, tool, principal)
             DO UPDATE SET tally = EXCLUDED.tally, updated_at = EXCLUDED.updated_at`;
-          rows.push({ replica: replicaId, server: d.server, tool: d.tool, principal: d.principal, tally });
+          for (const row of written) rows.push({ replica: replicaId, ...row });
         }
         const written: RerankRow[] = [];
         for (const r of reranks) {
