@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectPostgres } from "../src/store/postgres/connect.ts";
 import {
@@ -10,9 +11,11 @@ import {
   connectHttp,
   eventually,
   fixtureEntry,
+  ROOT,
   runCli,
   type Sandbox,
   startHttpProxy,
+  watchOutput,
 } from "./helpers.ts";
 import {
   POSTGRES_MISSING,
@@ -30,6 +33,8 @@ import {
  * with the store is for every replica; an agent cannot lift the shared limit.
  */
 const hasPostgres = postgresBinDir() !== undefined;
+const AS_FIXTURE = join(ROOT, "tests", "fixtures", "authorization-server.ts");
+const AUDIENCE = "https://mcpproxy.test/mcp";
 if (!hasPostgres) process.stderr.write(POSTGRES_MISSING);
 
 const scope = cleanupAfterEach();
@@ -65,7 +70,12 @@ const callsOf = (stat: Stat, server: string) =>
   stat.top.find((t) => t.server === server && t.tool === "echo")?.calls ?? 0;
 
 /** `count` replicas of one config, each with its own data dir, sharing the store. */
-async function startReplicas(sandbox: Sandbox, count: number, database: string) {
+async function startReplicas(
+  sandbox: Sandbox,
+  count: number,
+  database: string,
+  connect: (url: URL) => Promise<Client> = connectHttp,
+) {
   const url = pg.url.replace(/\/mcpproxy$/, `/${database}`);
   await runCreateDb(database);
   const replicas = [];
@@ -74,7 +84,7 @@ async function startReplicas(sandbox: Sandbox, count: number, database: string) 
     mkdirSync(dataDir, { recursive: true });
     const proxy = await startHttpProxy(sandbox, ["--store", url, "--data-dir", dataDir], storeEnv);
     scope.defer(() => proxy.stop());
-    const client = await connectHttp(new URL("/mcp", proxy.url));
+    const client = await connect(new URL("/mcp", proxy.url));
     scope.defer(() => client.close());
     replicas.push({ proxy, client });
   }
@@ -233,5 +243,84 @@ describe.if(hasPostgres)("a rate limit across replicas", () => {
       await proxy.stderr.waitFor(/limits are held across the replicas again/, 15_000);
     // Back on the shared bucket, which is empty: refused again, on every replica.
     for (const { client } of replicas) expect((await echo(client, "api", "back")).isError).toBe(true);
+  }, 120_000);
+});
+
+describe.if(hasPostgres)("principals across replicas", () => {
+  test("a principal's quota holds across replicas, and its own figures add up there while another's stay apart", async () => {
+    const asChild = Bun.spawn([process.execPath, AS_FIXTURE, "--audience", AUDIENCE], { stdout: "pipe" });
+    scope.defer(() => asChild.kill());
+    const asPort = Number(await watchOutput(asChild.stdout).waitFor(/"port":(\d+)/, 10_000));
+    const tokenFor = async (client: string) => {
+      const response = await fetch(`http://127.0.0.1:${asPort}/token`, {
+        method: "POST",
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: client,
+          client_secret: `${client}-secret`,
+          scope: "mcp:tools",
+        }),
+      });
+      return ((await response.json()) as { access_token: string }).access_token;
+    };
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({
+      mcpServers: { fx: fixtureEntry() },
+      mcpproxy: {
+        stats: true,
+        requireToken: true,
+        httpAuth: {
+          issuer: `http://127.0.0.1:${asPort}`,
+          audience: AUDIENCE,
+          requiredScopes: ["mcp:tools"],
+          access: [{ match: { sub: "quentin" }, callsPerMinute: 3 }, { match: { sub: "alice" } }],
+        },
+      },
+    });
+    const [quentinToken, aliceToken] = [await tokenFor("quentin"), await tokenFor("alice")];
+    const as = (token: string) => async (url: URL) => {
+      const client = new Client({ name: "principal-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      return client;
+    };
+    const { replicas } = await startReplicas(sandbox, 2, "principals_e2e", as(quentinToken));
+    const alice = await Promise.all(
+      replicas.map(async ({ proxy }) => {
+        const client = await as(aliceToken)(new URL("/mcp", proxy.url));
+        scope.defer(() => client.close());
+        return client;
+      }),
+    );
+    // Quentin's 3 a minute: two calls on replica 0 and one on replica 1 use them all.
+    for (const r of [0, 0, 1]) expect((await echo(replicas[r]!.client, "fx", `q${r}`)).isError).toBeFalsy();
+    for (const r of [1, 0]) {
+      const refused = await echo(replicas[r]!.client, "fx", "one too many");
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toContain("Your call quota of 3 calls a minute is used up");
+      expect(refused._meta?.["mcpproxy/limit"]).toMatchObject({ limit: "rate" });
+    }
+    // Another principal is not held by Quentin's quota, on either replica.
+    for (const client of alice) expect((await echo(client, "fx", "alice")).isError).toBeFalsy();
+
+    type Yours = { yours: { principal: string; totals: { calls: number } }; totals: { calls: number } };
+    const statOf = async (client: Client) =>
+      (await client.callTool({ name: "tools_stat", arguments: {} })).structuredContent as unknown as Yours;
+    const quentinSees = await eventually(
+      () => statOf(replicas[1]!.client),
+      (s) => s.totals.calls === 5 && s.yours.totals.calls === 3,
+      15_000,
+    );
+    expect(quentinSees.yours).toMatchObject({ principal: "quentin", totals: { calls: 3 } });
+    const aliceSees = await eventually(
+      () => statOf(alice[0]!),
+      (s) => s.totals.calls === 5,
+      15_000,
+    );
+    // Everyone's total, but only her own calls as hers: none of Quentin's.
+    expect(aliceSees.yours).toMatchObject({ principal: "alice", totals: { calls: 2 } });
   }, 120_000);
 });
