@@ -49,6 +49,7 @@ import { reviewListed } from "./refresh-catalog.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
+import { openStoreStats, startStoreLimits } from "./store-stats-limits.ts";
 import { startToolListHints, type ToolListHints } from "./tool-list-hints.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
@@ -133,6 +134,8 @@ async function run(
   // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
   const store = await openStoreOf(config, logger);
   cleanup.defer("close the shared store", () => store?.close());
+  const storeLimits = store ? startStoreLimits(store, logger.child("limits")) : undefined;
+  cleanup.defer("stop the shared rate limits", () => storeLimits?.close());
   const dirLock = acquireWriterLock(config.dataDir, "serve");
   // With a shared store, the store's lease says who writes the catalog (store-replica.ts).
   const replica = store ? await startStoreReplica(store, config.dataDir, dirLock, logger) : undefined;
@@ -161,9 +164,11 @@ async function run(
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
   // Counted in memory and written once a second; only the proxy that holds the data dir writes.
-  const stats = config.stats
-    ? openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") })
-    : undefined;
+  const stats = !config.stats
+    ? undefined
+    : store
+      ? await openStoreStats(store, logger.child("stats"))
+      : openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") });
   cleanup.defer("save the call statistics", () => stats?.close());
   const metrics = config.metrics
     ? createMetrics({
@@ -211,6 +216,7 @@ async function run(
     stopSignal,
     eras: catalog.eras,
     instructions: catalog.instructions,
+    gateOf: storeLimits?.gateOf,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,
@@ -349,7 +355,9 @@ async function run(
       parked,
     },
     traces: tracing?.tracer,
-    quotas: config.httpAuth ? createPrincipalQuotas(config.httpAuth.callsPerMinute) : undefined,
+    quotas: config.httpAuth
+      ? createPrincipalQuotas(config.httpAuth.callsPerMinute, undefined, undefined, storeLimits?.quotaGate)
+      : undefined,
     results,
     searchable,
     firstIndexing:

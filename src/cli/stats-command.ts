@@ -3,8 +3,11 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { openCallStats, type ToolStats } from "../stats/call-stats.ts";
+import { type CallStats, openCallStats, type ToolStats } from "../stats/call-stats.ts";
+import { openSharedCallStats } from "../stats/shared-call-stats.ts";
 import { statsReport } from "../stats/stats-report.ts";
+import { openStoreOf } from "../store/open-store.ts";
+import { statsTablesOf } from "../store/postgres/stats-tables.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 /**
@@ -18,7 +21,7 @@ export const statsCommand: Command = {
     "for the most used and the failing tools, and in llm search mode the chat model's requests, latency and " +
     "tokens. --reset [SERVER[/TOOL]] clears figures (with no SERVER, the chat model's too).",
   usage:
-    "mcpproxy stats [--server S] [--top N] [--json] [--reset [SERVER[/TOOL]]] [--config FILE] [--data-dir DIR]",
+    "mcpproxy stats [--server S] [--top N] [--json] [--reset [SERVER[/TOOL]]] [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     server: { type: "string", help: "--server S         only this server's tools" },
@@ -28,10 +31,19 @@ export const statsCommand: Command = {
       type: "boolean",
       help: "--reset            clear the figures of SERVER, SERVER/TOOL, or every tool",
     },
+    store: {
+      type: "string",
+      help:
+        "--store URL        the figures of every replica sharing this PostgreSQL store (needs MCPPROXY_STORE_KEY; " +
+        "--reset then clears them for all replicas); or MCPPROXY_STORE",
+    },
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
-    const config = loadCommandConfig(values);
+    const config = loadCommandConfig(
+      values,
+      typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {},
+    );
     const top = values.top === undefined ? undefined : Number(values.top);
     if (top !== undefined && (!Number.isInteger(top) || top < 1)) {
       throw new ProxyError("USAGE", "--top takes a whole number of at least 1.");
@@ -44,17 +56,19 @@ export const statsCommand: Command = {
           ? { server: target.slice(0, slash), tool: target.slice(slash + 1) }
           : { server: target }
         : {};
-      const stats = openCallStats(config.dataDir, { persist: true });
+      const stats = await openStatsOf(config, true);
       try {
         if (filter.server) await mustBeKnown(config, stats.all(), filter.server, filter.tool);
-        const count = stats.reset(filter);
-        process.stdout.write(`Cleared the figures of ${count} tool(s)${target ? ` (${target})` : ""}.\n`);
+        const count = await stats.resetAll(filter);
+        process.stdout.write(
+          `Cleared the figures of ${count} tool(s)${target ? ` (${target})` : ""}${stats.where}.\n`,
+        );
       } finally {
-        stats.close();
+        await stats.close();
       }
       return 0;
     }
-    const stats = openCallStats(config.dataDir, { persist: false });
+    const stats = await openStatsOf(config, false);
     const catalog = await openCatalog(config, commandLogger(config), { readOnly: true });
     try {
       if (typeof values.server === "string")
@@ -107,7 +121,7 @@ export const statsCommand: Command = {
       process.stdout.write(`${lines.join("\n")}\n`);
       return 0;
     } finally {
-      stats.close();
+      await stats.close();
       await catalog.close();
     }
   },
@@ -158,4 +172,47 @@ async function mustBeKnown(
 
 function row(t: ToolStats & { successRate: number }): string {
   return `  ${t.server}/${t.tool}: ${t.calls} calls, ${Math.round(t.successRate * 100)}% ok, mean ${t.meanMs} ms, p95 ${t.p95Ms} ms`;
+}
+
+/**
+ * The figures `serve` records: stats.db in the data dir, or with a shared store (--store,
+ * MCPPROXY_STORE, mcpproxy.store) every replica's, added together; a reset there is for all.
+ */
+async function openStatsOf(
+  config: ResolvedConfig,
+  persist: boolean,
+): Promise<
+  Pick<CallStats, "all" | "reranks"> & {
+    where: string;
+    resetAll(filter: { server?: string; tool?: string }): Promise<number>;
+    close(): Promise<void>;
+  }
+> {
+  const store = await openStoreOf(config, commandLogger(config).child("store"));
+  if (!store) {
+    const stats = openCallStats(config.dataDir, { persist });
+    return {
+      all: () => stats.all(),
+      reranks: () => stats.reranks(),
+      where: "",
+      resetAll: async (filter) => stats.reset(filter),
+      close: async () => stats.close(),
+    };
+  }
+  try {
+    const stats = await openSharedCallStats(statsTablesOf(store));
+    return {
+      all: () => stats.all(),
+      reranks: () => stats.reranks(),
+      where: ` for every replica of ${store.shown}`,
+      resetAll: (filter) => stats.resetShared(filter),
+      close: async () => {
+        await stats.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 }

@@ -58,6 +58,9 @@ export interface CallGate {
   setLimits(limits: CallLimits): void;
 }
 
+/** Makes a server's gate: call-gate.ts's own, or one whose rate is shared (shared-rate-gate.ts). */
+export type CallGateFactory = (server: string, limits: CallLimits) => CallGate;
+
 /** The error a refused call gets; `limitRefusalOf` reads it back. */
 export function limitError(refusal: LimitRefusal, message: string): ProxyError {
   return new ProxyError("CALL_LIMITED", message, { cause: refusal });
@@ -74,6 +77,28 @@ export const LIMIT_META_KEY = "mcpproxy/limit";
 
 export function limitMeta(refusal: LimitRefusal, now = Date.now()) {
   return { ...refusal, retryAt: new Date(now + refusal.retryAfterMs).toISOString() };
+}
+
+/** The CALL_LIMITED error of a call `limit` refused, saying why and when to try again. */
+export function refusalOf(
+  server: string,
+  limits: CallLimits,
+  limit: LimitKind,
+  retryAfterMs: number,
+  queued: number,
+): ProxyError {
+  const retry =
+    retryAfterMs >= 1000 ? `${Math.ceil(retryAfterMs / 1000)} s` : `${Math.ceil(retryAfterMs)} ms`;
+  const why =
+    limit === "rate"
+      ? `its rate limit of ${limits.rateLimit?.perMinute} calls a minute (burst ${limits.rateLimit?.burst}) is used up`
+      : limit === "concurrency"
+        ? `all ${limits.maxConcurrent} of its concurrent call slots stayed busy for ${limits.queueTimeoutMs} ms`
+        : `${queued} calls already wait for it (its queue holds ${limits.queueSize})`;
+  return limitError(
+    { server, limit, retryAfterMs: Math.ceil(retryAfterMs) },
+    `Server ${server} did not take this call: ${why}. This limit is set by the user in the proxy's config; try again in ${retry}.`,
+  );
 }
 
 interface Waiter {
@@ -140,20 +165,8 @@ export function createCallGate(
 
   const refusal = (limit: LimitKind, retryAfterMs: number): ProxyError => {
     rejected[limit]++;
-    const retry =
-      retryAfterMs >= 1000 ? `${Math.ceil(retryAfterMs / 1000)} s` : `${Math.ceil(retryAfterMs)} ms`;
-    const why =
-      limit === "rate"
-        ? `its rate limit of ${limits.rateLimit?.perMinute} calls a minute (burst ${limits.rateLimit?.burst}) is used up`
-        : limit === "concurrency"
-          ? `all ${limits.maxConcurrent} of its concurrent call slots stayed busy for ${limits.queueTimeoutMs} ms`
-          : `${queue.length} calls already wait for it (its queue holds ${limits.queueSize})`;
-    return limitError(
-      { server, limit, retryAfterMs: Math.ceil(retryAfterMs) },
-      `Server ${server} did not take this call: ${why}. This limit is set by the user in the proxy's config; try again in ${retry}.`,
-    );
+    return refusalOf(server, limits, limit, retryAfterMs, queue.length);
   };
-
   const leave = (waiter: Waiter) => {
     const at = queue.indexOf(waiter);
     if (at >= 0) queue.splice(at, 1);

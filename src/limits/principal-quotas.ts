@@ -1,11 +1,12 @@
-import { type CallGate, createCallGate, limitError, limitRefusalOf } from "./call-gate.ts";
+import { type CallGate, type CallLimits, createCallGate, limitError, limitRefusalOf } from "./call-gate.ts";
 
 /**
  * Per-principal call quotas (`mcpproxy.httpAuth.callsPerMinute`, or an access rule's own): each
  * principal the HTTP listener admitted has a token bucket of `perMinute` calls that refills over a
  * minute (call-gate.ts with no queue: a call over the quota is refused at once, with when to try
  * again, and never waits). Buckets are kept for the `maxPrincipals` principals seen last; one
- * forgotten starts full again when it comes back.
+ * forgotten starts full again when it comes back. With a shared store, `makeGate` gives gates whose
+ * buckets all replicas share (shared-rate-gate.ts), keyed by the principal's key.
  */
 export interface QuotaHolder {
   /** The principal's key (access-token.ts). */
@@ -26,6 +27,8 @@ export function createPrincipalQuotas(
   defaultPerMinute: number,
   maxPrincipals = MAX_PRINCIPALS,
   now?: () => number,
+  makeGate: (holder: QuotaHolder, limits: CallLimits) => CallGate = (holder, limits) =>
+    createCallGate(holder.subject, limits, now),
 ): PrincipalQuotas {
   const gates = new Map<string, { gate: CallGate; perMinute: number }>();
   const gateOf = (holder: QuotaHolder, perMinute: number) => {
@@ -37,11 +40,11 @@ export function createPrincipalQuotas(
         ? known
         : {
             perMinute,
-            gate: createCallGate(
-              holder.subject,
-              { rateLimit: { perMinute, burst: perMinute }, queueSize: 0, queueTimeoutMs: 0 },
-              now,
-            ),
+            gate: makeGate(holder, {
+              rateLimit: { perMinute, burst: perMinute },
+              queueSize: 0,
+              queueTimeoutMs: 0,
+            }),
           };
     gates.set(holder.key, entry);
     if (gates.size > maxPrincipals) gates.delete(gates.keys().next().value!);

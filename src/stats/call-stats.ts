@@ -4,19 +4,17 @@ import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { createPrivateFile } from "../index/atomic-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { createCallRecorder, toolKey as key, MAX_PENDING_TOOLS } from "./call-recorder.ts";
 import {
   addRerank,
-  emptyRerankTally,
   RERANK_TABLE,
   type RerankFigures,
   type RerankRecord,
-  type RerankTally,
   readRerankTallies,
-  recordRerank,
   rerankFigures,
   writeRerankTallies,
 } from "./rerank-stats.ts";
-import { add, countCall, emptyTally, figures, parseTally, type Tally } from "./tally.ts";
+import { add, figures, parseTally, type Tally } from "./tally.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
@@ -95,14 +93,7 @@ export interface CallStats {
 }
 
 export const STATS_FILE = "stats.db";
-/** How many sessions' own last errors are kept (the oldest go first). */
-const MAX_SESSIONS_KEPT = 1_000;
 const FLUSH_MS = 1_000;
-/**
- * How many tools' unsaved counts are kept while writing fails (a full disk): each is a small tally
- * however many calls it counts, so this bounds memory; calls to tools beyond it are not counted.
- */
-const MAX_PENDING_TOOLS = 10_000;
 
 export function openCallStats(
   dataDir: string,
@@ -131,11 +122,15 @@ export function openCallStats(
     timer.unref?.();
   };
   if (!options.persist && existsSync(path)) db = new Database(path, { readonly: true });
-  const pending = new Map<string, { server: string; tool: string; tally: Tally }>();
-  const pendingReranks = new Map<string, RerankTally>();
-  const key = (server: string, tool: string) => `${server}\u0000${tool}`;
-  /** Each session's last error per tool, for the sessions that met one lately (bounded). */
-  const sessionErrors = new Map<string, Map<string, { error: string; at: string }>>();
+  /** Set while writing fails: said once, and once more when it works again. */
+  let failure: { dropped: number } | undefined;
+  const recorder = createCallRecorder({
+    now,
+    isBounded: () => failure !== undefined,
+    onDropped: () => {
+      if (failure) failure.dropped++;
+    },
+  });
 
   const stored = (): Map<string, { server: string; tool: string; tally: Tally }> => {
     const rows = (db?.query("SELECT server, tool, tally FROM tool_stats").all() ?? []) as {
@@ -146,27 +141,9 @@ export function openCallStats(
     return new Map(rows.map((row) => [key(row.server, row.tool), { ...row, tally: parseTally(row.tally) }]));
   };
 
-  /** Each principal's own counts not yet saved, keyed by principal and tool. */
-  const principalPending = new Map<
-    string,
-    { principal: string; server: string; tool: string; tally: Tally }
-  >();
-  const countForPrincipal = (principal: string, toolKey: string, call: CallRecord) => {
-    const k = `${principal}\u0000${toolKey}`;
-    let entry = principalPending.get(k);
-    if (!entry) {
-      if (failure && principalPending.size >= MAX_PENDING_TOOLS) return;
-      entry = { principal, server: call.server, tool: call.tool, tally: emptyTally() };
-      principalPending.set(k, entry);
-    }
-    countCall(entry.tally, call, now());
-  };
-
-  /** Set while writing fails: said once, and once more when it works again. */
-  let failure: { dropped: number } | undefined;
   const flush = () => {
-    if ((pending.size === 0 && pendingReranks.size === 0 && principalPending.size === 0) || !saving || !db)
-      return;
+    if (recorder.isEmpty() || !saving || !db) return;
+    const { tools: pending, principals: principalPending, reranks: pendingReranks } = recorder.pending;
     const batch = [...pending.values()];
     try {
       const read = db.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
@@ -196,9 +173,7 @@ export function openCallStats(
       }
       return;
     }
-    pending.clear();
-    pendingReranks.clear();
-    principalPending.clear();
+    recorder.take();
     if (failure) {
       logger.info(
         `call statistics saved again${failure.dropped > 0 ? `; ${failure.dropped} calls to tools beyond the ${MAX_PENDING_TOOLS} kept in memory were not counted` : ""}`,
@@ -209,53 +184,16 @@ export function openCallStats(
   if (options.persist) startSaving();
 
   return {
-    record(call) {
-      const k = key(call.server, call.tool);
-      let entry = pending.get(k);
-      if (!entry) {
-        if (failure && pending.size >= MAX_PENDING_TOOLS) {
-          failure.dropped++;
-          return;
-        }
-        entry = { server: call.server, tool: call.tool, tally: emptyTally() };
-        pending.set(k, entry);
-      }
-      const t = entry.tally;
-      countCall(t, call, now());
-      if (call.principal) countForPrincipal(call.principal, k, call);
-      if (call.outcome === "limited" || call.outcome === "ok") return;
-      if (call.session && t.lastError) {
-        let own = sessionErrors.get(call.session);
-        if (!own) {
-          if (sessionErrors.size >= MAX_SESSIONS_KEPT)
-            sessionErrors.delete(sessionErrors.keys().next().value!);
-          own = new Map();
-          sessionErrors.set(call.session, own);
-        }
-        own.set(k, { error: t.lastError, at: new Date(t.lastErrorAt!).toISOString() });
-      }
-    },
-    recordRerank(record) {
-      let tally = pendingReranks.get(record.model);
-      if (!tally) {
-        // Bounded like the tools' tallies: one per model, and models change rarely.
-        if (failure && pendingReranks.size >= MAX_PENDING_TOOLS) return;
-        tally = emptyRerankTally();
-        pendingReranks.set(record.model, tally);
-      }
-      recordRerank(tally, record, now());
-    },
+    record: recorder.record,
+    recordRerank: recorder.recordRerank,
+    errorsOf: recorder.errorsOf,
     reranks() {
       const merged = readRerankTallies(db);
-      for (const [model, tally] of pendingReranks) {
+      for (const [model, tally] of recorder.pending.reranks) {
         const base = merged.get(model);
         merged.set(model, base ? addRerank(base, tally) : structuredClone(tally));
       }
       return [...merged].map(([model, tally]) => rerankFigures(model, tally));
-    },
-    errorsOf(session) {
-      const own = sessionErrors.get(session) ?? new Map();
-      return new Map([...own].map(([k, value]) => [k.replace("\u0000", "/"), value]));
     },
     ofPrincipal(principal) {
       const merged = new Map<string, { server: string; tool: string; tally: Tally }>();
@@ -263,7 +201,7 @@ export function openCallStats(
         ?.query("SELECT server, tool, tally FROM principal_stats WHERE principal = ?")
         .all(principal) ?? []) as { server: string; tool: string; tally: string }[];
       for (const row of rows) merged.set(key(row.server, row.tool), { ...row, tally: parseTally(row.tally) });
-      for (const entry of principalPending.values()) {
+      for (const entry of recorder.pending.principals.values()) {
         if (entry.principal !== principal) continue;
         const base = merged.get(key(entry.server, entry.tool));
         merged.set(key(entry.server, entry.tool), {
@@ -275,7 +213,7 @@ export function openCallStats(
     },
     all() {
       const merged = stored();
-      for (const [k, entry] of pending) {
+      for (const [k, entry] of recorder.pending.tools) {
         const base = merged.get(k);
         merged.set(k, {
           ...entry,
@@ -288,7 +226,7 @@ export function openCallStats(
       const read = db?.query("SELECT tally FROM tool_stats WHERE server = ? AND tool = ?");
       return tools.flatMap(({ server, tool }) => {
         const row = read?.get(server, tool) as { tally: string } | null | undefined;
-        const fresh = pending.get(key(server, tool))?.tally;
+        const fresh = recorder.pending.tools.get(key(server, tool))?.tally;
         const stored = row ? parseTally(row.tally) : undefined;
         const tally = stored && fresh ? add(stored, fresh) : (stored ?? fresh);
         return tally ? [figures(server, tool, tally)] : [];
@@ -299,14 +237,10 @@ export function openCallStats(
       const matches = (server: string, tool: string) =>
         (!filter.server || filter.server === server) && (!filter.tool || filter.tool === tool);
       let count = 0;
-      for (const [k, entry] of pending) if (matches(entry.server, entry.tool)) pending.delete(k);
-      for (const [k, entry] of principalPending)
-        if (matches(entry.server, entry.tool)) principalPending.delete(k);
+      const isEverything = !filter.server && !filter.tool;
+      recorder.forget(matches, isEverything);
       // The chat model's figures belong to no server: cleared with everything.
-      if (!filter.server && !filter.tool) {
-        pendingReranks.clear();
-        if (db && saving) db.exec("DELETE FROM rerank_stats");
-      }
+      if (isEverything && db && saving) db.exec("DELETE FROM rerank_stats");
       if (db && saving) {
         const remove = db.query("DELETE FROM tool_stats WHERE server = ? AND tool = ?");
         const removeOwn = db.query("DELETE FROM principal_stats WHERE server = ? AND tool = ?");

@@ -2,7 +2,7 @@ import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { EraStore } from "../index/era-store.ts";
-import { type CallGate, createCallGate } from "../limits/call-gate.ts";
+import { type CallGate, type CallGateFactory, createCallGate } from "../limits/call-gate.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import type { ActiveCall } from "./forward-call.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
@@ -53,7 +53,11 @@ export interface Slot {
   gate?: CallGate | undefined;
 }
 
-export function slotOf(config: ServerConfig, subscriptions: UpstreamSubscriptions): Slot {
+export function slotOf(
+  config: ServerConfig,
+  subscriptions: UpstreamSubscriptions,
+  gateOf: CallGateFactory = createCallGate,
+): Slot {
   return {
     config,
     error: launchRefusal(config),
@@ -74,7 +78,7 @@ export function slotOf(config: ServerConfig, subscriptions: UpstreamSubscription
     active: [],
     callers: [],
     subscriptions,
-    ...(config.limits ? { gate: createCallGate(config.name, config.limits) } : {}),
+    ...(config.limits ? { gate: gateOf(config.name, config.limits) } : {}),
   };
 }
 

@@ -14,7 +14,7 @@ import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
 import type { InstructionStore } from "../index/server-instructions.ts";
-import { createCallGate, type GateStatus } from "../limits/call-gate.ts";
+import { type CallGateFactory, createCallGate, type GateStatus } from "../limits/call-gate.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
@@ -199,6 +199,8 @@ export interface UpstreamPoolOptions {
   eras?: EraStore | undefined;
   /** Where each server's `instructions` are kept when it connects (the catalog's); unset, nowhere. */
   instructions?: InstructionStore | undefined;
+  /** Makes each server's door (its call limits); unset, this process's own (call-gate.ts). */
+  gateOf?: CallGateFactory | undefined;
 }
 
 /** Methods the 2026-07-28 revision removed that a modern server is not sent (see `request`). */
@@ -223,6 +225,7 @@ export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
+  const gateOf = options.gateOf ?? createCallGate;
   /** A slot for `config`, with the subscriptions of the slot it replaces (a config change) if any. */
   const newSlot = (config: ServerConfig, kept?: UpstreamSubscriptions) =>
     slotOf(
@@ -233,6 +236,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           (connection, method, uri) => sendOn(connection, { method, params: { uri } }, EmptyResultSchema, {}),
           options.logger.child(config.name),
         ),
+      gateOf,
     );
   for (const config of options.servers) slots.set(config.name, newSlot(config));
   const lifecycle = createSlotLifecycle(options, options.eras ?? createMemoryEraStore());
@@ -393,7 +397,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         if (config && sameButCallHandling(config, slot.config)) {
           slot.config = config;
           if (config.limits && slot.gate) slot.gate.setLimits(config.limits);
-          else slot.gate = config.limits ? createCallGate(name, config.limits) : undefined;
+          else slot.gate = config.limits ? gateOf(name, config.limits) : undefined;
           continue;
         }
         retiring.push(retire(slot));

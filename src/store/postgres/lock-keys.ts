@@ -15,4 +15,6 @@ export const LOCKS = {
    * meets a smaller id committed later (store-changes.ts).
    */
   changes: 3,
+  /** Held (tried, never waited for) while the rows of replicas that are gone are folded together. */
+  statsCompaction: 4,
 } as const;

@@ -57,9 +57,15 @@ export const MIGRATIONS: readonly Migration[] = [
         replica TEXT NOT NULL, server TEXT NOT NULL, tool TEXT NOT NULL, principal TEXT NOT NULL DEFAULT '',
         tally JSONB NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (replica, server, tool, principal));
-      -- Rate limits held across replicas: one token bucket per server (or principal).
+      CREATE TABLE mcpproxy.rerank_stats (
+        replica TEXT NOT NULL, model TEXT NOT NULL, tally JSONB NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (replica, model));
+      -- Rate limits held across replicas: one token bucket per server (or principal). The time is
+      -- the database's (ms since the epoch), so the replicas' clocks play no part; \`taken\` says
+      -- whether the last statement took a token (postgres/rate-buckets.ts).
       CREATE TABLE mcpproxy.rate_buckets (
-        key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, refilled_at DOUBLE PRECISION NOT NULL);
+        key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, refilled_at DOUBLE PRECISION NOT NULL,
+        taken BOOLEAN NOT NULL DEFAULT true);
       -- OAuth tokens of upstream servers, sealed with MCPPROXY_STORE_KEY (store-key.ts).
       CREATE TABLE mcpproxy.oauth_records (
         server TEXT PRIMARY KEY, server_url TEXT NOT NULL, sealed BYTEA NOT NULL,
