@@ -45,6 +45,7 @@ import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
 import { servedProfiles, statusSources } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
+import { startRegistryServers } from "./registry-servers.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
@@ -131,6 +132,9 @@ async function run(
   // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
   const store = await openStoreOf(config, logger);
   cleanup.defer("close the shared store", () => store?.close());
+  // With a store, the servers are its registry's (the file seeds an empty one).
+  const registered = store ? await startRegistryServers(store, config, reloadConfig, logger) : undefined;
+  if (registered) config = registered.config;
   const lock = acquireWriterLock(config.dataDir, "serve");
   cleanup.defer("release the index lock", () => lock.release());
   if (!lock.isHeld) {
@@ -227,6 +231,7 @@ async function run(
     catalog,
     logger: logger.child("config"),
     startUnindexed,
+    registry: registered?.registry,
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on

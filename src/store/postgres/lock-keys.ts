@@ -9,4 +9,6 @@ export const LOCKS = {
   migrations: 1,
   /** The lease: its holder indexes, runs the periodic checks and compacts statistics. */
   lease: 2,
+  /** Held by each edit of the server registry (server-registry.ts): edits are made one after another. */
+  registry: 3,
 } as const;

@@ -1,0 +1,17 @@
+import type { ResolvedConfig } from "../config/load-config.ts";
+import type { Logger } from "../log.ts";
+import { openSharedStore, type SharedStore } from "./shared-store.ts";
+import { storeLocationOf } from "./store-setting.ts";
+
+/** The shared store the config names, opened (serve); undefined for the data dir alone. */
+export async function openStoreOf(
+  config: Pick<ResolvedConfig, "store">,
+  logger: Logger,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<SharedStore | undefined> {
+  const location = storeLocationOf(config.store);
+  if (location.kind === "local") return undefined;
+  const store = await openSharedStore({ url: location.url, shown: location.shown, env, logger });
+  logger.info(`sharing state in ${location.shown} as replica ${store.replicaId}`);
+  return store;
+}
