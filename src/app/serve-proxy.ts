@@ -28,6 +28,7 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { openSharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
@@ -135,6 +136,9 @@ async function run(
   // With a store, the servers are its registry's (the file seeds an empty one).
   const registered = store ? await startRegistryServers(store, config, reloadConfig, logger) : undefined;
   if (registered) config = registered.config;
+  // Upstream OAuth logins: the store's, sealed, shared by every replica (store/oauth-records.ts).
+  const logins = store ? await openSharedOAuthRecords(store, logger.child("oauth")) : undefined;
+  cleanup.defer("keep the last OAuth logins", () => logins?.flush().finally(() => logins.stop()));
   const lock = acquireWriterLock(config.dataDir, "serve");
   cleanup.defer("release the index lock", () => lock.release());
   if (!lock.isHeld) {
@@ -202,7 +206,7 @@ async function run(
       // In passthrough the server's tools are the client's tool list: tell every client it changed.
       if (server === options.passthrough) void resynced?.then(() => changes.toolsChanged());
     },
-    auth: upstreamAuth(config.dataDir),
+    auth: upstreamAuth(config.dataDir, logins),
     stopSignal,
     eras: catalog.eras,
     instructions: catalog.instructions,
