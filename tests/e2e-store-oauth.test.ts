@@ -151,6 +151,18 @@ describe.skipIf(!hasPostgres)("upstream OAuth logins in the shared store", () =>
     expect(await pgDump(url)).not.toContain((await storedTokens()).access_token);
   }, 60_000);
 
+  test("two replicas refreshing the same token at once: one refreshes, both use it, neither is logged out", async () => {
+    const before = await storedTokens();
+    const refreshes = (await fixture.stats()).refreshes;
+    await Bun.sleep((TOKEN_TTL_S - REFRESH_MARGIN_S) * 1000 + 1_000);
+    // The refresh token rotates: a second refresh with it would be refused (invalid_grant).
+    const answers = await Promise.all([whoami(one()), whoami(two()), whoami(one()), whoami(two())]);
+    expect(answers.map((answer) => answer.isError)).toEqual([false, false, false, false]);
+    expect((await fixture.stats()).refreshes).toBe(refreshes + 1);
+    expect((await storedTokens()).access_token).not.toBe(before.access_token);
+    for (const replica of replicas) expect(await stateOn(replica)).toBe("connected");
+  }, 60_000);
+
   test("without the store's key the login cannot be read: a replica or command with another key is refused", async () => {
     const hex = await psql(
       url,

@@ -22,5 +22,6 @@ export function sharedOAuthStore(records: SharedOAuthRecords, server: string, se
       return next;
     },
     clear: () => records.remove(server),
+    refreshAlone: (work) => records.exclusive(server, work),
   };
 }

@@ -1,5 +1,6 @@
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { OAUTH_REFRESH_LOCK_SPACE } from "./postgres/lock-keys.ts";
 import type { SharedStore } from "./shared-store.ts";
 
 /**
@@ -23,11 +24,21 @@ export interface SharedOAuthRecords {
   put(server: string, record: unknown): void;
   /** Forgets `server`'s record; whether there was one. */
   remove(server: string): boolean;
+  /**
+   * Runs `work` (a token refresh) while holding `server`'s refresh lock, so replicas refresh one at a
+   * time: the record is read from the store first (another may have refreshed it) and what `work`
+   * wrote is in the store before the lock is let go. Without the store (PostgreSQL down) `work` runs
+   * anyway: a replica keeps its upstreams logged in from memory.
+   */
+  exclusive(server: string, work: () => Promise<void>): Promise<void>;
   /** Waits for the writes made so far; rejects when the last of them failed. */
   flush(): Promise<void>;
   /** Stops hearing the other replicas' changes. */
   stop(): void;
 }
+
+/** How long a refresh waits for another replica's refresh of the same server (they take a second). */
+const REFRESH_LOCK_WAIT_MS = 30_000;
 
 const purposeOf = (server: string) => `oauth:${server}`;
 
@@ -110,6 +121,38 @@ export async function openSharedOAuthRecords(
       const had = records.delete(server);
       write(server, undefined);
       return had;
+    },
+    async exclusive(server, work) {
+      let connection: Awaited<ReturnType<typeof sql.reserve>> | undefined;
+      try {
+        connection = await sql.reserve();
+        const held = connection;
+        const deadline = Date.now() + REFRESH_LOCK_WAIT_MS;
+        for (;;) {
+          const [row] = await held<{ locked: boolean }[]>`
+            SELECT pg_try_advisory_lock(${OAUTH_REFRESH_LOCK_SPACE}, hashtext(${server})) AS locked`;
+          if (row?.locked) break;
+          if (Date.now() > deadline) throw new Error("another replica's refresh has held the lock for 30 s");
+          await Bun.sleep(50);
+        }
+        await writes;
+        await readOne(server);
+      } catch (error) {
+        connection?.release();
+        connection = undefined;
+        logger.warn(`refreshing ${server}'s OAuth token without the store's lock: ${describeError(error)}`);
+      }
+      try {
+        await work();
+        await writes;
+      } finally {
+        if (connection) {
+          await connection`SELECT pg_advisory_unlock(${OAUTH_REFRESH_LOCK_SPACE}, hashtext(${server}))`.catch(
+            () => undefined,
+          );
+          connection.release();
+        }
+      }
     },
     async flush() {
       await writes;

@@ -12,3 +12,10 @@ export const LOCKS = {
   /** Held by each edit of the server registry (server-registry.ts): edits are made one after another. */
   registry: 3,
 } as const;
+
+/**
+ * Per-server locks of upstream OAuth refreshes (oauth-records.ts): their own first number, the
+ * second PostgreSQL's `hashtext` of the server's name. A collision of two names only makes their
+ * refreshes take turns.
+ */
+export const OAUTH_REFRESH_LOCK_SPACE = 0x6d63706f;
