@@ -118,6 +118,8 @@ describe.skipIf(!hasPostgres)("the server registry in the shared store, three re
     process.stderr.write(
       `figure: approve --store -> replica 3 lists second connected: ${startedMs.toFixed(0)} ms\n`,
     );
+    for (const replica of [r1(), r2()])
+      expect(await until(async () => (await rowOf(replica, "second"))?.state === "connected")).toBe(true);
     expect(await entryOf(url, "second")).toMatchObject({ approved: launchHash(entry) });
     // Its tools are then held for review (the catalog's approvals: here replica 3's own data dir).
     expect(await until(async () => ((await rowOf(r3(), "second"))?.quarantinedTools ?? 0) > 0)).toBe(true);
