@@ -28,6 +28,7 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { openSharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import { startStoreReplica } from "../store/store-replica.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
@@ -46,6 +47,7 @@ import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
 import { servedProfiles, statusSources } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
+import { startRegistryServers } from "./registry-servers.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
@@ -134,6 +136,12 @@ async function run(
   // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
   const store = await openStoreOf(config, logger);
   cleanup.defer("close the shared store", () => store?.close());
+  // With a store, the servers are its registry's (the file seeds an empty one).
+  const registered = store ? await startRegistryServers(store, config, reloadConfig, logger) : undefined;
+  if (registered) config = registered.config;
+  // Upstream OAuth logins: the store's, sealed, shared by every replica (store/oauth-records.ts).
+  const logins = store ? await openSharedOAuthRecords(store, logger.child("oauth")) : undefined;
+  cleanup.defer("keep the last OAuth logins", () => logins?.flush().finally(() => logins.stop()));
   const storeLimits = store ? startStoreLimits(store, logger.child("limits")) : undefined;
   cleanup.defer("stop the shared rate limits", () => storeLimits?.close());
   const dirLock = acquireWriterLock(config.dataDir, "serve");
@@ -212,7 +220,7 @@ async function run(
       // In passthrough the server's tools are the client's tool list: tell every client it changed.
       if (server === options.passthrough) void resynced?.then(() => changes.toolsChanged());
     },
-    auth: upstreamAuth(config.dataDir),
+    auth: upstreamAuth(config.dataDir, logins),
     stopSignal,
     eras: catalog.eras,
     instructions: catalog.instructions,
@@ -244,6 +252,7 @@ async function run(
     catalog,
     logger: logger.child("config"),
     startUnindexed,
+    registry: registered?.registry,
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on

@@ -1,12 +1,20 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
-import { type ConfigServers, type ServerEdit, updateConfigServers } from "../config/config-writer.ts";
+import {
+  type ConfigServers,
+  configServersOf,
+  type ServerEdit,
+  updateConfigServers,
+} from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
+import { configTextWithServers } from "../config/registry-text.ts";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
+import { canonicalJson } from "../security/canonical-json.ts";
+import type { ServerRegistry } from "../store/server-registry.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
 import { isUnindexed, pinnedServers, reviewListed, runnableServers } from "./refresh-catalog.ts";
@@ -20,6 +28,11 @@ import { isUnindexed, pinnedServers, reviewListed, runnableServers } from "./ref
  * every client session left alone. An edit that does not validate is refused (the file is not
  * written) or, made by hand, logged, and the last good servers stay. The proxy's own writes are
  * recognised by their content and not applied twice.
+ *
+ * With a shared store (`registry`), the servers are the registry's instead of the file's: edits go
+ * to the registry (every replica hears of them and reloads), and the file keeps every other setting.
+ * The config applied is always the file's text with the registry's servers (registry-text.ts),
+ * loaded like the file, so the same checks and the same diff of the pool apply.
  */
 export interface ServerManager {
   servers(): readonly ServerConfig[];
@@ -51,6 +64,8 @@ export interface ServerManagerOptions {
   logger: Logger;
   /** `false` (passthrough): a lazy server added or changed is not started even when unindexed. */
   startUnindexed?: boolean | undefined;
+  /** The shared store's server registry: the servers come from it, not from the file. */
+  registry?: { servers: ServerRegistry; by: string } | undefined;
 }
 
 /** How long the watcher waits for an editor to finish writing before it reads the file. */
@@ -62,7 +77,18 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
   const { pool, sync, catalog, logger } = options;
   const path = options.config.configPath;
   let current = options.config;
+  const fileText = () => (existsSync(path) ? readFileSync(path, "utf8") : undefined);
   let written: string | undefined = existsSync(path) ? digest(readFileSync(path, "utf8")) : undefined;
+  const registry = options.registry;
+  /** The file's own servers, last seen: an edit of them is not applied with a registry, and said so. */
+  const fileServersOf = (text: string | undefined) => {
+    try {
+      return canonicalJson(configServersOf(text, path).servers);
+    } catch {
+      return "";
+    }
+  };
+  let fileServers = registry ? fileServersOf(fileText()) : "";
   let queue: Promise<unknown> = Promise.resolve();
   const serialized = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work, work);
@@ -103,11 +129,37 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
     return changes;
   };
 
+  /** The registry's servers applied, with the file as it is now; an invalid result keeps the last good. */
+  const applyRegistry = async (servers: ServerRegistry): Promise<AppliedChange | undefined> => {
+    let next: ResolvedConfig;
+    try {
+      next = options.load(configTextWithServers(fileText(), await servers.list()));
+    } catch (error) {
+      const detail = isProxyError(error)
+        ? [error.message, ...error.details].join("\n  ")
+        : describeError(error);
+      logger.error(`the shared store's servers do not load; keeping the last good ones:\n  ${detail}`);
+      return undefined;
+    }
+    return apply(next);
+  };
+
   const manager: ServerManager = {
     servers: () => current.servers,
 
     edit: (plan) =>
       serialized(async () => {
+        if (registry) {
+          let next: ResolvedConfig | undefined;
+          const text = fileText();
+          await registry.servers.edit(plan, {
+            by: registry.by,
+            validate: (servers) => {
+              next = options.load(configTextWithServers(text, servers));
+            },
+          });
+          return apply(next ?? options.load(configTextWithServers(text, await registry.servers.list())));
+        }
         let next: ResolvedConfig | undefined;
         // Checked before it is written: an edit that would make the file invalid never reaches it.
         const { text, conflicts } = await updateConfigServers(path, (current) => plan(current.servers), {
@@ -139,6 +191,16 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
         const text = readFileSync(path, "utf8");
         if (digest(text) === written) return undefined; // our own write, applied already
         written = digest(text);
+        if (registry) {
+          const servers = fileServersOf(text);
+          if (servers !== fileServers)
+            logger.warn(
+              "the config file's servers changed, but with a shared store the servers are the store's: " +
+                "change them with `mcpproxy servers … --store URL` (the file keeps every other setting)",
+            );
+          fileServers = servers;
+          return applyRegistry(registry.servers);
+        }
         let next: ResolvedConfig;
         try {
           next = options.load();
@@ -153,6 +215,10 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
       }),
 
     watch() {
+      // Another replica's or a command's edit of the registry: applied here as it was there.
+      const stopHearing = registry?.servers.onChange(() =>
+        serialized(() => applyRegistry(registry.servers)).then(() => undefined),
+      );
       // The directory, not the file: editors save by writing a new file and renaming it over.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const watcher = watch(dirname(path), (_event, file) => {
@@ -165,6 +231,7 @@ export function createServerManager(options: ServerManagerOptions): ServerManage
         }, SETTLE_MS);
       });
       return () => {
+        stopHearing?.();
         clearTimeout(timer);
         watcher.close();
       };

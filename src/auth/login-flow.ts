@@ -10,7 +10,13 @@ import {
   isLoginNeeded,
   registeredRedirect,
 } from "./oauth-provider.ts";
-import { currentCredentials, type OAuthRecord, oauthFileNameOf, openOAuthStore } from "./oauth-store.ts";
+import {
+  currentCredentials,
+  type OAuthRecord,
+  type OAuthStore,
+  oauthFileNameOf,
+  openOAuthStore,
+} from "./oauth-store.ts";
 
 /**
  * `mcpproxy auth login SERVER`: the OAuth authorization-code flow with PKCE, the code received
@@ -34,6 +40,8 @@ export interface LoginOptions {
   notify?(message: string): void;
   /** How long to wait for the browser to come back. */
   timeoutMs?: number;
+  /** Where the login is kept: the data dir's file unless given (a shared store's record). */
+  store?: OAuthStore | undefined;
 }
 
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -52,7 +60,7 @@ export async function login(options: LoginOptions): Promise<LoginOutcome> {
     );
   }
   try {
-    const store = openOAuthStore(dataDir, server.name, server.url);
+    const store = options.store ?? openOAuthStore(dataDir, server.name, server.url);
     const before = store.load();
     const callback = await startCallback(before, server, timeoutMs, options);
     try {
@@ -67,7 +75,7 @@ export async function login(options: LoginOptions): Promise<LoginOutcome> {
 
 async function authorize(
   options: LoginOptions,
-  store: ReturnType<typeof openOAuthStore>,
+  store: OAuthStore,
   before: OAuthRecord,
   callback: CallbackServer,
   timeoutMs: number,

@@ -191,10 +191,23 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
         credentials.tokens?.refresh_token;
       // The transport's read (no ctx) refreshes ahead of expiry; auth()'s own read (with one) does not.
       if (!ctx && !isLogin && expiresSoon) {
-        refreshing ??= auth(provider, {
-          serverUrl: server.url,
-          ...(record.resourceMetadataUrl ? { resourceMetadataUrl: new URL(record.resourceMetadataUrl) } : {}),
-        })
+        const refresh = () =>
+          auth(provider, {
+            serverUrl: server.url,
+            ...(record.resourceMetadataUrl
+              ? { resourceMetadataUrl: new URL(record.resourceMetadataUrl) }
+              : {}),
+          });
+        const expiring = credentials?.tokens?.access_token;
+        // A shared store's replicas refresh one at a time, and one that finds the token refreshed
+        // by another meanwhile uses it: a rotated refresh token is spent after one use.
+        refreshing ??= (
+          store.refreshAlone
+            ? store.refreshAlone(async () => {
+                if (currentCredentials(store.load())?.tokens?.access_token === expiring) await refresh();
+              })
+            : refresh()
+        )
           .catch(() => undefined) // a failed refresh shows as a 401, which runs auth() again
           .finally(() => {
             refreshing = undefined;

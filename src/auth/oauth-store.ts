@@ -40,6 +40,11 @@ export interface OAuthStore {
   load(): OAuthRecord;
   update(change: (record: OAuthRecord) => OAuthRecord): OAuthRecord;
   clear(): boolean;
+  /**
+   * A store several processes share (auth/shared-oauth-store.ts): runs a token refresh alone among
+   * them, with the record read afresh before `work` and written before the next one's turn.
+   */
+  refreshAlone?(work: () => Promise<void>): Promise<void>;
 }
 
 export function oauthDir(dataDir: string): string {

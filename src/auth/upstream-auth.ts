@@ -1,12 +1,15 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
 import type { HttpServerConfig, ServerConfig } from "../config/parse-server.ts";
+import type { SharedOAuthRecords } from "../store/oauth-records.ts";
 import { createOAuthProvider } from "./oauth-provider.ts";
 import { currentCredentials, openOAuthStore } from "./oauth-store.ts";
+import { sharedOAuthStore } from "./shared-oauth-store.ts";
 
 /**
  * OAuth for the proxy's upstream connections (serve, index, doctor): which servers get it, and how
  * a `needs-login` server notices that `mcpproxy auth login` (another process) has finished: it
- * reads its stored tokens every second until they change.
+ * reads its stored tokens every second until they change. With a shared store (`shared`), the
+ * logins are the store's (auth/shared-oauth-store.ts): one made on any machine serves every replica.
  */
 export interface UpstreamAuth {
   providerFor(server: ServerConfig): OAuthClientProvider | undefined;
@@ -23,8 +26,11 @@ export function usesOAuth(server: ServerConfig): server is HttpServerConfig {
   return !Object.keys(server.headers).some((header) => header.toLowerCase() === "authorization");
 }
 
-export function upstreamAuth(dataDir: string): UpstreamAuth {
-  const storeOf = (server: HttpServerConfig) => openOAuthStore(dataDir, server.name, server.url);
+export function upstreamAuth(dataDir: string, shared?: SharedOAuthRecords): UpstreamAuth {
+  const storeOf = (server: HttpServerConfig) =>
+    shared
+      ? sharedOAuthStore(shared, server.name, server.url)
+      : openOAuthStore(dataDir, server.name, server.url);
   return {
     providerFor(server) {
       if (!usesOAuth(server)) return undefined;

@@ -1,6 +1,7 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
+import { configTextWithServers } from "../config/registry-text.ts";
 import { ProxyError } from "../errors.ts";
 import type { QuarantinedCapability } from "../index/capability-approvals.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
@@ -8,15 +9,17 @@ import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { type PendingLaunch, pendingLaunches } from "../security/launch-spec.ts";
-import { withStoreCopy } from "../store/with-store-copy.ts";
+import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
+import { withCatalogCopy } from "../store/with-store-copy.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 import {
-  COMMON_OPTIONS,
-  type Command,
-  commandLogger,
-  loadCommandConfig,
+  commandEditor,
+  configFileText,
+  registryConfig,
   STORE_OPTION,
-  storeOverride,
-} from "./command.ts";
+  storeOverrides,
+  withCommandStore,
+} from "./command-store.ts";
 import { describeLaunch } from "./launch-review.ts";
 
 export const approveCommand: Command = {
@@ -26,7 +29,7 @@ export const approveCommand: Command = {
     "until approved), servers held whole as new, and quarantined tools, prompts and resource templates (new " +
     "on a known server or changed since approved: hidden and refused). With no argument, lists them with " +
     "what they would run and what changed; with SERVER or SERVER/NAME (or --all), shows them and approves " +
-    "them. A running proxy picks the approval up within a second.",
+    "them. A running proxy picks the approval up within a second; with --store, every replica does.",
   usage:
     "mcpproxy approve [SERVER[/NAME] ...] [--all] [--json] [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
@@ -40,91 +43,110 @@ export const approveCommand: Command = {
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
-    const config = loadCommandConfig(values, storeOverride(values));
-    return withStoreCopy(config, commandLogger(config), () => review(config, values, positionals));
+    const overrides = storeOverrides(values);
+    const fileConfig = loadCommandConfig(values, overrides);
+    return withCommandStore(fileConfig, async (store) => {
+      const registry = store ? serverRegistryOf(store) : undefined;
+      // With a store, what waits is in its registry: the servers every replica runs.
+      const stored = registry
+        ? await registryConfig(registry, fileConfig, (text) => loadCommandConfig(values, overrides, text))
+        : undefined;
+      // The catalog (quarantined tools, held servers) as the store has it, and the approvals given
+      // here pushed to it before the command ends (with-store-copy.ts).
+      return withCatalogCopy(store, fileConfig.dataDir, commandLogger(fileConfig), () =>
+        review(stored?.config ?? fileConfig, values, positionals, {
+          entries: stored?.entries ?? readConfigServers(fileConfig.configPath).servers,
+          registry,
+        }),
+      );
+    });
   },
 };
 
-/** Lists what waits, or approves what was named. */
+/** Where the servers' entries are read and their approvals written: the file, or the store's registry. */
+interface Servers {
+  entries: ServerEntries;
+  registry: ServerRegistry | undefined;
+}
+
 async function review(
   config: ResolvedConfig,
   values: Record<string, string | boolean | undefined>,
   positionals: string[],
+  servers: Servers,
 ): Promise<number> {
-  {
-    // Read-only but for approvals: a proxy may be running and writing the index meanwhile.
-    const catalog = await openCatalog(config, commandLogger(config), {
-      readOnly: true,
-      approvalsWritable: true,
-    });
-    try {
-      const waiting = whatWaits(config, catalog);
-      const all = Boolean(values.all);
-      const chosen: Waiting = {
-        launches: waiting.launches.filter((launch) => all || positionals.includes(launch.server)),
-        servers: waiting.servers.filter((server) => all || positionals.includes(server)),
-        tools: waiting.tools.filter(
-          (tool) => all || matches(tool.server, tool.tool, positionals) || positionals.includes(tool.name),
-        ),
-        capabilities: waiting.capabilities.filter(
-          (item) => all || matches(item.server, item.name, positionals),
-        ),
-      };
-      const approving = all || positionals.length > 0;
-      if (positionals.length > 0 && count(chosen) === 0) {
-        const names = namesOf(waiting);
-        throw new ProxyError(
-          "USAGE",
-          `Nothing that waits for approval matches ${positionals.join(", ")}.${names.length > 0 ? ` Waiting: ${names.join(", ")}.` : " Nothing waits."}`,
-        );
-      }
-      if (values.json) {
-        if (approving) await approve(config, catalog, chosen, positionals);
-        process.stdout.write(
-          `${JSON.stringify(
-            {
-              awaitingApproval: waiting.launches.map(launchSummary),
-              heldServers: waiting.servers,
-              quarantined: waiting.tools.map(summary),
-              heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
-              approved: approving ? namesOf(chosen) : [],
-            },
-            null,
-            2,
-          )}\n`,
-        );
-        return 0;
-      }
-      if (count(waiting) === 0) {
-        process.stdout.write(
-          "Nothing waits for approval: no server an agent wrote, no quarantined tool, prompt or template.\n",
-        );
-        return 0;
-      }
-      const shown = approving ? chosen : waiting;
-      const lines = describe(shown);
-      if (approving) {
-        await approve(config, catalog, chosen, positionals);
-        if (chosen.launches.length > 0) {
-          lines.push(
-            `Approved what ${chosen.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
-              "starts it now. What it offers waits for your review once it has listed it: run `mcpproxy approve` again then.",
-          );
-        }
-        if (chosen.servers.length > 0) lines.push(`Approved ${chosen.servers.join(", ")}.`);
-        const tools = chosen.tools.length;
-        if (tools > 0) lines.push(`Approved ${tools} tool${tools === 1 ? "" : "s"}.`);
-        const others = chosen.capabilities.length;
-        if (others > 0)
-          lines.push(`Approved ${others} prompt${others === 1 ? "" : "s"} or resource template(s).`);
-      } else {
-        lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/NAME, or --all).");
-      }
-      process.stdout.write(`${lines.join("\n")}\n`);
-      return 0;
-    } finally {
-      await catalog.close();
+  // Read-only but for approvals: a proxy may be running and writing the index meanwhile.
+  const catalog = await openCatalog(config, commandLogger(config), {
+    readOnly: true,
+    approvalsWritable: true,
+  });
+  try {
+    const waiting = whatWaits(config, catalog, servers.entries);
+    const all = Boolean(values.all);
+    const chosen: Waiting = {
+      launches: waiting.launches.filter((launch) => all || positionals.includes(launch.server)),
+      servers: waiting.servers.filter((server) => all || positionals.includes(server)),
+      tools: waiting.tools.filter(
+        (tool) => all || matches(tool.server, tool.tool, positionals) || positionals.includes(tool.name),
+      ),
+      capabilities: waiting.capabilities.filter(
+        (item) => all || matches(item.server, item.name, positionals),
+      ),
+    };
+    const approving = all || positionals.length > 0;
+    if (positionals.length > 0 && count(chosen) === 0) {
+      const names = namesOf(waiting);
+      throw new ProxyError(
+        "USAGE",
+        `Nothing that waits for approval matches ${positionals.join(", ")}.${names.length > 0 ? ` Waiting: ${names.join(", ")}.` : " Nothing waits."}`,
+      );
     }
+    if (values.json) {
+      if (approving) await approve(config, catalog, chosen, positionals, servers.registry);
+      process.stdout.write(
+        `${JSON.stringify(
+          {
+            awaitingApproval: waiting.launches.map(launchSummary),
+            heldServers: waiting.servers,
+            quarantined: waiting.tools.map(summary),
+            heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
+            approved: approving ? namesOf(chosen) : [],
+          },
+          null,
+          2,
+        )}\n`,
+      );
+      return 0;
+    }
+    if (count(waiting) === 0) {
+      process.stdout.write(
+        "Nothing waits for approval: no server an agent wrote, no quarantined tool, prompt or template.\n",
+      );
+      return 0;
+    }
+    const shown = approving ? chosen : waiting;
+    const lines = describe(shown);
+    if (approving) {
+      await approve(config, catalog, chosen, positionals, servers.registry);
+      if (chosen.launches.length > 0) {
+        lines.push(
+          `Approved what ${chosen.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
+            "starts it now. What it offers waits for your review once it has listed it: run `mcpproxy approve` again then.",
+        );
+      }
+      if (chosen.servers.length > 0) lines.push(`Approved ${chosen.servers.join(", ")}.`);
+      const tools = chosen.tools.length;
+      if (tools > 0) lines.push(`Approved ${tools} tool${tools === 1 ? "" : "s"}.`);
+      const others = chosen.capabilities.length;
+      if (others > 0)
+        lines.push(`Approved ${others} prompt${others === 1 ? "" : "s"} or resource template(s).`);
+    } else {
+      lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/NAME, or --all).");
+    }
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return 0;
+  } finally {
+    await catalog.close();
   }
 }
 
@@ -137,9 +159,9 @@ interface Waiting {
   capabilities: QuarantinedCapability[];
 }
 
-function whatWaits(config: ResolvedConfig, catalog: ToolCatalog): Waiting {
+function whatWaits(config: ResolvedConfig, catalog: ToolCatalog, entries: ServerEntries): Waiting {
   return {
-    launches: pendingLaunches(readConfigServers(config.configPath).servers),
+    launches: pendingLaunches(entries),
     servers: config.servers
       .filter((server) => !server.awaitingApproval && catalog.capabilities?.serverHold(server.name))
       .map((server) => server.name),
@@ -187,8 +209,9 @@ async function approve(
   catalog: ToolCatalog,
   chosen: Waiting,
   targets: readonly string[],
+  registry: ServerRegistry | undefined,
 ) {
-  await approveLaunches(config, chosen.launches);
+  await approveLaunches(config, chosen.launches, registry);
   // A server named whole is approved whole (one held as new then offers what it approves), but not
   // one whose launch spec was just approved: what it offers has not been seen yet.
   const whole = new Set([...chosen.servers, ...targets.filter((target) => !target.includes("/"))]);
@@ -202,20 +225,34 @@ async function approve(
 
 /**
  * Records the hash of each launch spec in its entry (`approved`); a running proxy sees the file
- * change and starts the server. A change that would not load is not written.
+ * change (with a store: every replica hears of the registry's) and starts the server. A change that
+ * would not load is not written.
  */
-async function approveLaunches(config: ResolvedConfig, chosen: readonly PendingLaunch[]): Promise<void> {
+async function approveLaunches(
+  config: ResolvedConfig,
+  chosen: readonly PendingLaunch[],
+  registry: ServerRegistry | undefined,
+): Promise<void> {
   if (chosen.length === 0) return;
-  await updateConfigServers(
-    config.configPath,
-    // The hash recorded is the one shown: an entry changed since stays unapproved, one removed is left.
-    ({ servers: entries }) =>
-      chosen.flatMap((launch) => {
-        const entry = entries[launch.server];
-        return entry ? [{ name: launch.server, entry: personApproved(entry, launch.hash) }] : [];
-      }),
-    { backupAs: "rolling", validate: (text) => loadConfig({ configFlag: config.configPath, text }) },
-  );
+  // The hash recorded is the one shown: an entry changed since stays unapproved, one removed is left.
+  const plan = (entries: ServerEntries) =>
+    chosen.flatMap((launch) => {
+      const entry = entries[launch.server];
+      return entry ? [{ name: launch.server, entry: personApproved(entry, launch.hash) }] : [];
+    });
+  const validate = (text: string) => loadConfig({ configFlag: config.configPath, text });
+  if (registry) {
+    const fileText = configFileText(config);
+    await registry.edit(plan, {
+      by: commandEditor("approve"),
+      validate: (servers) => validate(configTextWithServers(fileText, servers)),
+    });
+    return;
+  }
+  await updateConfigServers(config.configPath, ({ servers: entries }) => plan(entries), {
+    backupAs: "rolling",
+    validate,
+  });
 }
 
 /** SERVER or SERVER/NAME. */

@@ -1,16 +1,21 @@
 import { login } from "../auth/login-flow.ts";
-import { currentCredentials, openOAuthStore } from "../auth/oauth-store.ts";
+import { currentCredentials, type OAuthStore, openOAuthStore } from "../auth/oauth-store.ts";
 import { openBrowser } from "../auth/open-browser.ts";
+import { sharedOAuthStore } from "../auth/shared-oauth-store.ts";
 import { usesOAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
-import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
+import { openSharedOAuthRecords } from "../store/oauth-records.ts";
+import { serverRegistryOf } from "../store/server-registry.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import { registryConfig, STORE_OPTION, storeOverrides, withCommandStore } from "./command-store.ts";
 
 /**
  * `mcpproxy auth login|status|logout [SERVER]`: OAuth logins to remote servers. Tokens live in the
  * data dir (0600) and are never printed; a running `serve` picks a new login up within a second.
+ * With a shared store (`--store`), the login is kept sealed in the store and every replica uses it.
  */
 export const authCommand: Command = {
   name: "auth",
@@ -20,39 +25,74 @@ export const authCommand: Command = {
     "server's login; `auth logout SERVER` forgets it. A running proxy picks a login up without a restart; " +
     "a second login of a server while one runs says so and stops.",
   usage:
-    "mcpproxy auth login SERVER | status [SERVER] [--json] | logout SERVER [--config FILE] [--data-dir DIR]",
+    "mcpproxy auth login SERVER | status [SERVER] [--json] | logout SERVER [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     json: { type: "boolean", help: "--json             (status) print the logins as JSON" },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
     const [action, name, ...extra] = positionals;
     if (extra.length > 0) throw new ProxyError("USAGE", `auth ${action} takes one SERVER name.`);
-    const config = loadCommandConfig(values);
-    switch (action) {
-      case "login":
-        return runLogin(config, oauthServer(config, name, "login"));
-      case "logout": {
-        const server = oauthServer(config, name, "logout");
-        const cleared = openOAuthStore(config.dataDir, server.name, server.url).clear();
-        process.stdout.write(
-          cleared
-            ? `Logged out of ${server.name}: its tokens and client registration are deleted.\n`
-            : `${server.name} had no login.\n`,
-        );
-        return 0;
+    const overrides = storeOverrides(values);
+    const fileConfig = loadCommandConfig(values, overrides);
+    return withCommandStore(fileConfig, async (store) => {
+      // With a store, the servers are its registry's and the logins its own.
+      const config = store
+        ? (
+            await registryConfig(serverRegistryOf(store), fileConfig, (text) =>
+              loadCommandConfig(values, overrides, text),
+            )
+          ).config
+        : fileConfig;
+      const records = store ? await openSharedOAuthRecords(store, commandLogger(config)) : undefined;
+      const storeOf = (server: HttpServerConfig): OAuthStore =>
+        records
+          ? sharedOAuthStore(records, server.name, server.url)
+          : openOAuthStore(config.dataDir, server.name, server.url);
+      try {
+        return await runAction(action, name, config, storeOf, Boolean(values.json));
+      } finally {
+        // Written before the command ends: a login kept nowhere else must reach the store.
+        await records?.flush();
+        records?.stop();
       }
-      case "status":
-        return runStatus(config, name, Boolean(values.json));
-      default:
-        throw new ProxyError(
-          "USAGE",
-          `auth needs an action: login SERVER, status [SERVER] or logout SERVER (got ${action ?? "nothing"}).`,
-        );
-    }
+    });
   },
 };
+
+async function runAction(
+  action: string | undefined,
+  name: string | undefined,
+  config: ResolvedConfig,
+  storeOf: (server: HttpServerConfig) => OAuthStore,
+  json: boolean,
+): Promise<number> {
+  switch (action) {
+    case "login": {
+      const server = oauthServer(config, name, "login");
+      return runLogin(config, server, storeOf(server));
+    }
+    case "logout": {
+      const server = oauthServer(config, name, "logout");
+      const cleared = storeOf(server).clear();
+      process.stdout.write(
+        cleared
+          ? `Logged out of ${server.name}: its tokens and client registration are deleted.\n`
+          : `${server.name} had no login.\n`,
+      );
+      return 0;
+    }
+    case "status":
+      return runStatus(config, name, json, storeOf);
+    default:
+      throw new ProxyError(
+        "USAGE",
+        `auth needs an action: login SERVER, status [SERVER] or logout SERVER (got ${action ?? "nothing"}).`,
+      );
+  }
+}
 
 function oauthServer(config: ResolvedConfig, name: string | undefined, action: string): HttpServerConfig {
   if (!name) throw new ProxyError("USAGE", `auth ${action} needs a SERVER name from the config.`);
@@ -74,13 +114,18 @@ function oauthServer(config: ResolvedConfig, name: string | undefined, action: s
   return server;
 }
 
-async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promise<number> {
+async function runLogin(
+  config: ResolvedConfig,
+  server: HttpServerConfig,
+  store: OAuthStore,
+): Promise<number> {
   // A login connects to the server: not before a person approved what an agent wrote.
   const refusal = launchRefusal(server);
   if (refusal) throw new ProxyError("AWAITING_APPROVAL", refusal);
   const outcome = await login({
     server,
     dataDir: config.dataDir,
+    store,
     notify(message) {
       process.stderr.write(`${message}\n`);
     },
@@ -102,14 +147,19 @@ async function runLogin(config: ResolvedConfig, server: HttpServerConfig): Promi
   return 0;
 }
 
-function runStatus(config: ResolvedConfig, name: string | undefined, json: boolean): number {
+function runStatus(
+  config: ResolvedConfig,
+  name: string | undefined,
+  json: boolean,
+  storeOf: (server: HttpServerConfig) => OAuthStore,
+): number {
   const servers = config.servers.filter(
     (server): server is HttpServerConfig => usesOAuth(server) && (!name || server.name === name),
   );
   if (name && servers.length === 0) oauthServer(config, name, "status");
   const now = Date.now();
   const rows = servers.map((server) => {
-    const record = openOAuthStore(config.dataDir, server.name, server.url).load();
+    const record = storeOf(server).load();
     const credentials = currentCredentials(record);
     const tokens = credentials?.tokens;
     const expiresAt = credentials?.expiresAt;

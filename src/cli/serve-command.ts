@@ -3,14 +3,8 @@ import type { SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { profileList } from "../profiles/profile-deps.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
-import {
-  COMMON_OPTIONS,
-  type Command,
-  commandLogger,
-  loadCommandConfig,
-  STORE_OPTION,
-  storeOverride,
-} from "./command.ts";
+import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import { STORE_OPTION, storeOverrides } from "./command-store.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -75,7 +69,7 @@ export const serveCommand: Command = {
     if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
     if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
     if (typeof values.routing === "string") overrides.routing = { value: values.routing, flag: "--routing" };
-    Object.assign(overrides, storeOverride(values));
+    Object.assign(overrides, storeOverrides(values));
     if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
     if (typeof values["log-level"] === "string")
       overrides.logLevel = { value: values["log-level"], flag: "--log-level" };

@@ -1,17 +1,29 @@
 import { openCatalog } from "../app/open-catalog.ts";
-import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
+import { readConfigServers, type ServerEdit, updateConfigServers } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { configTextWithServers } from "../config/registry-text.ts";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { maskUrl } from "../security/mask-url.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
+import { type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
+import type { SharedStore } from "../store/shared-store.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import {
+  commandEditor,
+  configFileText,
+  registryConfig,
+  STORE_OPTION,
+  storeOverrides,
+  withCommandStore,
+} from "./command-store.ts";
 
 /**
  * `mcpproxy servers`: the config's servers from the command line, the same operations an agent
  * has with `upstream_servers` (validated the same way, written in place with a `.bak` beside).
  * A running `serve` watches the file and applies the change to the affected servers only; its
- * live state is in `/health` and `upstream_servers`.
+ * live state is in `/health` and `upstream_servers`. With a shared store (`--store`), the same
+ * operations on the store's server registry: every replica applies them.
  */
 export const serversCommand: Command = {
   name: "servers",
@@ -21,7 +33,7 @@ export const serversCommand: Command = {
     "the change to that server alone, without a restart.",
   usage:
     "mcpproxy servers [list] [--json] | add NAME (--url URL | --entry JSON | -- COMMAND [ARGS…]) | " +
-    "update NAME --entry JSON | remove|enable|disable NAME [--config FILE] [--data-dir DIR]",
+    "update NAME --entry JSON | remove|enable|disable NAME [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     url: { type: "string", help: "--url URL          add: a remote (HTTP or SSE) server" },
@@ -30,48 +42,113 @@ export const serversCommand: Command = {
       help: '--entry JSON       add/update: the config entry, e.g. \'{"command": "uvx", "args": ["x"]}\'',
     },
     json: { type: "boolean", help: "--json             (list) print the servers as JSON" },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
     const [operation = "list", name, ...command] = positionals;
-    const config = loadCommandConfig(values);
-    if (operation === "list") return list(config, Boolean(values.json));
-    const given = entryOf(values, command);
-    let after: ResolvedConfig | undefined;
-    const { edits, backup, conflicts } = await updateConfigServers(
-      config.configPath,
-      (current) => editsFor({ operation, name, server: given?.entry }, current.servers, "person"),
-      {
-        backupAs: "rolling",
-        // Checked before it is written: a change that would not load never reaches the file.
-        validate: (text) => {
-          after = checkedEdit(() => loadCommandConfig(values, {}, text), name, given?.source);
-        },
-      },
-    );
-    for (const copy of conflicts) {
-      process.stderr.write(
-        `mcpproxy: two saves of the config raced this edit: the one not kept is in ${copy}\n`,
-      );
-    }
-    // An entry an agent wrote stays the agent's: a change to what it runs needs an approval again.
-    const held = (after?.servers ?? []).filter(
-      (server) => server.awaitingApproval && edits.some((edit) => edit.name === server.name),
-    );
-    process.stdout.write(
-      `${operation === "add" ? "Added" : operation === "remove" ? "Removed" : operation === "update" ? "Updated" : operation === "enable" ? "Enabled" : "Disabled"} ` +
-        `${edits.map((edit) => edit.name).join(", ")} in ${config.configPath}${backup ? ` (the previous file is ${backup})` : ""}. ` +
-        "A running mcpproxy applies it now; otherwise run `mcpproxy index`.\n" +
-        held
-          .map(
-            (server) =>
-              `${server.name} was written by an agent: it runs once you approve it (\`mcpproxy approve ${server.name}\`).\n`,
-          )
-          .join(""),
-    );
-    return 0;
+    const overrides = storeOverrides(values);
+    const config = loadCommandConfig(values, overrides);
+    return withCommandStore(config, async (store) => {
+      const load = (text: string) => loadCommandConfig(values, overrides, text);
+      const registry = store ? serverRegistryOf(store) : undefined;
+      if (operation === "list") {
+        const listed = registry ? await registryConfig(registry, config, load) : undefined;
+        return list(listed?.config ?? config, Boolean(values.json), listed?.entries);
+      }
+      const given = entryOf(values, command);
+      const plan = (current: Record<string, Record<string, unknown>>) =>
+        editsFor({ operation, name, server: given?.entry }, current, "person");
+      // Checked before it is written: a change that would not load never reaches the file or the store.
+      const check = (text: string) => checkedEdit(() => load(text), name, given?.source);
+      const { edits, after, where } =
+        store && registry
+          ? await editRegistry(store, registry, config, plan, check)
+          : await editFile(config, plan, check);
+      report(operation, edits, after, where);
+      return 0;
+    });
   },
 };
+
+interface EditOutcome {
+  edits: readonly ServerEdit[];
+  after: ResolvedConfig | undefined;
+  /** Where it was written, and who applies it, as said to the person. */
+  where: string;
+}
+
+type Plan = (current: Record<string, Record<string, unknown>>) => readonly ServerEdit[];
+
+async function editFile(
+  config: ResolvedConfig,
+  plan: Plan,
+  check: (text: string) => ResolvedConfig,
+): Promise<EditOutcome> {
+  let after: ResolvedConfig | undefined;
+  const { edits, backup, conflicts } = await updateConfigServers(
+    config.configPath,
+    (current) => plan(current.servers),
+    {
+      backupAs: "rolling",
+      validate: (text) => {
+        after = check(text);
+      },
+    },
+  );
+  for (const copy of conflicts) {
+    process.stderr.write(
+      `mcpproxy: two saves of the config raced this edit: the one not kept is in ${copy}\n`,
+    );
+  }
+  return {
+    edits,
+    after,
+    where:
+      `in ${config.configPath}${backup ? ` (the previous file is ${backup})` : ""}. ` +
+      "A running mcpproxy applies it now; otherwise run `mcpproxy index`.",
+  };
+}
+
+async function editRegistry(
+  store: SharedStore,
+  registry: ServerRegistry,
+  config: ResolvedConfig,
+  plan: Plan,
+  check: (text: string) => ResolvedConfig,
+): Promise<EditOutcome> {
+  let after: ResolvedConfig | undefined;
+  const fileText = configFileText(config);
+  const { edits } = await registry.edit(plan, {
+    by: commandEditor("servers"),
+    validate: (servers) => {
+      after = check(configTextWithServers(fileText, servers));
+    },
+  });
+  return { edits, after, where: `in the shared store ${store.shown}. Every running replica applies it now.` };
+}
+
+function report(
+  operation: string,
+  edits: readonly ServerEdit[],
+  after: ResolvedConfig | undefined,
+  where: string,
+): void {
+  // An entry an agent wrote stays the agent's: a change to what it runs needs an approval again.
+  const held = (after?.servers ?? []).filter(
+    (server) => server.awaitingApproval && edits.some((edit) => edit.name === server.name),
+  );
+  process.stdout.write(
+    `${operation === "add" ? "Added" : operation === "remove" ? "Removed" : operation === "update" ? "Updated" : operation === "enable" ? "Enabled" : "Disabled"} ` +
+      `${edits.map((edit) => edit.name).join(", ")} ${where}\n` +
+      held
+        .map(
+          (server) =>
+            `${server.name} was written by an agent: it runs once you approve it (\`mcpproxy approve ${server.name}\`).\n`,
+        )
+        .join(""),
+  );
+}
 
 /** Where the entry came from on the command line, to blame that rather than the file. */
 type EntrySource = "--entry" | "--url" | "the command after --";
@@ -127,10 +204,14 @@ function checkedEdit(
   }
 }
 
-async function list(config: ResolvedConfig, json: boolean): Promise<number> {
+async function list(
+  config: ResolvedConfig,
+  json: boolean,
+  stored: Record<string, Record<string, unknown>> | undefined,
+): Promise<number> {
   const catalog = await openCatalog(config, commandLogger(config), { readOnly: true });
-  // What the file says (`${VAR}` as written), not the expanded values: those may be secrets.
-  const entries = readConfigServers(config.configPath).servers;
+  // What the file (or the registry) says (`${VAR}` as written), not the expanded values: those may be secrets.
+  const entries = stored ?? readConfigServers(config.configPath).servers;
   try {
     const quarantined = quarantinedByServer(catalog);
     const rows = config.servers.map((server) => ({
@@ -149,7 +230,7 @@ async function list(config: ResolvedConfig, json: boolean): Promise<number> {
     }
     if (rows.length === 0) {
       process.stdout.write(
-        `No servers in ${config.configPath}: add one with \`mcpproxy servers add\` or \`mcpproxy import\`.\n`,
+        `No servers in ${stored ? "the shared store" : config.configPath}: add one with \`mcpproxy servers add\` or \`mcpproxy import\`.\n`,
       );
       return 0;
     }

@@ -188,7 +188,7 @@ async function openStatsOf(
     close(): Promise<void>;
   }
 > {
-  const store = await openStoreOf(config, commandLogger(config).child("store"));
+  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, { quiet: true });
   if (!store) {
     const stats = openCallStats(config.dataDir, { persist });
     return {

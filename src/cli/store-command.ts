@@ -1,8 +1,10 @@
+import { readConfigServers } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
 import type { StoreReport } from "../store/postgres/store-status.ts";
 import { initStore, migrateStore, readStoreStatus, type StoreTarget } from "../store/store-admin.ts";
 import { storeLocationOf } from "../store/store-setting.ts";
 import { COMMON_OPTIONS, type Command, commandHelp, commandLogger, loadCommandConfig } from "./command.ts";
+import { storeOverrides } from "./command-store.ts";
 
 /**
  * `mcpproxy store init|migrate|status`: the operator's side of the shared store (PostgreSQL) that
@@ -66,10 +68,7 @@ export const storeCommand: Command = {
           "mcpproxy store init|migrate|status. Run `mcpproxy store --help`.",
       );
     }
-    const config = loadCommandConfig(
-      values,
-      typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {},
-    );
+    const config = loadCommandConfig(values, storeOverrides(values));
     const location = storeLocationOf(config.store);
     if (location.kind === "local") {
       throw new ProxyError(
@@ -94,10 +93,14 @@ export const storeCommand: Command = {
       return 0;
     }
     if (name === "init") {
-      const outcome = await initStore(target, { env: process.env, logger, servers: config.servers });
+      const entries = readConfigServers(config.configPath).servers;
+      const outcome = await initStore(target, { env: process.env, logger, entries });
       print(
         `The shared store ${target.shown} is ready at schema version ${outcome.version}` +
           (outcome.migrated.length > 0 ? ` (applied ${outcome.migrated.join(", ")})` : "") +
+          (outcome.seeded > 0
+            ? `; ${outcome.seeded} server(s) of ${config.configPath} are its registry`
+            : "") +
           "; MCPPROXY_STORE_KEY is its key; the shared secrets are in place. " +
           "Start replicas with `mcpproxy serve --store URL` and the same MCPPROXY_STORE_KEY.",
         { store: target.shown, ...outcome, isReady: true },

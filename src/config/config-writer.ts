@@ -40,6 +40,11 @@ export function readConfigServers(path: string): ConfigServers {
   return existsSync(path) ? serversOf(readConfigFile(path)) : serversOf(undefined);
 }
 
+/** The same for text read already (undefined: no file). */
+export function configServersOf(text: string | undefined, path: string): ConfigServers {
+  return serversOf(text === undefined ? undefined : parseConfigText(text, path));
+}
+
 function serversOf(parsed: unknown): ConfigServers {
   const root = parsed as Record<string, unknown> | null | undefined;
   const section = root?.mcpServers === undefined && root?.servers !== undefined ? "servers" : "mcpServers";

@@ -57,7 +57,7 @@ export function upstreamServersDefinition(readOnly: boolean): Tool {
       : "List the MCP servers behind this proxy, or change them while it runs: add (one, or several with " +
         "`servers`), update (fields merged into the entry), remove, enable, disable, restart. `server` is a config " +
         'entry, as in mcp_config.json: {"command": "npx", "args": ["-y", "pkg"]} or {"url": "https://host/mcp"}. ' +
-        "Changes are saved to the config file. Nothing you add, change the command, URL or environment of, or " +
+        "Changes are saved to the config file (or the team's shared store, for every replica). Nothing you add, change the command, URL or environment of, or " +
         "enable runs or connects until the user approves it with `mcpproxy approve NAME`; its tools are then " +
         "held for the user's review once more. `${VAR}` in what you write is kept as written until then. " +
         "Trust, quarantine, roots and approvals are the user's to set, not yours.",

@@ -1,8 +1,8 @@
-import type { ServerConfig } from "../config/parse-server.ts";
 import type { Logger } from "../log.ts";
 import { connectPostgres, type Sql } from "./postgres/connect.ts";
 import { migrate, schemaStatus } from "./postgres/migrations.ts";
 import { readStoreReport, type StoreReport } from "./postgres/store-status.ts";
+import { type ServerEntries, seedRegistry } from "./server-registry.ts";
 import { HEARTBEAT_MS, openSharedStore, storeUnavailable } from "./shared-store.ts";
 
 /**
@@ -42,13 +42,15 @@ export async function migrateStore(target: StoreTarget, logger?: Logger): Promis
 export interface InitOptions {
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
-  /** The config file's servers: they seed the store's server registry. */
-  servers: readonly ServerConfig[];
+  /** The config file's server entries, as written: they seed an empty server registry. */
+  entries: ServerEntries;
 }
 
 export interface InitOutcome {
   migrated: readonly number[];
   version: number;
+  /** How many servers the config file put in the registry (0: it held servers already). */
+  seeded: number;
 }
 
 /**
@@ -63,10 +65,9 @@ export async function initStore(target: StoreTarget, options: InitOptions): Prom
     isReplica: false,
   });
   try {
-    // TODO(store-registry): seed the server registry from the config file here, the one call site:
-    // `await seedRegistry(store, options.servers)` (src/store/, branch store-registry).
+    const seeded = await seedRegistry(store, options.entries);
     const status = await schemaStatus(store.sql);
-    return { migrated: store.migrated, version: status.current };
+    return { migrated: store.migrated, version: status.current, seeded };
   } catch (error) {
     throw storeUnavailable(target.shown, error);
   } finally {

@@ -17,4 +17,13 @@ export const LOCKS = {
   changes: 3,
   /** Held (tried, never waited for) while the rows of replicas that are gone are folded together. */
   statsCompaction: 4,
+  /** Held by each edit of the server registry (server-registry.ts): edits are made one after another. */
+  registry: 5,
 } as const;
+
+/**
+ * Per-server locks of upstream OAuth refreshes (oauth-records.ts): their own first number, the
+ * second PostgreSQL's `hashtext` of the server's name. A collision of two names only makes their
+ * refreshes take turns.
+ */
+export const OAUTH_REFRESH_LOCK_SPACE = 0x6d63706f;

@@ -66,10 +66,10 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE mcpproxy.rate_buckets (
         key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, refilled_at DOUBLE PRECISION NOT NULL,
         taken BOOLEAN NOT NULL DEFAULT true);
-      -- OAuth tokens of upstream servers, sealed with MCPPROXY_STORE_KEY (store-key.ts).
+      -- OAuth logins of upstream servers (oauth-records.ts): the whole record sealed with
+      -- MCPPROXY_STORE_KEY (store-key.ts), its URL included (a URL may carry a key); nothing in clear.
       CREATE TABLE mcpproxy.oauth_records (
-        server TEXT PRIMARY KEY, server_url TEXT NOT NULL, sealed BYTEA NOT NULL,
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+        server TEXT PRIMARY KEY, sealed BYTEA NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
       -- Who is serving: for \`mcpproxy store status\`.
       CREATE TABLE mcpproxy.replicas (
         id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, version TEXT NOT NULL,

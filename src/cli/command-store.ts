@@ -1,0 +1,62 @@
+import { existsSync, readFileSync } from "node:fs";
+import { hostname, userInfo } from "node:os";
+import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
+import { configTextWithServers } from "../config/registry-text.ts";
+import { openStoreOf } from "../store/open-store.ts";
+import type { ServerEntries, ServerRegistry } from "../store/server-registry.ts";
+import type { SharedStore } from "../store/shared-store.ts";
+import { type CommandOption, commandLogger } from "./command.ts";
+
+/**
+ * The shared store for the commands that change what replicas share (`servers`, `approve`, `auth`):
+ * `--store URL`, else MCPPROXY_STORE or `mcpproxy.store` as serve reads them. With one, a command
+ * reads and edits the store's server registry (and OAuth logins) instead of the file's, and every
+ * running replica applies the change.
+ */
+export const STORE_OPTION = {
+  store: {
+    type: "string",
+    help: "--store URL        the shared store of a team deployment (postgres://…, or MCPPROXY_STORE; needs MCPPROXY_STORE_KEY): its servers, not the file's",
+  },
+} as const satisfies Record<string, CommandOption>;
+
+export function storeOverrides(values: Record<string, string | boolean | undefined>): SettingOverrides {
+  return typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {};
+}
+
+/** Runs `work` with the config's shared store open (undefined without one), and closes it after. */
+export async function withCommandStore<T>(
+  config: ResolvedConfig,
+  work: (store: SharedStore | undefined) => Promise<T>,
+): Promise<T> {
+  // A command, not a replica: not listed among them, nothing said.
+  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, { quiet: true });
+  try {
+    return await work(store);
+  } finally {
+    await store?.close();
+  }
+}
+
+/** Who made a command's edit, as the registry keeps it (`updated_by`). */
+export function commandEditor(command: string): string {
+  let user = "";
+  try {
+    user = `${userInfo().username}@`;
+  } catch {}
+  return `mcpproxy ${command} by ${user}${hostname()}`;
+}
+
+export function configFileText(config: ResolvedConfig): string | undefined {
+  return existsSync(config.configPath) ? readFileSync(config.configPath, "utf8") : undefined;
+}
+
+/** The registry's servers and the config as a replica loads it with them (the file's other settings). */
+export async function registryConfig(
+  registry: ServerRegistry,
+  config: ResolvedConfig,
+  load: (text: string) => ResolvedConfig,
+): Promise<{ entries: ServerEntries; config: ResolvedConfig }> {
+  const entries = await registry.list();
+  return { entries, config: load(configTextWithServers(configFileText(config), entries)) };
+}
