@@ -23,6 +23,11 @@ export interface SharedStore {
   readonly migrated: readonly number[];
   readonly key: StoreKey;
   readonly sql: Sql;
+  /**
+   * A client of one connection of its own (the lease's lock lives as long as its session); named
+   * as this replica in pg_stat_activity. The caller ends it.
+   */
+  connectAlone(): Sql;
   readonly changes: ChangeListener;
   /** Records a change of `kind` in `tx` (a transaction of `sql`); the other replicas hear of it. */
   recordChange(tx: Sql | Tx, kind: string, subject: Record<string, unknown>): Promise<number>;
@@ -91,6 +96,12 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
     async announce(kind, subject) {
       await sql.begin((tx) => recordChange(tx, replicaId, kind, subject));
     },
+    connectAlone: () =>
+      connectPostgres(options.url, {
+        max: 1,
+        logger: options.logger,
+        applicationName: `mcpproxy ${replicaId}`,
+      }),
     requestStateKey: () => prepared.requestStateKey,
     async close() {
       clearInterval(heartbeat);
