@@ -17,7 +17,8 @@ import { Client as ModernClient, StreamableHTTPClientTransport } from "@modelcon
 import postgres from "postgres";
 import { createSandbox, fixtureEntry, runCli, type Sandbox, startHttpProxy } from "../tests/helpers.ts";
 import { type Replica, startReplica, storeCommandEnv } from "../tests/support/replicas.ts";
-import { freshDatabase, startTeam, type Team } from "../tests/support/team.ts";
+import { freshDatabase } from "../tests/support/store-databases.ts";
+import { startTeam, type Team } from "../tests/support/team.ts";
 import { startTempPostgres, type TempPostgres } from "../tests/support/temp-postgres.ts";
 import { loadEvalCatalog } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
@@ -191,7 +192,7 @@ try {
 
   // --- failover ---------------------------------------------------------------------------
   const holder = three.replicas.find((replica) =>
-    replica.stderr.text().includes("holds the shared store's lease"),
+    replica.stderr.text().includes("this replica holds the shared store's lease"),
   );
   if (holder) {
     const clients = await clientsOf(new URL("/mcp", three.nginx.url));

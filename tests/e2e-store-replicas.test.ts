@@ -11,6 +11,7 @@ import {
   startHttpFixture,
 } from "./helpers.ts";
 import { startReplica, storeCommandEnv } from "./support/replicas.ts";
+import { freshDatabase } from "./support/store-databases.ts";
 import {
   POSTGRES_MISSING,
   postgresBinDir,
@@ -30,7 +31,6 @@ if (!hasPostgres) process.stderr.write(POSTGRES_MISSING);
 
 const scope = cleanupAfterEach();
 let pg: TempPostgres;
-let database = 0;
 
 beforeAll(async () => {
   if (hasPostgres) pg = await startTempPostgres();
@@ -38,15 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await pg?.cleanup();
 });
-
-/** A database of its own for each test: replicas of one test never see another's state. */
-async function freshStore(): Promise<string> {
-  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
-  const name = `store_${++database}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return pg.url.replace(/\/mcpproxy$/, `/${name}`);
-}
 
 async function toolsIn(url: string): Promise<string[]> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -73,7 +64,7 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
   test("the first replica takes the lease and indexes for all; when it is killed another takes over", async () => {
     const sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
-    const url = await freshStore();
+    const url = await freshDatabase(pg);
     const first = await startReplica(sandbox, url, "a");
     scope.defer(() => first.kill());
     await first.stderr.waitFor(/(holds the shared store's lease)/, 10_000);
@@ -108,7 +99,7 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
   test("a server held for review is approved on another machine, and every replica honours it", async () => {
     const sandbox = scope.sandbox();
     heldConfig(sandbox);
-    const url = await freshStore();
+    const url = await freshDatabase(pg);
     const replicas = [];
     for (const name of ["1", "2", "3"]) {
       const replica = await startReplica(sandbox, url, name);
@@ -161,7 +152,7 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
     const web = await startHttpFixture("web");
     scope.defer(() => web.stop());
     sandbox.writeConfig({ mcpServers: { web: { url: web.url } } });
-    const url = await freshStore();
+    const url = await freshDatabase(pg);
     const clients: Awaited<ReturnType<typeof connectHttp>>[] = [];
     for (const name of ["1", "2", "3"]) {
       const replica = await startReplica(sandbox, url, name);
@@ -200,7 +191,7 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
   test("PostgreSQL restarted: replicas keep answering from memory and catch up on what changed meanwhile", async () => {
     const sandbox = scope.sandbox();
     heldConfig(sandbox);
-    const url = await freshStore();
+    const url = await freshDatabase(pg);
     const one = await startReplica(sandbox, url, "1");
     scope.defer(() => one.stop());
     const two = await startReplica(sandbox, url, "2");

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Client as ModernClient } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { cleanupAfterEach, eventually, fixtureEntry } from "./helpers.ts";
+import { cleanupAfterEach, eventually, fixtureEntry, runCli, type Sandbox } from "./helpers.ts";
 import { NGINX, NGINX_MISSING } from "./support/nginx.ts";
+import { storeCommandEnv } from "./support/replicas.ts";
 import { answeredBy, startTeam, type Team } from "./support/team.ts";
 import {
   POSTGRES_MISSING,
@@ -91,12 +92,29 @@ async function runLoad(
 /** An error a client may retry on another replica: the balancer's 502/503/504, a reset connection. */
 const RETRYABLE = /\b50[234]\b|ECONNRESET|socket|closed|terminated|fetch failed/i;
 
-async function team(replicas = 3): Promise<Team> {
+async function team(
+  servers: Record<string, unknown> = { fixture: fixtureEntry() },
+): Promise<Team & { sandbox: Sandbox }> {
   const sandbox = scope.sandbox();
-  sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
-  const deployment = await startTeam(sandbox, pg, { replicas });
+  sandbox.writeConfig({ mcpServers: servers });
+  const deployment = await startTeam(sandbox, pg);
   scope.defer(() => deployment.stop());
-  return deployment;
+  return { ...deployment, sandbox };
+}
+
+/** `mcpproxy ARGS --store` as a person runs it on a machine of their own. */
+function personCli(deployment: Team & { sandbox: Sandbox }, args: string[]) {
+  const { sandbox } = deployment;
+  const flags = ["--config", sandbox.configPath, "--data-dir", `${sandbox.dir}/person`];
+  return runCli([...args, ...flags, "--store", deployment.storeUrl], storeCommandEnv(sandbox));
+}
+
+/** How many calls of fixture/echo the statistics of the whole deployment hold. */
+async function echoCallsOf(deployment: Team & { sandbox: Sandbox }): Promise<number> {
+  const report = JSON.parse((await personCli(deployment, ["stats", "--json"])).stdout) as {
+    top: { server: string; tool: string; calls: number }[];
+  };
+  return report.top.find((row) => row.server === "fixture" && row.tool === "echo")?.calls ?? 0;
 }
 
 describe.skipIf(Boolean(missing))("three replicas behind nginx", () => {
@@ -150,7 +168,58 @@ describe.skipIf(Boolean(missing))("three replicas behind nginx", () => {
     expect(load.failed).toEqual([]);
     expect(load.crossed).toEqual([]);
     expect(load.ok).toBe(480);
+    // Nothing acknowledged is lost: the calls counted while the store was down reach it.
+    const counted = await eventually(
+      () => echoCallsOf(deployment),
+      (calls) => calls === 240,
+      20_000,
+    );
+    expect(counted).toBe(240);
     for (const replica of deployment.replicas) expect(replica.stderr.text()).not.toMatch(/ERROR/);
+  });
+
+  test("an approval given on another machine is honoured by every replica behind nginx", async () => {
+    const deployment = await team({
+      held: { ...fixtureEntry({ args: ["--name", "held"] }), quarantined: true },
+    });
+    const client = await deployment.modernClient();
+    const call = () =>
+      client.callTool({ name: "call_tool", arguments: { name: "held__echo", arguments: { message: "m" } } });
+    expect((await call()).isError).toBe(true);
+    await eventually(
+      () => personCli(deployment, ["approve"]),
+      (review) => review.stdout.includes("held"),
+      20_000,
+    );
+    expect((await personCli(deployment, ["approve", "held"])).code).toBe(0);
+    await eventually(call, (answer) => !answer.isError, 10_000);
+    // Round-robin: the next calls reach every replica, and none of them refuses any more.
+    const before = answeredBy(deployment.nginx);
+    for (let i = 0; i < 9; i++) expect((await call()).isError).toBeFalsy();
+    const after = answeredBy(deployment.nginx);
+    for (const replica of deployment.replicas)
+      expect((after.get(replica.url.host) ?? 0) - (before.get(replica.url.host) ?? 0)).toBeGreaterThan(0);
+  });
+
+  test("a rate limit of N a minute holds for the three replicas together", async () => {
+    const deployment = await team({
+      fixture: { ...fixtureEntry(), rateLimit: { perMinute: 1, burst: 6 }, queueTimeoutMs: 500 },
+    });
+    const clients = await Promise.all(Array.from({ length: 3 }, (_, i) => deployment.modernClient(`r${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_, i) =>
+        clients[i % 3]!.callTool({
+          name: "call_tool",
+          arguments: { name: "fixture__echo", arguments: { message: `n${i}` } },
+        }),
+      ),
+    );
+    const admitted = answers.filter((answer) => !answer.isError);
+    const refused = answers.filter((answer) => answer.isError);
+    expect(admitted.length).toBe(6);
+    for (const answer of refused) expect(JSON.stringify(answer._meta)).toContain('"limit":"rate"');
+    const spread = answeredBy(deployment.nginx);
+    expect(deployment.replicas.filter((replica) => (spread.get(replica.url.host) ?? 0) > 0).length).toBe(3);
   });
 
   test("a 2025 session whose replica died gets 404 and a new session on another replica", async () => {

@@ -4,7 +4,6 @@ import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { removeStaleTemps } from "../index/atomic-file.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
-import { acquireWriterLock } from "../index/writer-lock.ts";
 import { createPrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
 import { createAllTools } from "../routing/all-tools.ts";
@@ -28,9 +27,6 @@ import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
-import { openSharedOAuthRecords } from "../store/oauth-records.ts";
-import { openStoreOf } from "../store/open-store.ts";
-import { startStoreReplica } from "../store/store-replica.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
@@ -42,16 +38,16 @@ import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { isStarting, startDescriptionWatch } from "./description-watch.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
+import { joinTeam } from "./join-team.ts";
 import { startListWatch } from "./list-watch.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
 import { servedProfiles, statusSources } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
-import { startRegistryServers } from "./registry-servers.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
-import { openStoreStats, startStoreLimits } from "./store-stats-limits.ts";
+import { openStoreStats } from "./store-stats-limits.ts";
 import { startToolListHints, type ToolListHints } from "./tool-list-hints.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
@@ -133,30 +129,10 @@ async function run(
   });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   removeStaleTemps(config.configPath); // what a killed edit of the config left
-  // A team deployment's shared state (src/store/); undefined on one machine, which stays as it was.
-  const store = await openStoreOf(config, logger);
-  cleanup.defer("close the shared store", () => store?.close());
-  // With a store, the servers are its registry's (the file seeds an empty one).
-  const registered = store ? await startRegistryServers(store, config, reloadConfig, logger) : undefined;
-  if (registered) config = registered.config;
-  // Upstream OAuth logins: the store's, sealed, shared by every replica (store/oauth-records.ts).
-  const logins = store ? await openSharedOAuthRecords(store, logger.child("oauth")) : undefined;
-  cleanup.defer("keep the last OAuth logins", () => logins?.flush().finally(() => logins.stop()));
-  const storeLimits = store ? startStoreLimits(store, logger.child("limits")) : undefined;
-  cleanup.defer("stop the shared rate limits", () => storeLimits?.close());
-  const dirLock = acquireWriterLock(config.dataDir, "serve");
-  // With a shared store, the store's lease says who writes the catalog (store-replica.ts).
-  const replica = store ? await startStoreReplica(store, config.dataDir, dirLock, logger) : undefined;
-  const lock = replica?.lock ?? dirLock;
-  cleanup.defer("release the index lock", () => lock.release());
-  cleanup.defer("push the last catalog changes", () => replica?.stop());
-  if (!lock.isHeld && !replica) {
-    const holder = lock.holder();
-    logger.warn(
-      `another mcpproxy${holder ? ` (pid ${holder.pid})` : ""} keeps the index in ${config.dataDir}: ` +
-        "this one serves from it with its own servers and writes nothing there until that one exits",
-    );
-  }
+  // A team deployment's shared state (src/store/); on one machine, the data dir's lock alone.
+  const team = await joinTeam(config, reloadConfig, logger, cleanup);
+  const { store, lock, logins } = team;
+  config = team.config;
   // Servers change at run time (upstream_servers, an edited config): who asks, asks the manager.
   let manager: ServerManager | undefined;
   const servers = () => manager?.servers() ?? config.servers;
@@ -224,7 +200,7 @@ async function run(
     stopSignal,
     eras: catalog.eras,
     instructions: catalog.instructions,
-    gateOf: storeLimits?.gateOf,
+    gateOf: team.limits?.gateOf,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,
@@ -252,7 +228,7 @@ async function run(
     catalog,
     logger: logger.child("config"),
     startUnindexed,
-    registry: registered?.registry,
+    registry: team.registry,
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
@@ -365,7 +341,7 @@ async function run(
     },
     traces: tracing?.tracer,
     quotas: config.httpAuth
-      ? createPrincipalQuotas(config.httpAuth.callsPerMinute, undefined, undefined, storeLimits?.quotaGate)
+      ? createPrincipalQuotas(config.httpAuth.callsPerMinute, undefined, undefined, team.limits?.quotaGate)
       : undefined,
     results,
     searchable,

@@ -1,8 +1,8 @@
 import { Client as ModernClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import postgres from "postgres";
 import type { Sandbox } from "../helpers.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
 import { type Replica, startReplica } from "./replicas.ts";
+import { freshDatabase } from "./store-databases.ts";
 import type { TempPostgres } from "./temp-postgres.ts";
 
 /**
@@ -17,20 +17,6 @@ export interface Team {
   /** A 2026-07-28 client of the deployment, through nginx. */
   modernClient(name?: string): Promise<ModernClient>;
   stop(): Promise<void>;
-}
-
-let databases = 0;
-
-/** A database of its own on the cluster: deployments of one run never see each other's state. */
-export async function freshDatabase(pg: TempPostgres): Promise<string> {
-  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
-  const name = `team_${process.pid}_${++databases}`;
-  try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  return pg.url.replace(/\/[^/]+$/, `/${name}`);
 }
 
 export async function startTeam(

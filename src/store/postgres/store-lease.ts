@@ -20,7 +20,11 @@ export interface StoreLease extends WriterLock {
 /** How often the holder checks that its lock's session is still there. */
 export const LEASE_CHECK_MS = 1_000;
 
-export async function openStoreLease(store: SharedStore, local: WriterLock, logger: Logger): Promise<StoreLease> {
+export async function openStoreLease(
+  store: SharedStore,
+  local: WriterLock,
+  logger: Logger,
+): Promise<StoreLease> {
   // The client reconnects by itself after a restart of PostgreSQL: a new session, without the lock.
   // So the holder asks whether its session holds it, not merely whether a query works.
   const sql = store.connectAlone();
@@ -71,7 +75,9 @@ export async function openStoreLease(store: SharedStore, local: WriterLock, logg
       isLeaseHeld = false;
       if (!(await take()) && !isReleased && !isLostSaid) {
         isLostSaid = true;
-        logger.warn("lost the shared store's lease when PostgreSQL went away, and another replica holds it now");
+        logger.warn(
+          "lost the shared store's lease when PostgreSQL went away, and another replica holds it now",
+        );
       }
     } catch {
       isLeaseHeld = false; // PostgreSQL is still away: the next check tries again

@@ -1,0 +1,63 @@
+import type { ResolvedConfig } from "../config/load-config.ts";
+import { acquireWriterLock, type WriterLock } from "../index/writer-lock.ts";
+import type { Logger } from "../log.ts";
+import { openSharedOAuthRecords, type SharedOAuthRecords } from "../store/oauth-records.ts";
+import { openStoreOf } from "../store/open-store.ts";
+import type { SharedStore } from "../store/shared-store.ts";
+import { startStoreReplica } from "../store/store-replica.ts";
+import type { CleanupStack } from "./cleanup-stack.ts";
+import { startRegistryServers } from "./registry-servers.ts";
+import { type StoreLimits, startStoreLimits } from "./store-stats-limits.ts";
+
+/**
+ * What serve sets up for a team deployment (a shared store: src/store/), in one place: the store,
+ * the servers of its registry, the shared OAuth logins and rate limits, and the lease in place of
+ * the data dir's writer lock. On one machine (no store) it is the data dir's lock alone, as before.
+ */
+export interface Team {
+  store: SharedStore | undefined;
+  /** The config to serve: the file's, with the registry's servers when there is a store. */
+  config: ResolvedConfig;
+  registry: Awaited<ReturnType<typeof startRegistryServers>>["registry"] | undefined;
+  logins: SharedOAuthRecords | undefined;
+  limits: StoreLimits | undefined;
+  /** Who may write the catalog: the store's lease, or the data dir's writer lock. */
+  lock: WriterLock;
+}
+
+export async function joinTeam(
+  config: ResolvedConfig,
+  reloadConfig: (text?: string) => ResolvedConfig,
+  logger: Logger,
+  cleanup: CleanupStack,
+): Promise<Team> {
+  const store = await openStoreOf(config, logger);
+  cleanup.defer("close the shared store", () => store?.close());
+  // With a store, the servers are its registry's (the file seeds an empty one).
+  const registered = store ? await startRegistryServers(store, config, reloadConfig, logger) : undefined;
+  // Upstream OAuth logins: the store's, sealed, shared by every replica (store/oauth-records.ts).
+  const logins = store ? await openSharedOAuthRecords(store, logger.child("oauth")) : undefined;
+  cleanup.defer("keep the last OAuth logins", () => logins?.flush().finally(() => logins.stop()));
+  const limits = store ? startStoreLimits(store, logger.child("limits")) : undefined;
+  cleanup.defer("stop the shared rate limits", () => limits?.close());
+  const dirLock = acquireWriterLock(config.dataDir, "serve");
+  const replica = store ? await startStoreReplica(store, config.dataDir, dirLock, logger) : undefined;
+  const lock = replica?.lock ?? dirLock;
+  cleanup.defer("release the index lock", () => lock.release());
+  cleanup.defer("push the last catalog changes", () => replica?.stop());
+  if (!lock.isHeld && !replica) {
+    const holder = lock.holder();
+    logger.warn(
+      `another mcpproxy${holder ? ` (pid ${holder.pid})` : ""} keeps the index in ${config.dataDir}: ` +
+        "this one serves from it with its own servers and writes nothing there until that one exits",
+    );
+  }
+  return {
+    store,
+    config: registered?.config ?? config,
+    registry: registered?.registry,
+    logins,
+    limits,
+    lock,
+  };
+}
