@@ -1,9 +1,9 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
-import { acquireWriterLock, type WriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { openSharedOAuthRecords, type SharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import type { SharedStore } from "../store/shared-store.ts";
+import { acquireWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
 import { startStoreReplica } from "../store/store-replica.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
 import { startRegistryServers } from "./registry-servers.ts";

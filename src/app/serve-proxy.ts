@@ -25,8 +25,8 @@ import { createResourceSubscriptions } from "../server/resource-subscriptions.ts
 import { keptResults } from "../server/result-spill.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
-import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { openCallStats } from "../store/sqlite/call-stats.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";

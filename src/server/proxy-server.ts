@@ -15,7 +15,7 @@ import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { AllTools } from "../routing/all-tools.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
-import type { CallStats } from "../stats/call-stats.ts";
+import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";

@@ -1,8 +1,8 @@
-import { openCatalogStore } from "../index/catalog-store.ts";
 import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
 import { startCatalogReplica } from "./postgres/catalog-replica.ts";
 import type { SharedStore } from "./shared-store.ts";
+import { openCatalogStore } from "./sqlite/catalog-store.ts";
 
 /**
  * Runs a command that reads and writes the data dir's catalog (`approve`) against the shared
