@@ -132,9 +132,9 @@ export function keptResultsOf(store: Pick<SharedStore, "sql" | "key">): KeptResu
         SELECT kind, mime_type, bytes, octet_length(data) AS stored, iv,
                (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms,
                substring(data
-                 FROM (CASE WHEN kind = 'text' THEN ${aligned(text)}::bigint ELSE ${aligned(blob)}::bigint END) + 1
-                 FOR (CASE WHEN kind = 'text' THEN ${text.to - aligned(text)}::bigint
-                           ELSE ${blob.to - aligned(blob)}::bigint END)) AS slice
+                 FROM (CASE WHEN kind = 'text' THEN ${aligned(text)}::int ELSE ${aligned(blob)}::int END) + 1
+                 FOR (CASE WHEN kind = 'text' THEN ${text.to - aligned(text)}::int
+                           ELSE ${blob.to - aligned(blob)}::int END)) AS slice
         FROM mcpproxy.kept_results
         WHERE id = ${id} AND owner = ${ownerDigest(owner)} AND expires_at > now()`;
       if (!row) return undefined;
