@@ -333,7 +333,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       const call = forwarding();
       const { name: tool, arguments: toolArgs } = parsed.output;
       return call.flushed(
-        keptOut(
+        await keptOut(
           await withRounds(call, tool, toolArgs, (options) =>
             forwardCall(deps, era, session, tool, toolArgs, options, searched),
           ),
@@ -346,7 +346,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (isCalledByName && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
       return call.flushed(
-        keptOut(
+        await keptOut(
           await withRounds(call, name, args, (options) =>
             forwardCall(deps, era, session, name, args, options, searched),
           ),
