@@ -19,12 +19,16 @@ export interface Team {
   stop(): Promise<void>;
 }
 
+/** Teams started in one process (a bench runs several): each replica's data dir is its own. */
+let teams = 0;
+
 export async function startTeam(
   sandbox: Sandbox,
   pg: TempPostgres,
   options: { replicas?: number; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<Team> {
   const storeUrl = await freshDatabase(pg);
+  const team = ++teams;
   const replicas: Replica[] = [];
   const clients: ModernClient[] = [];
   let nginx: RunningNginx | undefined;
@@ -37,7 +41,7 @@ export async function startTeam(
     // One at a time: the first takes the lease and seeds the store, the way a rollout starts.
     for (let i = 1; i <= (options.replicas ?? 3); i++)
       replicas.push(
-        await startReplica(sandbox, storeUrl, String(i), {
+        await startReplica(sandbox, storeUrl, team === 1 ? String(i) : `${team}-${i}`, {
           ...(options.args ? { args: options.args } : {}),
           ...(options.env ? { env: options.env } : {}),
         }),
