@@ -3,8 +3,9 @@ import { hostname, userInfo } from "node:os";
 import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { openStoreOf } from "../store/open-store.ts";
-import type { ServerEntries, ServerRegistry } from "../store/server-registry.ts";
+import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
+import { withCatalogSnapshot } from "../store/with-store-copy.ts";
 import { type CommandOption, commandLogger } from "./command.ts";
 
 /**
@@ -24,13 +25,20 @@ export function storeOverrides(values: Record<string, string | boolean | undefin
   return typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {};
 }
 
-/** Runs `work` with the config's shared store open (undefined without one), and closes it after. */
+/**
+ * Runs `work` with the config's shared store open (undefined without one), and closes it after.
+ * `isReadOnly`: the command only reads (`search`, `tools`), and opening the store writes nothing.
+ */
 export async function withCommandStore<T>(
   config: ResolvedConfig,
   work: (store: SharedStore | undefined) => Promise<T>,
+  options: { isReadOnly?: boolean } = {},
 ): Promise<T> {
   // A command, not a replica: not listed among them, nothing said.
-  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, { quiet: true });
+  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, {
+    quiet: true,
+    isReadOnly: options.isReadOnly ?? false,
+  });
   try {
     return await work(store);
   } finally {
@@ -59,4 +67,25 @@ export async function registryConfig(
 ): Promise<{ entries: ServerEntries; config: ResolvedConfig }> {
   const entries = await registry.list();
   return { entries, config: load(configTextWithServers(configFileText(config), entries)) };
+}
+
+/**
+ * Runs a command that only reads the catalog (`search`, `tools`) against the catalog replicas use:
+ * the data dir's, or with a shared store the store's (a snapshot of it, with the servers of its
+ * registry, not the file's). Nothing is written to the store, or to the data dir.
+ */
+export async function withCatalogToRead<T>(
+  config: ResolvedConfig,
+  load: (text: string) => ResolvedConfig,
+  run: (config: ResolvedConfig) => Promise<T>,
+): Promise<T> {
+  return withCommandStore(
+    config,
+    async (store) => {
+      if (!store) return run(config);
+      const stored = await registryConfig(serverRegistryOf(store), config, load);
+      return withCatalogSnapshot(store, config.dataDir, (dataDir) => run({ ...stored.config, dataDir }));
+    },
+    { isReadOnly: true },
+  );
 }
