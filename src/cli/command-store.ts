@@ -9,10 +9,11 @@ import { withCatalogSnapshot } from "../store/with-store-copy.ts";
 import { type CommandOption, commandLogger } from "./command.ts";
 
 /**
- * The shared store for the commands that change what replicas share (`servers`, `approve`, `auth`):
- * `--store URL`, else MCPPROXY_STORE or `mcpproxy.store` as serve reads them. With one, a command
- * reads and edits the store's server registry (and OAuth logins) instead of the file's, and every
- * running replica applies the change.
+ * The shared store for the commands that act on what replicas share (`servers`, `approve`, `auth`,
+ * `stats`; `search`, `tools`, `index` and `doctor`): `--store URL`, else MCPPROXY_STORE or
+ * `mcpproxy.store` as serve reads them. With one, a command reads and edits the store's server
+ * registry (and OAuth logins, catalog) instead of the file's, and every running replica applies
+ * the change.
  */
 export const STORE_OPTION = {
   store: {
