@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createSandbox, eventually, fixtureEntry, freePort, runCli, type Sandbox } from "./helpers.ts";
 import { type Replica, startReplica, storeCommandEnv } from "./support/replicas.ts";
 import { freshDatabase, onDatabase } from "./support/store-databases.ts";
@@ -94,6 +96,30 @@ describe.skipIf(!hasPostgres)("doctor --store", () => {
     expect(checked.of("store", "catalog")?.status).toBe("ok");
     expect(checked.of("server", "fx")?.status).toBe("ok");
     expect(checked.of("server", "fileonly")).toBeUndefined();
+  });
+
+  test("never starts a server an agent put in the registry: it awaits a person's approval", async () => {
+    const started = join(sandboxes[0]!.dir, "agent-server-started.log");
+    const entry = {
+      ...fixtureEntry({ args: ["--name", "planted"], env: { FIXTURE_START_LOG: started } }),
+      agent: { change: "added", at: new Date().toISOString() },
+    };
+    // What upstream_servers on a replica writes for an agent's `add`.
+    await onDatabase(
+      url,
+      (sql) =>
+        sql`INSERT INTO mcpproxy.servers (name, entry, updated_by)
+          VALUES ('planted', ${sql.json(entry)}, 'upstream_servers on a replica')`,
+    );
+    try {
+      const checked = await doctor(url);
+      expect(checked.of("server", "planted")).toMatchObject({ status: "warn" });
+      expect(checked.of("server", "planted")?.detail).toContain("awaiting approval");
+      expect(checked.of("server", "fx")?.status).toBe("ok");
+      expect(existsSync(started)).toBe(false);
+    } finally {
+      await onDatabase(url, (sql) => sql`DELETE FROM mcpproxy.servers WHERE name = 'planted'`);
+    }
   });
 
   test("reports a wrong key as a finding", async () => {
