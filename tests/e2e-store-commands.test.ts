@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSandbox, eventually, FIXTURE_TOOLS, fixtureEntry, runCli, type Sandbox } from "./helpers.ts";
 import { type Replica, startReplica, storeCommandEnv } from "./support/replicas.ts";
@@ -180,5 +181,56 @@ describe.skipIf(!hasPostgres)("index --store without a replica", () => {
     expect(indexed.stderr).toContain("No replica of the shared store");
     expect(indexed.stderr).toContain("holds its lease, so none can index");
     expect(indexed.stdout).toBe("");
+  });
+});
+
+describe.skipIf(!hasPostgres)("index --store when the lease holder dies while re-indexing", () => {
+  test("says the replica stopped holding the lease before it finished, and exits 1", async () => {
+    const url = await freshDatabase(pg);
+    const sandboxDir = mkdtempSync(join(tmpdir(), "mcpproxy-slow-"));
+    // A server that takes 30 s to answer: the pass the command asks for is still running when the replica dies.
+    const sandbox = newSandbox({
+      mcpServers: {
+        slow: {
+          ...fixtureEntry({
+            args: ["--init-delay", "30000"],
+            env: { FIXTURE_START_LOG: join(sandboxDir, "slow-started.log") },
+            timeoutMs: 60_000,
+          }),
+          trust: "auto",
+        },
+      },
+    });
+    const replica = await startReplica(sandbox, url, "dying");
+    try {
+      const asking = runCli(
+        [
+          "index",
+          "--store",
+          url,
+          "--config",
+          sandbox.configPath,
+          "--data-dir",
+          join(sandbox.dir, "elsewhere"),
+        ],
+        storeCommandEnv(sandbox),
+      );
+      await replica.stderr.waitFor(/(`mcpproxy index --store` asked)/, 20_000);
+      await replica.kill();
+      const indexed = await asking;
+      expect(indexed.code).toBe(1);
+      expect(indexed.stderr).toContain("stopped holding the lease before it finished");
+      expect(indexed.stdout).toBe("");
+    } finally {
+      await replica.kill();
+      // A SIGKILLed replica cannot stop its servers: the one still starting is stopped here.
+      for (const pid of readFileSync(join(sandboxDir, "slow-started.log"), "utf8")
+        .split("\n")
+        .filter(Boolean))
+        try {
+          process.kill(Number(pid), "SIGKILL");
+        } catch {}
+      rmSync(sandboxDir, { recursive: true, force: true });
+    }
   });
 });
