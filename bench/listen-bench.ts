@@ -22,8 +22,8 @@ import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createListLook, listStamps } from "../src/app/list-watch.ts";
 import { openCapabilityApprovals } from "../src/index/capability-approvals.ts";
-import { createCapabilitySchema, openCapabilityStore } from "../src/index/capability-store.ts";
 import { silentLogger } from "../src/log.ts";
+import { createCapabilitySchema, openCapabilityStore } from "../src/store/sqlite/capability-store.ts";
 import type { UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { startHttpProxy } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";

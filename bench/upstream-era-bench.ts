@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { ServerConfig } from "../src/config/parse-server.ts";
-import { createMemoryEraStore } from "../src/index/era-store.ts";
+import { createMemoryEraStore } from "../src/store/sqlite/era-store.ts";
 import { connectUpstream } from "../src/upstream/upstream-connection.ts";
 import { FIXTURE, MODERN_FIXTURE, watchOutput } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";

@@ -1,7 +1,7 @@
 import { describeError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
-import type { WriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
+import type { WriterLock } from "../store/sqlite/writer-lock.ts";
 import type { CatalogHandle } from "./catalog-handle.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
 import { startIndexRequests } from "./index-requests.ts";

@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import { writeFileAtomicSync } from "../index/atomic-file.ts";
-import { isAlive } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
+import { isAlive } from "../store/sqlite/writer-lock.ts";
 import type { IndexSummary } from "./index-summary.ts";
 
 /**

@@ -1,10 +1,10 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
-import { acquireWriterLock, type WriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { answerIndexRequests } from "../store/index-requests.ts";
 import { openSharedOAuthRecords, type SharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import type { SharedStore } from "../store/shared-store.ts";
+import { acquireWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
 import { startStoreReplica } from "../store/store-replica.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
 import type { IndexSummary } from "./index-summary.ts";

@@ -23,10 +23,12 @@ import { createParkedCalls, DEFAULT_MAX_PARKED } from "../server/parked-calls.ts
 import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.ts";
 import { createResourceSubscriptions } from "../server/resource-subscriptions.ts";
 import { keptResults } from "../server/result-spill.ts";
+import { createSharedResults, sharedBoundsOf } from "../server/shared-results.ts";
 import { startStdioServer } from "../server/stdio-server.ts";
 import { upstreamMessages } from "../server/upstream-messages.ts";
-import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
+import { keptResultsOf } from "../store/postgres/kept-results.ts";
+import { openCallStats } from "../store/sqlite/call-stats.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
@@ -295,10 +297,19 @@ async function run(
     logger: logger.child("input"),
   });
   cleanup.defer("cancel the calls waiting for input", () => parked.close());
-  const results = keptResults(config);
+  // With a shared store, 2026-07-28 clients' results are kept there too: any replica reads them.
+  const sharedResults =
+    store && createSharedResults(keptResultsOf(store), sharedBoundsOf(config), logger.child("results"));
+  const results = keptResults(config, sharedResults);
   if (results) {
     // Expired results are dropped when the store is touched; this frees them on an idle proxy too.
-    const sweeping = setInterval(() => results.store.sweep(), Math.min(config.resultTtlMs, 60_000));
+    const sweeping = setInterval(
+      () => {
+        results.store.sweep();
+        void results.shared?.sweep();
+      },
+      Math.min(config.resultTtlMs, 60_000),
+    );
     sweeping.unref();
     cleanup.defer("stop sweeping kept results", () => clearInterval(sweeping));
   }

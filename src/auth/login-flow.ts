@@ -1,9 +1,9 @@
 import { computeScopeUnion } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
+import { tryLoginLock } from "../store/sqlite/login-lock.ts";
 import { connectUpstream, httpTransport } from "../upstream/upstream-connection.ts";
 import { loginFailure } from "./login-errors.ts";
-import { tryLoginLock } from "./login-lock.ts";
 import {
   createOAuthProvider,
   DEFAULT_REDIRECT_URL,

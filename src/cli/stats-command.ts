@@ -3,11 +3,11 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { type CallStats, openCallStats, type ToolStats } from "../stats/call-stats.ts";
 import { openSharedCallStats } from "../stats/shared-call-stats.ts";
 import { statsReport } from "../stats/stats-report.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import { statsTablesOf } from "../store/postgres/stats-tables.ts";
+import { type CallStats, openCallStats, type ToolStats } from "../store/sqlite/call-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 
 /**

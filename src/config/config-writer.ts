@@ -12,8 +12,8 @@ import {
 import { applyEdits, modify, parse } from "jsonc-parser";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
 import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../index/atomic-file.ts";
+import { withConfigLock } from "../store/sqlite/config-lock.ts";
 import { parseConfigText, readConfigFile } from "./config-file.ts";
-import { withConfigLock } from "./config-lock.ts";
 import { renameNoReplace, swapFiles } from "./swap-file.ts";
 
 /**

@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../log.ts";
 import { canonicalJson } from "../security/canonical-json.ts";
-import type { CapabilityKind, CapabilityRow, CapabilityStore, StoredCapability } from "./capability-store.ts";
+import type {
+  CapabilityKind,
+  CapabilityRow,
+  CapabilityStore,
+  StoredCapability,
+} from "../store/sqlite/capability-store.ts";
 import type { ApprovalPolicy } from "./tool-approvals.ts";
 
 /**

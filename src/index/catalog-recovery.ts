@@ -2,7 +2,7 @@ import { renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, isProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, type CatalogStore, openCatalogStore } from "./catalog-store.ts";
+import { CATALOG_FILE, type CatalogStore, openCatalogStore } from "../store/sqlite/catalog-store.ts";
 
 export interface RecoveryOptions {
   dataDir: string;

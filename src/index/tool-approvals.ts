@@ -1,5 +1,5 @@
 import type { Logger } from "../log.ts";
-import type { CatalogStore } from "./catalog-store.ts";
+import type { CatalogStore } from "../store/sqlite/catalog-store.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 import { toolKey } from "./tool-naming.ts";
 

@@ -1,6 +1,6 @@
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { CatalogStore } from "./catalog-store.ts";
+import type { CatalogStore } from "../store/sqlite/catalog-store.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { type FusedHit, fuseRankings } from "./hybrid-ranking.ts";
 import { contentWordCount, FLOOR_WORDS } from "./relevance-floor.ts";

@@ -1,6 +1,6 @@
 import { ProxyError } from "../errors.ts";
 import type { CatalogTool, SearchFound, ToolCatalog } from "../index/tool-catalog.ts";
-import type { CallStats } from "../stats/call-stats.ts";
+import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { ProfileSelector } from "./profile-selector.ts";
 

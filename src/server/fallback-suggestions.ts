@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
-import type { CallStats } from "../stats/call-stats.ts";
+import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**

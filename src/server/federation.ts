@@ -64,7 +64,7 @@ export interface FederationDeps {
   /** Spans of prompts/get and resources/read (request-spans.ts); unset, none. */
   traces?: Tracer | undefined;
   /** The proxy's own kept results (read-result-tool.ts): a read of one, or undefined for another URI. */
-  results?: ((uri: string, ctx: ServerContext) => ReadResourceResult | undefined) | undefined;
+  results?: ((uri: string, ctx: ServerContext) => Promise<ReadResourceResult | undefined>) | undefined;
 }
 
 type Feature = "resources" | "prompts";
@@ -285,7 +285,7 @@ export function serveFederation(
     ),
   );
   const readResource = async (request: ReadResourceRequest, ctx: ServerContext) => {
-    const kept = deps.results?.(request.params.uri, ctx);
+    const kept = await deps.results?.(request.params.uri, ctx);
     if (kept) return kept;
     const owner = byUri(request.params.uri);
     unheld(owner.server);

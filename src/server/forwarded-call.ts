@@ -16,7 +16,7 @@ import { LIMIT_META_KEY, limitMeta, limitRefusalOf } from "../limits/call-gate.t
 import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import type { CallOutcome } from "../stats/call-stats.ts";
+import type { CallOutcome } from "../store/sqlite/call-stats.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { argumentShape } from "./argument-shape.ts";
 import { RETRIEVE_TOOLS } from "./builtin-tools.ts";

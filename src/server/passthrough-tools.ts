@@ -26,7 +26,11 @@ export function servePassthroughTools(
   client: { session: ClientSession; sessions: ClientSessions } | undefined,
   era: ClientEra,
   /** The last step of a call: a large result kept out of the context (read-result-tool.ts). */
-  keptOut: <R extends CallToolResult | InputRequiredResult>(result: R, ctx: ServerContext, name: string) => R,
+  keptOut: <R extends CallToolResult | InputRequiredResult>(
+    result: R,
+    ctx: ServerContext,
+    name: string,
+  ) => Promise<R>,
 ): void {
   const { catalog } = deps;
   const tools = () =>
@@ -68,7 +72,7 @@ export function servePassthroughTools(
     const call = callOptionsFor(_meta?.progressToken, ctx, client);
     const publicTarget = target;
     return call.flushed(
-      keptOut(
+      await keptOut(
         await forwardWithRounds(deps, era, ctx, call, publicTarget, args, (options) =>
           forwardCall(deps, era, undefined, publicTarget, args, options, new Set()),
         ),

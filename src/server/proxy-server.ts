@@ -15,7 +15,7 @@ import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { AllTools } from "../routing/all-tools.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
-import type { CallStats } from "../stats/call-stats.ts";
+import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
@@ -333,7 +333,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       const call = forwarding();
       const { name: tool, arguments: toolArgs } = parsed.output;
       return call.flushed(
-        keptOut(
+        await keptOut(
           await withRounds(call, tool, toolArgs, (options) =>
             forwardCall(deps, era, session, tool, toolArgs, options, searched),
           ),
@@ -346,7 +346,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
     if (isCalledByName && (deps.catalog.get(name) || deps.firstIndexing)) {
       const call = forwarding();
       return call.flushed(
-        keptOut(
+        await keptOut(
           await withRounds(call, name, args, (options) =>
             forwardCall(deps, era, session, name, args, options, searched),
           ),

@@ -17,9 +17,12 @@ import {
   PAGE_META_KEY,
   RESULTS_PREFIX,
   ResultNotFound,
+  type ResultPage,
   type ResultSpill,
   readResourceAnswer,
 } from "./result-spill.ts";
+import type { StoredResult } from "./result-store.ts";
+import { isSharedScope } from "./shared-results.ts";
 
 /**
  * `read_result`: a large result's pages (result-spill.ts) for clients that do not read resources.
@@ -72,14 +75,36 @@ export function readResultDefinition(pageChars: number): Tool {
   };
 }
 
+/**
+ * A page from this replica's memory, or else, for a principal's result in a team deployment, from
+ * the shared store (another replica kept it, or this one's memory let it go first).
+ */
+async function readPage(
+  spill: ResultSpill,
+  uri: string,
+  scope: string,
+  range?: { offset?: number; length?: number },
+): Promise<ResultPage | undefined> {
+  try {
+    return spill.read(uri, scope, range);
+  } catch (error) {
+    if (!(error instanceof ResultNotFound) || !spill.shared || !isSharedScope(scope)) throw error;
+    return spill.shared.read(uri, scope, range);
+  }
+}
+
 /** One page as a tool result: the page alone in its first block (concatenated pages are the whole), then where it sits. */
-export function readResult(
+export async function readResult(
   spill: ResultSpill,
   scope: string,
   args: v.InferOutput<typeof ReadResultArgs>,
-): CallToolResult {
+): Promise<CallToolResult> {
   try {
-    const read = spill.read(args.uri, scope, { offset: args.offset, length: args.length })!;
+    const range = {
+      ...(args.offset !== undefined ? { offset: args.offset } : {}),
+      ...(args.length !== undefined ? { length: args.length } : {}),
+    };
+    const read = (await readPage(spill, args.uri, scope, range))!;
     const { page, entry } = read;
     const unit = entry.kind === "text" ? "characters" : "bytes";
     const where =
@@ -96,7 +121,8 @@ export function readResult(
           };
     return { content: [first, { type: "text", text: where }], _meta: { [PAGE_META_KEY]: page } };
   } catch (error) {
-    // Not found (ResultNotFound) or a range past the end: said to the agent, as a failed call is.
+    // Not found (ResultNotFound), a range past the end, or the shared store away (try again): said
+    // to the agent, as a failed call is.
     if (error instanceof Error) return { content: [{ type: "text", text: error.message }], isError: true };
     throw error;
   }
@@ -127,14 +153,14 @@ export function resultScopes(
  * with it). Not this caller's is "Resource not found": -32602 with the URI in `data`, which the SDK
  * sends in both eras (2026-07-28 requires it; 2025 clients are told to accept it).
  */
-export function readResultResource(
+export async function readResultResource(
   spill: ResultSpill,
   scope: string,
   uri: string,
   era: ClientEra,
-): ReadResourceResult | undefined {
+): Promise<ReadResourceResult | undefined> {
   try {
-    const read = spill.read(uri, scope);
+    const read = await readPage(spill, uri, scope);
     if (!read) return undefined;
     const answer = readResourceAnswer(uri, read);
     // Another caller's is not found, and each page is the caller's own: never kept by a cache.
@@ -153,7 +179,7 @@ export type KeepOut = <R extends CallToolResult | InputRequiredResult>(
    * Asked only of a large result: the definition is read from disk.
    */
   keepStructured: () => boolean,
-) => R;
+) => Promise<R>;
 
 /**
  * The last step of a forwarded call (after the plugins' transformToolResult, truncation included):
@@ -164,11 +190,13 @@ export function keepingOut(
   scopeOf: ((ctx: ServerContext) => string) | undefined,
   hasReadTool: boolean,
 ): KeepOut {
-  return (result, ctx, keepStructured) =>
-    spill && scopeOf && !isInputRequiredResult(result)
-      ? (spill.spill(result as CallToolResult, scopeOf(ctx), {
-          keepStructured,
-          hasReadTool,
-        }) as typeof result)
-      : result;
+  return async (result, ctx, keepStructured) => {
+    if (!spill || !scopeOf || isInputRequiredResult(result)) return result;
+    const scope = scopeOf(ctx);
+    const kept: StoredResult[] = [];
+    const spilled = spill.spill(result as CallToolResult, scope, { keepStructured, hasReadTool, kept });
+    // A principal's results reach the shared store before the answer: the next request may go elsewhere.
+    if (kept.length > 0 && spill.shared) await spill.shared.keep(kept);
+    return spilled as typeof result;
+  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { createResultSpill, lineCount, type Page, RESULTS_PREFIX, ResultNotFound } from "./result-spill.ts";
+import type { Page } from "./result-pages.ts";
+import { createResultSpill, lineCount, RESULTS_PREFIX, ResultNotFound } from "./result-spill.ts";
 import { createResultStore } from "./result-store.ts";
 
 function spillWith(settings = { spillBytes: 1_000, headChars: 100, pageChars: 300 }) {

@@ -1,7 +1,7 @@
 import type { CallToolResult, ContentBlock, ReadResourceResult } from "@modelcontextprotocol/server";
-import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isLowSurrogate } from "../plugins/builtin/truncate-output.ts";
 import { FEDERATED_SCHEME } from "./federated-names.ts";
+import { askedRange, blobPage, type Page, textPage } from "./result-pages.ts";
 import { createResultStore, type ResultStore, type StoredResult } from "./result-store.ts";
 
 /**
@@ -25,16 +25,27 @@ export interface SpillSettings {
   pageChars: number;
 }
 
-export interface Page {
-  offset: number;
-  length: number;
-  total: number;
-  nextOffset?: number;
+/** One page of a kept result, wherever it was read from (this replica's memory or the shared store). */
+export interface ResultPage {
+  entry: Pick<StoredResult, "id" | "kind" | "mimeType" | "bytes">;
+  page: Page;
+  data: string;
+}
+
+/** Kept results in the shared store of a team deployment (shared-results.ts): any replica reads them. */
+export interface SharedResults {
+  /** Writes what a call kept for a principal to the store (bounded wait; memory alone if it fails). */
+  keep(entries: readonly StoredResult[]): Promise<void>;
+  /** A page of a result another replica kept; ResultNotFound when the store has none for `scope`. */
+  read(uri: string, scope: string, range?: { offset?: number; length?: number }): Promise<ResultPage>;
+  sweep(): Promise<void>;
 }
 
 export interface ResultSpill {
   readonly settings: SpillSettings;
   readonly store: ResultStore;
+  /** With a shared store: where 2026-07-28 clients' results are kept too (their principal's scope). */
+  readonly shared?: SharedResults | undefined;
   /**
    * The result as the agent gets it. `keepStructured`: a tool called by its own name that declares
    * an outputSchema must answer with structuredContent that fits it, so there it stays.
@@ -43,33 +54,14 @@ export interface ResultSpill {
   spill(
     result: CallToolResult,
     scope: string,
-    how: { keepStructured: () => boolean; hasReadTool: boolean },
+    how: { keepStructured: () => boolean; hasReadTool: boolean; kept?: StoredResult[] },
   ): CallToolResult;
   /** One page of a stored result, or undefined for a URI that is not a result's. Throws when not found. */
-  read(
-    uri: string,
-    scope: string,
-    range?: { offset?: number; length?: number },
-  ): { entry: StoredResult; page: Page; data: string } | undefined;
+  read(uri: string, scope: string, range?: { offset?: number; length?: number }): ResultPage | undefined;
 }
 
 export function isResultUri(uri: string): boolean {
   return uri.startsWith(RESULTS_PREFIX);
-}
-
-/** The id and the range a results URI carries (`?offset=N&length=M`); NaN for a bad number. */
-function parseResultUri(uri: string): { id: string; offset?: number; length?: number } {
-  const rest = uri.slice(RESULTS_PREFIX.length);
-  const query = rest.indexOf("?");
-  const id = query < 0 ? rest : rest.slice(0, query);
-  const params = new URLSearchParams(query < 0 ? "" : rest.slice(query + 1));
-  const number = (key: string) => {
-    const value = params.get(key);
-    return value === null ? undefined : /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  };
-  const offset = number("offset");
-  const length = number("length");
-  return { id, ...(offset !== undefined ? { offset } : {}), ...(length !== undefined ? { length } : {}) };
 }
 
 export function lineCount(text: string): number {
@@ -84,7 +76,13 @@ export function cutAt(text: string, end: number): number {
   return end > 0 && end < text.length && isLowSurrogate(text, end) ? end - 1 : end;
 }
 
-export function createResultSpill(settings: SpillSettings, store: ResultStore): ResultSpill {
+export function createResultSpill(
+  settings: SpillSettings,
+  store: ResultStore,
+  shared?: SharedResults,
+): ResultSpill {
+  /** What the spill under way kept (its caller writes it to the shared store). */
+  let keeping: StoredResult[] | undefined;
   const uriOf = (entry: StoredResult) => `${RESULTS_PREFIX}${entry.id}`;
   const until = (entry: StoredResult) => new Date(entry.expiresAt).toISOString().replace(/\.\d+Z$/, "Z");
   const howToRead = (entry: StoredResult, from: number, hasReadTool: boolean) => {
@@ -123,6 +121,7 @@ export function createResultSpill(settings: SpillSettings, store: ResultStore): 
     const head = { type: "text" as const, text: text.slice(0, headEnd) };
     const entry = store.put(scope, { kind: "text", data: text, mimeType });
     if (!entry) return [...(headEnd > 0 ? [head] : []), tooLarge(what, Buffer.byteLength(text))];
+    keeping?.push(entry);
     const note =
       `[mcpproxy: ${what} is ${entry.bytes} bytes, ${text.length} characters, ${lineCount(text)} lines; ` +
       `${headEnd > 0 ? `its first ${headEnd} characters are above, ` : ""}the whole of it is ${uriOf(entry)}. ` +
@@ -141,91 +140,79 @@ export function createResultSpill(settings: SpillSettings, store: ResultStore): 
     const canonical = CANONICAL_BASE64.test(data) ? data : Buffer.from(data, "base64").toString("base64");
     const entry = store.put(scope, { kind: "blob", data: canonical, mimeType });
     if (!entry) return [tooLarge(what, Buffer.byteLength(data, "base64"))];
+    keeping?.push(entry);
     const note = `[mcpproxy: ${what} (${mimeType}, ${entry.bytes} bytes) is ${uriOf(entry)}. ${howToRead(entry, 0, hasReadTool)}]`;
     return [{ type: "text", text: note }, link(entry, what)];
+  }
+
+  function spillLarge(
+    result: CallToolResult,
+    scope: string,
+    keepStructured: () => boolean,
+    hasReadTool: boolean,
+  ): CallToolResult {
+    const isLarge = (data: string) => data.length > settings.headChars;
+    const content = (result.content ?? []).flatMap((block, i): ContentBlock[] => {
+      const what = `block ${i} of this result`;
+      if (block.type === "text" && isLarge(block.text))
+        return spillText(block.text, scope, "text/plain", what, hasReadTool);
+      if ((block.type === "image" || block.type === "audio") && isLarge(block.data))
+        return spillBlob(block.data, scope, block.mimeType, `the ${block.type} in ${what}`, hasReadTool);
+      if (block.type === "resource") {
+        const { resource } = block;
+        const mimeType = resource.mimeType ?? "application/octet-stream";
+        const named = `the resource ${resource.uri} in ${what}`;
+        if ("text" in resource && isLarge(resource.text))
+          return spillText(resource.text, scope, mimeType, named, hasReadTool);
+        if ("blob" in resource && isLarge(resource.blob))
+          return spillBlob(resource.blob, scope, mimeType, named, hasReadTool);
+      }
+      return [block];
+    });
+    const spilled: CallToolResult = { ...result, content };
+    if (result.structuredContent !== undefined && !keepStructured()) {
+      const json = JSON.stringify(result.structuredContent);
+      if (isLarge(json)) {
+        delete spilled.structuredContent;
+        // No head: a tool's text blocks mostly say the same, and the first are kept above.
+        content.push(
+          ...spillText(json, scope, "application/json", "this result's structuredContent", hasReadTool, 0),
+        );
+      }
+    }
+    return spilled;
   }
 
   return {
     settings,
     store,
-    spill(result, scope, { keepStructured, hasReadTool }) {
+    shared,
+    spill(result, scope, { keepStructured, hasReadTool, kept }) {
       if (settings.spillBytes <= 0 || Buffer.byteLength(JSON.stringify(result)) <= settings.spillBytes)
         return result;
-      const isLarge = (data: string) => data.length > settings.headChars;
-      const content = (result.content ?? []).flatMap((block, i): ContentBlock[] => {
-        const what = `block ${i} of this result`;
-        if (block.type === "text" && isLarge(block.text))
-          return spillText(block.text, scope, "text/plain", what, hasReadTool);
-        if ((block.type === "image" || block.type === "audio") && isLarge(block.data))
-          return spillBlob(block.data, scope, block.mimeType, `the ${block.type} in ${what}`, hasReadTool);
-        if (block.type === "resource") {
-          const { resource } = block;
-          const mimeType = resource.mimeType ?? "application/octet-stream";
-          const named = `the resource ${resource.uri} in ${what}`;
-          if ("text" in resource && isLarge(resource.text))
-            return spillText(resource.text, scope, mimeType, named, hasReadTool);
-          if ("blob" in resource && isLarge(resource.blob))
-            return spillBlob(resource.blob, scope, mimeType, named, hasReadTool);
-        }
-        return [block];
-      });
-      const spilled: CallToolResult = { ...result, content };
-      if (result.structuredContent !== undefined && !keepStructured()) {
-        const json = JSON.stringify(result.structuredContent);
-        if (isLarge(json)) {
-          delete spilled.structuredContent;
-          // No head: a tool's text blocks mostly say the same, and the first are kept above.
-          content.push(
-            ...spillText(json, scope, "application/json", "this result's structuredContent", hasReadTool, 0),
-          );
-        }
+      keeping = kept;
+      try {
+        return spillLarge(result, scope, keepStructured, hasReadTool);
+      } finally {
+        keeping = undefined;
       }
-      return spilled;
     },
     read(uri, scope, range = {}) {
       if (!isResultUri(uri)) return undefined;
-      const parsed = parseResultUri(uri);
-      const entry = store.get(scope, parsed.id);
+      const asked = askedRange(uri, RESULTS_PREFIX, range, settings.pageChars);
+      const entry = store.get(scope, asked.id);
       if (!entry) throw new ResultNotFound(uri);
-      const offset = range.offset ?? parsed.offset ?? 0;
-      const asked = range.length ?? parsed.length ?? settings.pageChars;
-      if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(asked) || asked < 1) {
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          "offset must be a whole number of at least 0, length one of at least 1",
-        );
-      }
-      const length = Math.min(asked, settings.pageChars);
       if (entry.kind === "text") {
-        const total = entry.data.length;
-        if (offset > total)
-          throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            `offset ${offset} is past the end (${total} characters)`,
-          );
-        // A page starts where the last ended; one that would start inside a pair starts on it.
-        const start = cutAt(entry.data, offset);
-        let end = cutAt(entry.data, Math.min(total, start + length));
-        if (end === start && start < total) end = Math.min(total, start + 2);
-        return { entry, data: entry.data.slice(start, end), page: pageOf(start, end, total) };
+        const { page, data } = textPage(entry.data, 0, entry.data.length, asked);
+        return { entry, page, data };
       }
-      if (offset > entry.bytes)
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `offset ${offset} is past the end (${entry.bytes} bytes)`,
-        );
-      const end = Math.min(entry.bytes, offset + length);
       // Only the 4-character groups (3 bytes each) that hold the page are decoded, not the whole blob.
-      const first = Math.floor(offset / 3);
-      const groups = Buffer.from(entry.data.slice(first * 4, Math.ceil(end / 3) * 4), "base64");
-      const bytes = groups.subarray(offset - first * 3, end - first * 3);
-      return { entry, data: bytes.toString("base64"), page: pageOf(offset, end, entry.bytes) };
+      const first = Math.floor(asked.offset / 3);
+      const last = Math.ceil(Math.min(entry.bytes, asked.offset + asked.length) / 3);
+      const groups = Buffer.from(entry.data.slice(first * 4, last * 4), "base64");
+      return { entry, ...blobPage(groups, first * 3, entry.bytes, asked) };
     },
   };
-}
-
-function pageOf(start: number, end: number, total: number): Page {
-  return { offset: start, length: end - start, total, ...(end < total ? { nextOffset: end } : {}) };
 }
 
 /** Expired, evicted, never made, or another caller's: one answer for all, so a URI tells nothing. */
@@ -248,16 +235,22 @@ export function readResourceAnswer(
   return { contents: [content], _meta: { [PAGE_META_KEY]: page } };
 }
 
-/** The proxy's kept results as configured, or undefined when `resultSpillBytes` is 0 (off). */
-export function keptResults(config: {
-  resultSpillBytes: number;
-  resultHeadChars: number;
-  resultPageChars: number;
-  resultTtlMs: number;
-  resultsPerSession: number;
-  resultSessionBytes: number;
-  resultStoreBytes: number;
-}): ResultSpill | undefined {
+/**
+ * The proxy's kept results as configured, or undefined when `resultSpillBytes` is 0 (off); `shared`:
+ * the shared store's (a team deployment), where principals' results are kept too.
+ */
+export function keptResults(
+  config: {
+    resultSpillBytes: number;
+    resultHeadChars: number;
+    resultPageChars: number;
+    resultTtlMs: number;
+    resultsPerSession: number;
+    resultSessionBytes: number;
+    resultStoreBytes: number;
+  },
+  shared?: SharedResults,
+): ResultSpill | undefined {
   if (config.resultSpillBytes <= 0) return undefined;
   const store = createResultStore({
     ttlMs: config.resultTtlMs,
@@ -272,5 +265,6 @@ export function keptResults(config: {
       pageChars: config.resultPageChars,
     },
     store,
+    shared,
   );
 }

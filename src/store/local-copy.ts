@@ -1,7 +1,6 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { CATALOG_FILE } from "../index/catalog-store.ts";
 import {
   normalizeValue,
   type RowValues,
@@ -9,6 +8,7 @@ import {
   type SharedTable,
   sharedTable,
 } from "./catalog-tables.ts";
+import { CATALOG_FILE } from "./sqlite/catalog-store.ts";
 
 /**
  * A replica's own catalog.db seen as a copy of the shared store. Every write to a shared table, by

@@ -16,6 +16,8 @@ export interface StoreKey {
   open(sealed: Buffer, purpose: string): Buffer;
   /** A value that identifies the key without revealing it (kept in the store). */
   readonly check: string;
+  /** A key of its own for one use (HKDF of this key and `purpose`), for a cipher other than seal's. */
+  subkey(purpose: string): Buffer;
 }
 
 const VERSION = 1;
@@ -52,6 +54,7 @@ export function createStoreKey(key: Buffer): StoreKey {
   if (key.length !== 32) throw new Error("a store key is 32 bytes");
   return {
     check: createHmac("sha256", key).update("mcpproxy store key check").digest("hex").slice(0, 32),
+    subkey: (purpose) => Buffer.from(hkdfSync("sha256", key, "mcpproxy-store", `subkey:${purpose}`, 32)),
     seal(plain, purpose) {
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", key, iv);

@@ -1,10 +1,10 @@
-import { openCatalogStore } from "../index/catalog-store.ts";
-import type { WriterLock } from "../index/writer-lock.ts";
 import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
 import { type CatalogReplica, startCatalogReplica } from "./postgres/catalog-replica.ts";
 import { openStoreLease } from "./postgres/store-lease.ts";
 import type { SharedStore } from "./shared-store.ts";
+import { openCatalogStore } from "./sqlite/catalog-store.ts";
+import type { WriterLock } from "./sqlite/writer-lock.ts";
 
 /**
  * A serve's part in a team deployment: its data dir's catalog kept as a copy of the shared one

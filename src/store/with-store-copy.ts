@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openCatalogStore } from "../index/catalog-store.ts";
 import { MODELS_DIR } from "../index/embedders/create-embedder.ts";
 import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
 import { pullCatalog, startCatalogReplica } from "./postgres/catalog-replica.ts";
 import type { SharedStore } from "./shared-store.ts";
+import { openCatalogStore } from "./sqlite/catalog-store.ts";
 
 /**
  * Runs a command that reads and writes the data dir's catalog (`approve`) against the shared

@@ -11,8 +11,8 @@ import {
 } from "@modelcontextprotocol/client";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
-import type { EraVerdict } from "../index/era-store.ts";
 import { canonicalJson } from "../security/canonical-json.ts";
+import type { EraVerdict } from "../store/sqlite/era-store.ts";
 
 /**
  * Which protocol era the proxy speaks to a server (MCP 2026-07-28 or the 2025 revisions), decided

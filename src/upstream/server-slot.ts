@@ -1,9 +1,9 @@
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
-import type { EraStore } from "../index/era-store.ts";
 import { type CallGate, type CallGateFactory, createCallGate } from "../limits/call-gate.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
+import type { EraStore } from "../store/sqlite/era-store.ts";
 import type { ActiveCall } from "./forward-call.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { relayTo } from "./relay-routing.ts";

@@ -22,9 +22,9 @@ import {
 } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
-import type { EraStore } from "../index/era-store.ts";
 import { createOutputTail } from "../output-tail.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
+import type { EraStore } from "../store/sqlite/era-store.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { boundedFetch } from "./bounded-fetch.ts";
 import { type CallTags, createCallTags } from "./call-tags.ts";

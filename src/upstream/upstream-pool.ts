@@ -12,12 +12,12 @@ import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
-import { createMemoryEraStore, type EraStore } from "../index/era-store.ts";
-import type { InstructionStore } from "../index/server-instructions.ts";
 import { type CallGateFactory, createCallGate, type GateStatus } from "../limits/call-gate.ts";
 import type { Logger } from "../log.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
+import { createMemoryEraStore, type EraStore } from "../store/sqlite/era-store.ts";
+import type { InstructionStore } from "../store/sqlite/server-instructions.ts";
 import {
   type CallOptions,
   type ForwardedCall,

@@ -19,6 +19,12 @@ export const LOCKS = {
   statsCompaction: 4,
   /** Held by each edit of the server registry (server-registry.ts): edits are made one after another. */
   registry: 5,
+  /**
+   * Kept large results (kept-results.ts): held (per transaction) while a new result's owner and the
+   * whole table are brought back under their bounds, so two replicas never evict for each other at
+   * once; tried, never waited for, by the sweep of expired results (one replica sweeps at a time).
+   */
+  keptResults: 6,
 } as const;
 
 /**

@@ -70,6 +70,17 @@ export const MIGRATIONS: readonly Migration[] = [
       -- MCPPROXY_STORE_KEY (store-key.ts), its URL included (a URL may carry a key); nothing in clear.
       CREATE TABLE mcpproxy.oauth_records (
         server TEXT PRIMARY KEY, sealed BYTEA NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+      -- Large tool results of 2026-07-28 clients (kept-results.ts), so any replica serves their pages:
+      -- owner is a digest of the principal, data the result (UTF-16 code units of a text, bytes of a
+      -- blob) encrypted with a key derived from MCPPROXY_STORE_KEY in a mode that opens any slice
+      -- alone. EXTERNAL storage (not compressed): substring() then reads only a page's slice.
+      CREATE TABLE mcpproxy.kept_results (
+        id TEXT PRIMARY KEY, seq BIGSERIAL NOT NULL, owner BYTEA NOT NULL, kind TEXT NOT NULL,
+        mime_type TEXT NOT NULL, bytes BIGINT NOT NULL, iv BYTEA NOT NULL, data BYTEA NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL);
+      ALTER TABLE mcpproxy.kept_results ALTER COLUMN data SET STORAGE EXTERNAL;
+      CREATE INDEX kept_results_owner ON mcpproxy.kept_results (owner, seq);
+      CREATE INDEX kept_results_expiry ON mcpproxy.kept_results (expires_at);
       -- Who is serving: for \`mcpproxy store status\`.
       CREATE TABLE mcpproxy.replicas (
         id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, version TEXT NOT NULL,

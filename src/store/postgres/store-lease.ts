@@ -1,7 +1,7 @@
 import { describeError } from "../../errors.ts";
-import type { WriterLock } from "../../index/writer-lock.ts";
 import type { Logger } from "../../log.ts";
 import type { SharedStore } from "../shared-store.ts";
+import type { WriterLock } from "../sqlite/writer-lock.ts";
 import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
 
 /**

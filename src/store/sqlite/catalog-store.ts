@@ -1,8 +1,9 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError, ProxyError } from "../errors.ts";
-import { createPrivateFile } from "./atomic-file.ts";
+import { describeError, ProxyError } from "../../errors.ts";
+import { createPrivateFile } from "../../index/atomic-file.ts";
+import type { UpstreamTool } from "../../index/tool-document.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
 import { createEraSchema, type EraStore, openEraStore } from "./era-store.ts";
 import { openForReading } from "./open-for-reading.ts";
@@ -11,7 +12,6 @@ import {
   type InstructionStore,
   openInstructionStore,
 } from "./server-instructions.ts";
-import type { UpstreamTool } from "./tool-document.ts";
 
 /**
  * The durable record of every indexed tool: its definition, hash and public name, in SQLite (WAL).

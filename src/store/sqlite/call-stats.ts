@@ -1,20 +1,13 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { describeError } from "../errors.ts";
-import { createPrivateFile } from "../index/atomic-file.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import { createCallRecorder, toolKey as key, MAX_PENDING_TOOLS } from "./call-recorder.ts";
-import {
-  addRerank,
-  RERANK_TABLE,
-  type RerankFigures,
-  type RerankRecord,
-  readRerankTallies,
-  rerankFigures,
-  writeRerankTallies,
-} from "./rerank-stats.ts";
-import { add, figures, parseTally, type Tally } from "./tally.ts";
+import { describeError } from "../../errors.ts";
+import { createPrivateFile } from "../../index/atomic-file.ts";
+import { type Logger, silentLogger } from "../../log.ts";
+import { createCallRecorder, toolKey as key, MAX_PENDING_TOOLS } from "../../stats/call-recorder.ts";
+import { addRerank, type RerankFigures, type RerankRecord, rerankFigures } from "../../stats/rerank-stats.ts";
+import { add, figures, parseTally, type Tally } from "../../stats/tally.ts";
+import { RERANK_TABLE, readRerankTallies, writeRerankTallies } from "./rerank-tables.ts";
 
 /**
  * What every call through the proxy did, per tool, in `<data dir>/stats.db` (SQLite, WAL): calls,
