@@ -5,6 +5,7 @@ import type { WriterLock } from "../store/sqlite/writer-lock.ts";
 import type { CatalogHandle } from "./catalog-handle.ts";
 import type { CatalogSync } from "./catalog-sync.ts";
 import { startIndexRequests } from "./index-requests.ts";
+import type { IndexSummary } from "./index-summary.ts";
 
 /**
  * Who keeps a data dir's index among the serves on it. The one holding the writer lock writes the
@@ -23,6 +24,8 @@ export interface IndexKeeperOptions {
   openWritable: () => Promise<ToolCatalog>;
   /** Called once this serve has taken the data dir over: what else it keeps there starts saving. */
   onTakenOver?: () => void;
+  /** A team deployment's `index --store` requests, answered by the lease holder (join-team.ts). */
+  answerTeam?: ((reindex: () => Promise<IndexSummary>) => () => void) | undefined;
 }
 
 /** How often a serve without the lock tries it. */
@@ -33,7 +36,13 @@ export function startIndexKeeper(options: IndexKeeperOptions): () => void {
   const { lock, dataDir, logger } = options;
   let stopRequests: (() => void) | undefined;
   const answerRequests = () => {
-    stopRequests = startIndexRequests(dataDir, () => options.sync.reindex(), logger);
+    const reindex = () => options.sync.reindex();
+    const stopLocal = startIndexRequests(dataDir, reindex, logger);
+    const stopTeam = options.answerTeam?.(reindex);
+    stopRequests = () => {
+      stopLocal();
+      stopTeam?.();
+    };
   };
   if (lock.isHeld) {
     answerRequests();

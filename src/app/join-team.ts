@@ -1,11 +1,13 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { Logger } from "../log.ts";
+import { answerIndexRequests } from "../store/index-requests.ts";
 import { openSharedOAuthRecords, type SharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { acquireWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
 import { startStoreReplica } from "../store/store-replica.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
+import type { IndexSummary } from "./index-summary.ts";
 import { startRegistryServers } from "./registry-servers.ts";
 import { type StoreLimits, startStoreLimits } from "./store-stats-limits.ts";
 
@@ -23,6 +25,11 @@ export interface Team {
   limits: StoreLimits | undefined;
   /** Who may write the catalog: the store's lease, or the data dir's writer lock. */
   lock: WriterLock;
+  /**
+   * Answers `mcpproxy index --store` with `reindex` while this replica holds the lease (started by
+   * index-keeper.ts once it does); undefined on one machine.
+   */
+  answerIndexRequests: ((reindex: () => Promise<IndexSummary>) => () => void) | undefined;
 }
 
 export async function joinTeam(
@@ -59,5 +66,19 @@ export async function joinTeam(
     logins,
     limits,
     lock,
+    answerIndexRequests:
+      store && replica
+        ? (reindex) =>
+            answerIndexRequests(store, {
+              isHolder: () => lock.isHeld,
+              // The summary is sent once the store holds what the pass wrote.
+              reindex: async () => {
+                const summary = await reindex();
+                await replica.catalog.push();
+                return summary;
+              },
+              logger: logger.child("store"),
+            })
+        : undefined,
   };
 }

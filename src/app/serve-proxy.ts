@@ -263,6 +263,7 @@ async function run(
       logger,
       openWritable: () => openCatalog(config, logger, { servers }),
       onTakenOver: () => stats?.startSaving(),
+      answerTeam: team.answerIndexRequests,
     }),
   );
   cleanup.defer("stop watching the config", manager.watch());

@@ -3,15 +3,17 @@ import { hostname, userInfo } from "node:os";
 import type { ResolvedConfig, SettingOverrides } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { openStoreOf } from "../store/open-store.ts";
-import type { ServerEntries, ServerRegistry } from "../store/server-registry.ts";
+import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
+import { withCatalogSnapshot } from "../store/with-store-copy.ts";
 import { type CommandOption, commandLogger } from "./command.ts";
 
 /**
- * The shared store for the commands that change what replicas share (`servers`, `approve`, `auth`):
- * `--store URL`, else MCPPROXY_STORE or `mcpproxy.store` as serve reads them. With one, a command
- * reads and edits the store's server registry (and OAuth logins) instead of the file's, and every
- * running replica applies the change.
+ * The shared store for the commands that act on what replicas share (`servers`, `approve`, `auth`,
+ * `stats`; `search`, `tools`, `index` and `doctor`): `--store URL`, else MCPPROXY_STORE or
+ * `mcpproxy.store` as serve reads them. With one, a command reads and edits the store's server
+ * registry (and OAuth logins, catalog) instead of the file's, and every running replica applies
+ * the change.
  */
 export const STORE_OPTION = {
   store: {
@@ -24,13 +26,20 @@ export function storeOverrides(values: Record<string, string | boolean | undefin
   return typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {};
 }
 
-/** Runs `work` with the config's shared store open (undefined without one), and closes it after. */
+/**
+ * Runs `work` with the config's shared store open (undefined without one), and closes it after.
+ * `isReadOnly`: the command only reads (`search`, `tools`), and opening the store writes nothing.
+ */
 export async function withCommandStore<T>(
   config: ResolvedConfig,
   work: (store: SharedStore | undefined) => Promise<T>,
+  options: { isReadOnly?: boolean } = {},
 ): Promise<T> {
   // A command, not a replica: not listed among them, nothing said.
-  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, { quiet: true });
+  const store = await openStoreOf(config, commandLogger(config).child("store"), process.env, {
+    quiet: true,
+    isReadOnly: options.isReadOnly ?? false,
+  });
   try {
     return await work(store);
   } finally {
@@ -59,4 +68,25 @@ export async function registryConfig(
 ): Promise<{ entries: ServerEntries; config: ResolvedConfig }> {
   const entries = await registry.list();
   return { entries, config: load(configTextWithServers(configFileText(config), entries)) };
+}
+
+/**
+ * Runs a command that only reads the catalog (`search`, `tools`) against the catalog replicas use:
+ * the data dir's, or with a shared store the store's (a snapshot of it, with the servers of its
+ * registry, not the file's). Nothing is written to the store, or to the data dir.
+ */
+export async function withCatalogToRead<T>(
+  config: ResolvedConfig,
+  load: (text: string) => ResolvedConfig,
+  run: (config: ResolvedConfig) => Promise<T>,
+): Promise<T> {
+  return withCommandStore(
+    config,
+    async (store) => {
+      if (!store) return run(config);
+      const stored = await registryConfig(serverRegistryOf(store), config, load);
+      return withCatalogSnapshot(store, config.dataDir, (dataDir) => run({ ...stored.config, dataDir }));
+    },
+    { isReadOnly: true },
+  );
 }

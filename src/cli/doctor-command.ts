@@ -1,6 +1,7 @@
 import { watchStopSignals } from "../app/stop-signals.ts";
 import { type Finding, runDoctor } from "../doctor/doctor-checks.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
+import { STORE_OPTION } from "./command-store.ts";
 
 const MARK = { ok: "ok  ", warn: "warn", fail: "FAIL", info: "--  " } as const;
 
@@ -9,10 +10,13 @@ export const doctorCommand: Command = {
   summary:
     "Check the set-up and say what to fix: which config file is used and why, the data dir and its index, " +
     "every enabled server (started for real: time to initialize, tool count, why it fails), the embedder, " +
-    "the plugins, and whether your MCP clients point at mcpproxy. Exits 1 when something is broken.",
-  usage: "mcpproxy doctor [--json] [--config FILE] [--data-dir DIR]",
+    "the plugins, and whether your MCP clients point at mcpproxy. With a shared store (--store): whether it " +
+    "answers, its schema is up to date, MCPPROXY_STORE_KEY is its key, which replicas are alive and who holds " +
+    "the lease, its catalog, and the servers of its registry instead of the file's. Exits 1 when something is broken.",
+  usage: "mcpproxy doctor [--json] [--store URL] [--config FILE] [--data-dir DIR]",
   options: {
     json: { type: "boolean", help: "--json             print {ok, findings: [...]} instead of lines" },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values) {
@@ -26,6 +30,7 @@ export const doctorCommand: Command = {
       findings = await runDoctor({
         configFlag: values.config as string | undefined,
         dataDirFlag: values["data-dir"] as string | undefined,
+        storeFlag: values.store as string | undefined,
         env: process.env,
         cwd: process.cwd(),
         signal: stop.signal,

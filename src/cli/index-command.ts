@@ -5,14 +5,18 @@ import { openCatalog, ttyEmbedProgress } from "../app/open-catalog.ts";
 import { refreshCatalog, type ServerReport } from "../app/refresh-catalog.ts";
 import { watchStopSignals } from "../app/stop-signals.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
+import { askLeaseHolderToIndex, TAKE_WAIT_MS as STORE_TAKE_WAIT_MS } from "../store/index-requests.ts";
 import { openWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
+import { storeLocationOf } from "../store/store-setting.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-connection.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import { STORE_OPTION, storeOverrides, withCommandStore } from "./command-store.ts";
 
 export const indexCommand: Command = {
   name: "index",
@@ -20,14 +24,24 @@ export const indexCommand: Command = {
     "Connect to every enabled server, index their tools incrementally and save the index. Prints what was\n" +
     "added, updated, removed and unchanged. Exits 1 when a server could not be indexed (the others are saved).\n" +
     "While a `serve` keeps the data dir, that serve re-indexes its servers and this prints its summary;\n" +
-    "another `index` run on the data dir is waited for.",
-  usage: "mcpproxy index [--config FILE] [--data-dir DIR] [--force]",
+    "another `index` run on the data dir is waited for. With --store, the replica holding the shared\n" +
+    "store's lease re-indexes the servers of the store's registry and this prints its summary (exits 1\n" +
+    "when no replica holds the lease or none answers).",
+  usage: "mcpproxy index [--config FILE] [--data-dir DIR] [--force] [--store URL]",
   options: {
-    force: { type: "boolean", help: "--force            drop the saved index and rebuild it from scratch" },
+    force: {
+      type: "boolean",
+      help:
+        "--force            drop the saved index and rebuild it from scratch (refused with --store: the shared\n" +
+        "                   catalog holds every replica's approvals)",
+    },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values) {
-    const config = loadCommandConfig(values);
+    const config = loadCommandConfig(values, storeOverrides(values));
+    if (storeLocationOf(config.store).kind !== "local")
+      return indexThroughStore(config, Boolean(values.force));
     const ancestry = resolveAncestry(config.configPath, process.env);
     // The summary below reports every server; the log adds only errors unless asked for debug.
     const logger = commandLogger({ ...config, logLevel: config.logLevel === "debug" ? "debug" : "error" });
@@ -189,3 +203,51 @@ async function takeLockOrAskServe(
 
 /** How often a waiting `index` tries the lock again. */
 const WAIT_POLL_MS = 200;
+
+/**
+ * `index --store`: the replica holding the shared store's lease re-indexes (store/index-requests.ts)
+ * and this prints its summary. `--force` is refused: dropping the shared catalog would drop every
+ * replica's approvals, and each replica builds its search index from the catalog when it starts.
+ */
+async function indexThroughStore(config: ResolvedConfig, isForced: boolean): Promise<number> {
+  const shown = storeLocationOf(config.store);
+  const where = shown.kind === "local" ? "" : shown.shown;
+  if (isForced || config.resetData) {
+    throw new ProxyError(
+      "USAGE",
+      `--force (or MCPPROXY_RESET_DATA) is refused with a shared store: the catalog in ${where} holds every ` +
+        "replica's approvals. Run `mcpproxy index --store` without it to have the lease holder re-index every " +
+        "server; a replica rebuilds its search index from the shared catalog when it restarts.",
+    );
+  }
+  return withCommandStore(config, async (store) => {
+    if (!store) return 1; // a store is set: withCommandStore opened it or threw
+    const answer = await askLeaseHolderToIndex(store);
+    if (answer.kind === "no-holder") {
+      throw new ProxyError(
+        "INDEX_BUSY",
+        `No replica of the shared store ${where} holds its lease, so none can index: start one with ` +
+          "`mcpproxy serve --store URL` (it indexes every server of the store's registry when it starts), then run index again.",
+      );
+    }
+    if (answer.kind === "unanswered") {
+      throw new ProxyError(
+        "INDEX_BUSY",
+        `Replica ${answer.replica} holds the lease of ${where} but did not take the request to re-index in ` +
+          `${STORE_TAKE_WAIT_MS / 1000} s. Look at its log (is it still starting?), or restart it.`,
+      );
+    }
+    if (answer.kind === "holder-gone") {
+      throw new ProxyError(
+        "INDEX_BUSY",
+        `Replica ${answer.replica} was re-indexing for ${where} but stopped holding the lease before it finished ` +
+          "(it stopped, or lost PostgreSQL). What it indexed is kept; run index again to have the new lease holder finish.",
+      );
+    }
+    process.stdout.write(
+      `Replica ${answer.replica} holds the lease of the shared store ${where}; it re-indexed the servers of the store's registry:\n` +
+        answer.summary.text,
+    );
+    return answer.summary.code;
+  });
+}

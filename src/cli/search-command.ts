@@ -1,19 +1,22 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { startPlugins } from "../app/start-plugins.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
 import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import { answerOf } from "../server/search-answer.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
+import { STORE_OPTION, storeOverrides, withCatalogToRead } from "./command-store.ts";
 
 export const searchCommand: Command = {
   name: "search",
   summary:
     "Search the persisted tool index, as retrieve_tools does. Needs no upstream server running and never\n" +
-    "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index.",
+    "writes to the data dir; run `mcpproxy index` (or `serve`) first to fill the index. With --store, searches\n" +
+    "the shared store's catalog (what every replica serves) with its registry's servers; nothing is written to it.",
   usage:
-    "mcpproxy search QUERY... [--each] [--top-k N] [--min-score S] [--mode M] [--adaptive] [--json] [--config FILE] [--data-dir DIR]",
+    "mcpproxy search QUERY... [--each] [--top-k N] [--min-score S] [--mode M] [--adaptive] [--json] [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     each: {
@@ -45,52 +48,66 @@ export const searchCommand: Command = {
         "                   --top-k stays the most)",
     },
     json: { type: "boolean", help: "--json             print the retrieve_tools JSON result" },
+    ...STORE_OPTION,
     ...COMMON_OPTIONS,
   },
   async run(values, positionals) {
     const queries = (values.each ? positionals : [positionals.join(" ")]).map((query) => query.trim());
     if (queries.length === 0 || queries.some((query) => !query))
       throw new ProxyError("USAGE", 'search needs a QUERY, e.g. `mcpproxy search "create an issue"`.');
-    const config = loadCommandConfig(values, {
+    const overrides = {
+      ...storeOverrides(values),
       ...(typeof values["top-k"] === "string" ? { topK: { value: values["top-k"], flag: "--top-k" } } : {}),
       ...(typeof values["min-score"] === "string"
         ? { minScore: { value: values["min-score"], flag: "--min-score" } }
         : {}),
       ...(typeof values.mode === "string" ? { searchMode: { value: values.mode, flag: "--mode" } } : {}),
       ...(values.adaptive ? { adaptiveTopK: { value: true, flag: "--adaptive" } } : {}),
-    });
-    const logger = commandLogger(config);
-    // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
-    // every search wipe the index.
-    const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
-    // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
-    const plugins = await startPlugins(config, logger);
-    try {
-      // Not counted in stats.db: search never writes to the data dir.
-      const rerank = rerankerFor(config.search, logger);
-      const lists = await retrieveRankedAll(catalog, plugins, queries, {
-        topK: config.topK,
-        minScore: config.minScore,
-        rerank,
-        isAdaptive: config.adaptiveTopK,
-      });
-      const answer = answerOf(lists, Boolean(values.each), []);
-      if (values.json) {
-        process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-        return 0;
-      }
-      const blocks = lists.map((result) => [
-        ...(values.each ? [`== ${result.query}`] : []),
-        ...listLines(result),
-      ]);
-      process.stdout.write(`${blocks.map((lines) => lines.join("\n")).join("\n\n")}\n`);
-      return 0;
-    } finally {
-      await plugins.dispose();
-      await catalog.close();
-    }
+    };
+    return withCatalogToRead(
+      loadCommandConfig(values, overrides),
+      (text) => loadCommandConfig(values, overrides, text),
+      (config) => search(config, queries, values),
+    );
   },
 };
+
+async function search(
+  config: ResolvedConfig,
+  queries: string[],
+  values: Record<string, string | boolean | undefined>,
+): Promise<number> {
+  const logger = commandLogger(config);
+  // Read-only whatever the settings say: MCPPROXY_RESET_DATA in a client's environment once made
+  // every search wipe the index.
+  const catalog = await openCatalog(config, logger, { readOnly: true, waitForVectors: true });
+  // The same rankers as retrieve_tools, so `search --json` prints what an agent would get.
+  const plugins = await startPlugins(config, logger);
+  try {
+    // Not counted in stats.db: search never writes to the data dir.
+    const rerank = rerankerFor(config.search, logger);
+    const lists = await retrieveRankedAll(catalog, plugins, queries, {
+      topK: config.topK,
+      minScore: config.minScore,
+      rerank,
+      isAdaptive: config.adaptiveTopK,
+    });
+    const answer = answerOf(lists, Boolean(values.each), []);
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+      return 0;
+    }
+    const blocks = lists.map((result) => [
+      ...(values.each ? [`== ${result.query}`] : []),
+      ...listLines(result),
+    ]);
+    process.stdout.write(`${blocks.map((lines) => lines.join("\n")).join("\n\n")}\n`);
+    return 0;
+  } finally {
+    await plugins.dispose();
+    await catalog.close();
+  }
+}
 
 /** One ranked list as text: its notes, then each tool with its score and first line, or the hint. */
 function listLines(result: RetrieveToolsResult): string[] {

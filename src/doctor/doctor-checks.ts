@@ -4,7 +4,7 @@ import { openCatalog } from "../app/open-catalog.ts";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import { type UpstreamAuth, upstreamAuth } from "../auth/upstream-auth.ts";
 import { readConfigServers } from "../config/config-writer.ts";
-import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
+import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { describeError, isProxyError } from "../errors.ts";
@@ -14,9 +14,11 @@ import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { createLogger } from "../log.ts";
 import { loadPlugins } from "../plugins/load-plugins.ts";
 import { CATALOG_FILE } from "../store/sqlite/catalog-store.ts";
+import { storeLocationOf } from "../store/store-setting.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
 import { connectUpstream, type UpstreamBounds, upstreamBounds } from "../upstream/upstream-connection.ts";
 import { failureFix, missingCommand } from "./server-hints.ts";
+import { checkStore } from "./store-checks.ts";
 
 /**
  * What `mcpproxy doctor` checks, each finding one line a user can act on: the config (which file
@@ -24,7 +26,7 @@ import { failureFix, missingCommand } from "./server-hints.ts";
  * the plugins, and whether the user's MCP clients point at mcpproxy.
  */
 export interface Finding {
-  area: "config" | "data" | "server" | "embedder" | "plugins" | "client";
+  area: "config" | "data" | "store" | "server" | "embedder" | "plugins" | "client";
   subject: string;
   status: "ok" | "warn" | "fail" | "info";
   detail: string;
@@ -35,6 +37,8 @@ export interface Finding {
 export interface DoctorOptions {
   configFlag?: string | undefined;
   dataDirFlag?: string | undefined;
+  /** `--store URL`: the shared store to check (else MCPPROXY_STORE or mcpproxy.store, as serve reads them). */
+  storeFlag?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   /**
@@ -63,10 +67,21 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
   };
   const config = checkConfig(options, findings);
   if (config) {
-    await checkDataDir(config, findings);
+    const store = storeLocationOf(config.store);
+    await checkDataDir(config, findings, store.kind !== "local");
+    // With a shared store, the servers every replica runs are its registry's.
+    let servers = config.servers;
+    if (store.kind !== "local") {
+      const checked = await checkStore({
+        ...{ config, url: store.url, shown: store.shown, env: options.env },
+        load: { configFlag: options.configFlag, cwd: options.cwd, overrides: overridesOf(options) },
+      });
+      findings.push(...checked.findings);
+      servers = checked.config?.servers ?? [];
+    }
     const auth = upstreamAuth(config.dataDir);
     all.push(
-      ...(await mapConcurrently(config.servers, CONNECT_CONCURRENCY, async (server) => {
+      ...(await mapConcurrently(servers, CONNECT_CONCURRENCY, async (server) => {
         const finding = await checkServer(server, options.env, auth, upstreamBounds(config), options.signal);
         tell(finding);
         return finding;
@@ -101,26 +116,31 @@ function checkConfig(options: DoctorOptions, findings: Findings): ResolvedConfig
     return undefined;
   }
   try {
-    const overrides = options.dataDirFlag
-      ? { dataDir: { value: options.dataDirFlag, flag: "--data-dir" } }
-      : {};
-    const config = loadConfig({ configFlag, env, cwd, overrides });
+    const config = loadConfig({ configFlag, env, cwd, overrides: overridesOf(options) });
     const enabled = config.servers.filter((server) => server.enabled).length;
+    const isShared = storeLocationOf(config.store).kind !== "local";
     findings.push(
-      enabled === 0
+      isShared
         ? {
             area: "config",
             subject: location.path,
-            status: "warn",
-            detail: `${why}: no enabled servers`,
-            fix: "run `mcpproxy import`, or add servers under mcpServers",
-          }
-        : {
-            area: "config",
-            subject: location.path,
             status: "ok",
-            detail: `${why}: ${config.servers.length} server(s), ${enabled} enabled`,
-          },
+            detail: `${why}; the servers are the shared store's registry's (below), not this file's`,
+          }
+        : enabled === 0
+          ? {
+              area: "config",
+              subject: location.path,
+              status: "warn",
+              detail: `${why}: no enabled servers`,
+              fix: "run `mcpproxy import`, or add servers under mcpServers",
+            }
+          : {
+              area: "config",
+              subject: location.path,
+              status: "ok",
+              detail: `${why}: ${config.servers.length} server(s), ${enabled} enabled`,
+            },
     );
     return config;
   } catch (error) {
@@ -135,7 +155,15 @@ function checkConfig(options: DoctorOptions, findings: Findings): ResolvedConfig
   }
 }
 
-async function checkDataDir(config: ResolvedConfig, findings: Findings): Promise<void> {
+function overridesOf(options: DoctorOptions): SettingOverrides {
+  return {
+    ...(options.dataDirFlag ? { dataDir: { value: options.dataDirFlag, flag: "--data-dir" } } : {}),
+    ...(options.storeFlag ? { store: { value: options.storeFlag, flag: "--store" } } : {}),
+  };
+}
+
+/** `isShared`: a shared store's catalog is what replicas serve (checked with the store), not this one. */
+async function checkDataDir(config: ResolvedConfig, findings: Findings, isShared: boolean): Promise<void> {
   const dir = config.dataDir;
   if (!existsSync(dir)) {
     findings.push({
@@ -167,6 +195,15 @@ async function checkDataDir(config: ResolvedConfig, findings: Findings): Promise
       detail: `is readable by other users (mode ${mode.toString(8)}); it holds tool definitions and tokens`,
       fix: `chmod 700 ${dir}`,
     });
+  }
+  if (isShared) {
+    findings.push({
+      area: "data",
+      subject: dir,
+      status: "ok",
+      detail: `writable, mode ${mode.toString(8)}; the catalog checked is the shared store's (below)`,
+    });
+    return;
   }
   if (!existsSync(join(dir, CATALOG_FILE))) {
     findings.push({

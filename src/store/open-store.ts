@@ -8,14 +8,18 @@ export async function openStoreOf(
   config: Pick<ResolvedConfig, "store">,
   logger: Logger,
   env: Readonly<Record<string, string | undefined>> = process.env,
-  /** A command that opens the store for a moment: not listed among the replicas, nothing said. */
-  options: { quiet?: boolean } = {},
+  /**
+   * quiet: a command that opens the store for a moment: not listed among the replicas, nothing said;
+   * isReadOnly: one that only reads (shared-store.ts).
+   */
+  options: { quiet?: boolean; isReadOnly?: boolean } = {},
 ): Promise<SharedStore | undefined> {
   const location = storeLocationOf(config.store);
   if (location.kind === "local") return undefined;
   const store = await openSharedStore({
     ...{ url: location.url, shown: location.shown, env, logger },
     isReplica: !options.quiet,
+    isReadOnly: options.isReadOnly ?? false,
   });
   if (!options.quiet) logger.info(`sharing state in ${location.shown} as replica ${store.replicaId}`);
   return store;

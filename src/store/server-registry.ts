@@ -47,7 +47,8 @@ export interface ServerRegistry {
 
 type Sql = SharedStore["sql"];
 
-async function readEntries(sql: Sql): Promise<ServerEntries> {
+/** The registry's entries as they are (also for a reader without a SharedStore: `doctor --store`). */
+export async function readEntries(sql: Sql): Promise<ServerEntries> {
   const rows = await sql<{ name: string; entry: Record<string, unknown> }[]>`
     SELECT name, entry FROM mcpproxy.servers ORDER BY name`;
   // fromEntries defines own keys: a server named `__proto__` stays a name, never a prototype.

@@ -4,7 +4,7 @@ import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { CONNECT_TIMEOUT_S, connectPostgres, type Sql, type Tx } from "./postgres/connect.ts";
-import { migrate } from "./postgres/migrations.ts";
+import { migrate, refuseNewerSchema, schemaStatus } from "./postgres/migrations.ts";
 import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
 import { type StoreKey, storeKeyFrom } from "./store-key.ts";
 
@@ -48,6 +48,11 @@ export interface SharedStoreOptions {
    * prepares the store and uses it. Default true.
    */
   isReplica?: boolean;
+  /**
+   * A command that only reads (`search`, `tools`): the store must be set up already (schema, key);
+   * opening it migrates nothing and writes nothing. Default false.
+   */
+  isReadOnly?: boolean;
 }
 
 /** How often a replica says it is alive (`store status` shows who is). */
@@ -69,7 +74,7 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
   let prepared: PreparedStore;
   let changes: ChangeListener;
   try {
-    prepared = await prepareSharedStore(sql, key);
+    prepared = await prepareSharedStore(sql, key, options.isReadOnly ?? false);
     if (isReplica)
       await sql`
         INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
@@ -121,11 +126,24 @@ interface PreparedStore {
  * What every opening of the store does, a replica's and `store init`'s alike: the schema brought up
  * to date, the key checked against the store's, the shared secrets made or read.
  */
-async function prepareSharedStore(sql: Sql, key: StoreKey): Promise<PreparedStore> {
-  const migrated = await migrate(sql);
-  await checkKey(sql, key);
-  const requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32));
+async function prepareSharedStore(sql: Sql, key: StoreKey, isReadOnly: boolean): Promise<PreparedStore> {
+  if (isReadOnly) await refuseUnprepared(sql);
+  const migrated = isReadOnly ? [] : await migrate(sql);
+  await checkKey(sql, key, isReadOnly);
+  const requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32), isReadOnly);
   return { migrated, requestStateKey };
+}
+
+/** A reader's opening: the schema must be this mcpproxy's already (a read never migrates). */
+async function refuseUnprepared(sql: Sql): Promise<void> {
+  const status = await schemaStatus(sql);
+  refuseNewerSchema(status);
+  if (status.pending.length > 0)
+    throw new ProxyError(
+      "CONFIG_INVALID",
+      `The shared store is at schema version ${status.current} of ${status.latest}: run \`mcpproxy store migrate\` ` +
+        "(or `store init` for a new store) first; a command that only reads never migrates it.",
+    );
 }
 
 /** Any failure to reach or use the store, as one line that says what to check (a ProxyError stays itself). */
@@ -145,10 +163,12 @@ export function storeUnavailable(shown: string, error: unknown): ProxyError {
 }
 
 /** The first replica records its key's check value; every later one must have the same key. */
-async function checkKey(sql: Sql, key: StoreKey): Promise<void> {
-  await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${KEY_CHECK}, ${key.check}) ON CONFLICT DO NOTHING`;
-  const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${KEY_CHECK}`;
-  if (row?.value !== key.check)
+async function checkKey(sql: Sql, key: StoreKey, isReadOnly = false): Promise<void> {
+  if (!isReadOnly)
+    await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${KEY_CHECK}, ${key.check}) ON CONFLICT DO NOTHING`;
+  const recorded = await recordedKeyCheck(sql);
+  if (recorded === undefined) throw neverSetUp();
+  if (recorded !== key.check)
     throw new ProxyError(
       "CONFIG_INVALID",
       "MCPPROXY_STORE_KEY is not the key the shared store was set up with: give every replica the same key " +
@@ -156,11 +176,31 @@ async function checkKey(sql: Sql, key: StoreKey): Promise<void> {
     );
 }
 
+/** The check value of the key the store was set up with (undefined: none yet); compare with `StoreKey.check`. */
+export async function recordedKeyCheck(sql: Sql): Promise<string | undefined> {
+  const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${KEY_CHECK}`;
+  return row?.value;
+}
+
 /** A secret every replica shares, made by the first one that asks, kept sealed with the store key. */
-async function sharedSecret(sql: Sql, key: StoreKey, name: string, make: () => Buffer): Promise<Buffer> {
-  const sealed = key.seal(make(), `meta:${name}`).toString("base64");
-  await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${name}, ${sealed}) ON CONFLICT DO NOTHING`;
+async function sharedSecret(
+  sql: Sql,
+  key: StoreKey,
+  name: string,
+  make: () => Buffer,
+  isReadOnly: boolean,
+): Promise<Buffer> {
+  if (!isReadOnly) {
+    const sealed = key.seal(make(), `meta:${name}`).toString("base64");
+    await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${name}, ${sealed}) ON CONFLICT DO NOTHING`;
+  }
   const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${name}`;
-  if (!row) throw new Error(`the store lost its ${name}`);
+  if (!row) throw isReadOnly ? neverSetUp() : new Error(`the store lost its ${name}`);
   return key.open(Buffer.from(row.value, "base64"), `meta:${name}`);
 }
+
+const neverSetUp = () =>
+  new ProxyError(
+    "CONFIG_INVALID",
+    "The shared store was never set up (no key recorded): run `mcpproxy store init` or start a replica first.",
+  );

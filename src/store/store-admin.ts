@@ -2,8 +2,9 @@ import type { Logger } from "../log.ts";
 import { connectPostgres, type Sql } from "./postgres/connect.ts";
 import { migrate, schemaStatus } from "./postgres/migrations.ts";
 import { readStoreReport, type StoreReport } from "./postgres/store-status.ts";
-import { type ServerEntries, seedRegistry } from "./server-registry.ts";
-import { HEARTBEAT_MS, openSharedStore, storeUnavailable } from "./shared-store.ts";
+import { readEntries, type ServerEntries, seedRegistry } from "./server-registry.ts";
+import { HEARTBEAT_MS, openSharedStore, recordedKeyCheck, storeUnavailable } from "./shared-store.ts";
+import { storeKeyFrom } from "./store-key.ts";
 
 /**
  * What `mcpproxy store init|migrate|status` does to the shared store (src/cli/store-command.ts
@@ -78,6 +79,60 @@ export async function initStore(target: StoreTarget, options: InitOptions): Prom
 /** The status report; never migrates. */
 export async function readStoreStatus(target: StoreTarget, logger?: Logger): Promise<StoreReport> {
   return withConnection(target, "store status", logger, (sql) => readStoreReport(sql, HEARTBEAT_MS));
+}
+
+/** How this machine's MCPPROXY_STORE_KEY stands against the store's check value. */
+export type KeyState =
+  | { state: "matches" }
+  | { state: "differs" }
+  /** The store has no check value yet (never initialised). */
+  | { state: "unrecorded" }
+  /** Not set, or not a usable key: `problem` says which. */
+  | { state: "unusable"; problem: string };
+
+export interface StoreInspection {
+  report: StoreReport;
+  key: KeyState;
+  /** The server registry's entries; undefined while the schema is not this mcpproxy's (not read then). */
+  entries?: ServerEntries;
+  /** How many tools the shared catalog holds, by server. */
+  toolsByServer?: Record<string, number>;
+}
+
+/**
+ * What `doctor --store` checks, read in one short connection: the status report, the key against
+ * the store's check value, the registry and the catalog's size by server. Never migrates or writes;
+ * throws STORE_UNAVAILABLE when the store cannot be reached.
+ */
+export async function inspectStore(
+  target: StoreTarget,
+  env: Readonly<Record<string, string | undefined>>,
+  logger?: Logger,
+): Promise<StoreInspection> {
+  return withConnection(target, "doctor", logger, async (sql) => {
+    const report = await readStoreReport(sql, HEARTBEAT_MS);
+    // The key is checked whatever the schema (it is this machine's setting); meta exists from version 1.
+    const recorded = report.schema.current >= 1 ? await recordedKeyCheck(sql) : undefined;
+    let key: KeyState;
+    try {
+      const check = storeKeyFrom(env).check;
+      key =
+        recorded === undefined
+          ? { state: "unrecorded" }
+          : { state: check === recorded ? "matches" : "differs" };
+    } catch (error) {
+      key = { state: "unusable", problem: (error as Error).message };
+    }
+    if (report.schema.current !== report.schema.latest) return { report, key };
+    const counts = await sql<{ server: string; tools: string }[]>`
+      SELECT server, count(*) AS tools FROM mcpproxy.tools GROUP BY server ORDER BY server`;
+    return {
+      report,
+      key,
+      entries: await readEntries(sql),
+      toolsByServer: Object.fromEntries(counts.map((row) => [row.server, Number(row.tools)])),
+    };
+  });
 }
 
 async function withConnection<T>(

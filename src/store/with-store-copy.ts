@@ -1,6 +1,10 @@
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MODELS_DIR } from "../index/embedders/create-embedder.ts";
 import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
-import { startCatalogReplica } from "./postgres/catalog-replica.ts";
+import { pullCatalog, startCatalogReplica } from "./postgres/catalog-replica.ts";
 import type { SharedStore } from "./shared-store.ts";
 import { openCatalogStore } from "./sqlite/catalog-store.ts";
 
@@ -28,5 +32,34 @@ export async function withCatalogCopy<T>(
     }
   } finally {
     copy.close();
+  }
+}
+
+/**
+ * Runs a command that only reads the catalog (`search`, `tools`) against the shared store's: the
+ * store's rows are copied into a data dir of the moment, `run` reads them there, and the copy is
+ * deleted. Nothing goes back to the store, and the person's own data dir is left as it was (a
+ * machine's single-user catalog is not replaced by the team's); only its downloaded embedding
+ * models are used, so the query is embedded without a second download.
+ */
+export async function withCatalogSnapshot<T>(
+  store: SharedStore,
+  dataDir: string,
+  run: (snapshotDir: string) => Promise<T>,
+): Promise<T> {
+  const snapshotDir = mkdtempSync(join(tmpdir(), "mcpproxy-store-catalog-"));
+  try {
+    openCatalogStore(snapshotDir).close();
+    const copy = openLocalCopy(snapshotDir);
+    try {
+      await pullCatalog(store, copy);
+    } finally {
+      copy.close();
+    }
+    const models = join(dataDir, MODELS_DIR);
+    if (existsSync(models)) symlinkSync(models, join(snapshotDir, MODELS_DIR));
+    return await run(snapshotDir);
+  } finally {
+    rmSync(snapshotDir, { recursive: true, force: true });
   }
 }

@@ -71,6 +71,20 @@ async function writeRow(tx: Tx, table: SharedTable, key: readonly unknown[], val
   );
 }
 
+/**
+ * Copies the store's catalog into `local` as it is at one moment (a read-only, repeatable-read
+ * transaction: every table from the same snapshot), for a command that reads it (`search`, `tools`).
+ * Nothing is written to the store; resolves to the rows written locally.
+ */
+export async function pullCatalog(store: SharedStore, local: LocalCopy): Promise<number> {
+  const tables = await store.sql.begin("isolation level repeatable read read only", async (tx) => {
+    const read = new Map<SharedTable, RowValues[]>();
+    for (const table of SHARED_TABLES) read.set(table, await readRows(tx as unknown as Sql, table));
+    return read;
+  });
+  return local.replaceAll(tables as Map<SharedTable, RowValues[]>);
+}
+
 export async function startCatalogReplica(
   store: SharedStore,
   local: LocalCopy,

@@ -95,6 +95,11 @@ async function readReplicas(sql: Sql, heartbeatMs: number): Promise<ReplicaRow[]
   }));
 }
 
+/** The replica holding the lease now (as its connection names it), or undefined when none does. */
+export async function readLeaseHolder(sql: Sql): Promise<string | undefined> {
+  return (await readLocks(sql)).find((lock) => lock.name === "lease")?.holder;
+}
+
 /** Advisory locks in mcpproxy's space (the two-number form: classid, objid, objsubid = 2). */
 async function readLocks(sql: Sql): Promise<LockRow[]> {
   const rows = await sql<{ objid: number; pid: number; application_name: string | null }[]>`
