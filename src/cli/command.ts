@@ -32,18 +32,6 @@ export const COMMON_OPTIONS = {
   help: { type: "boolean", short: "h", help: "-h, --help         show this help" },
 } as const satisfies Record<string, CommandOption>;
 
-/** `--store URL` for the commands that read or write what replicas share (src/store/). */
-export const STORE_OPTION = {
-  store: {
-    type: "string",
-    help: "--store URL        the shared store of a team deployment (postgres://…; needs MCPPROXY_STORE_KEY); or MCPPROXY_STORE",
-  },
-} as const satisfies Record<string, CommandOption>;
-
-export function storeOverride(values: Record<string, string | boolean | undefined>): SettingOverrides {
-  return typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {};
-}
-
 /** Where help text wraps: the terminal's width, within reason, or 100 columns when not on one. */
 export function helpWidth(): number {
   const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
