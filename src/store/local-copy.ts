@@ -140,8 +140,12 @@ export function openLocalCopy(dataDir: string): LocalCopy {
         let count = 0;
         for (const [table, rows] of tables) {
           const keep = new Set(rows.map((values) => keyText(table, values.slice(0, table.key.length))));
-          for (const local of this.rows(table)) {
-            const key = local.slice(0, table.key.length);
+          // Only the keys: the rows themselves (definitions) may be megabytes.
+          const localKeys = db
+            .query<Record<string, unknown>, []>(`SELECT ${table.key.join(", ")} FROM ${table.name}`)
+            .all()
+            .map((row) => table.key.map((column) => String(row[column])));
+          for (const key of localKeys) {
             const text = keyText(table, key);
             if (keep.has(text) || pending.has(text)) continue;
             remove(table, key);

@@ -38,22 +38,33 @@ type Subject = { rows: [string, unknown[]][] };
 const quoted = (table: SharedTable) => `mcpproxy.${table.name}`;
 const columnsOf = (table: SharedTable) => table.columns.map(([column]) => column);
 
-async function readRows(sql: Sql, table: SharedTable): Promise<RowValues[]> {
+async function readTable(sql: Sql, table: SharedTable): Promise<RowValues[]> {
   const rows = await sql.unsafe(`SELECT ${columnsOf(table).join(", ")} FROM ${quoted(table)}`);
   return rows.map((row) => table.columns.map(([column, type]) => normalizeValue(row[column], type)));
 }
 
-async function readRow(
+/** The rows with these keys now, by key text; a key missing from the map was deleted. */
+async function readRows(
   sql: Sql,
   table: SharedTable,
-  key: readonly unknown[],
-): Promise<RowValues | undefined> {
-  const where = table.key.map((column, i) => `${column} = $${i + 1}`).join(" AND ");
-  const [row] = await sql.unsafe(
-    `SELECT ${columnsOf(table).join(", ")} FROM ${quoted(table)} WHERE ${where}`,
-    key as never[],
-  );
-  return row ? table.columns.map(([column, type]) => normalizeValue(row[column], type)) : undefined;
+  keys: readonly unknown[][],
+): Promise<Map<string, RowValues>> {
+  const found = new Map<string, RowValues>();
+  const width = table.key.length;
+  // In slices: one statement per slice instead of one per row, and a bounded number of parameters.
+  for (let start = 0; start < keys.length; start += 200) {
+    const slice = keys.slice(start, start + 200);
+    const tuples = slice.map((_, i) => `(${table.key.map((__, j) => `$${i * width + j + 1}`).join(", ")})`);
+    const rows = await sql.unsafe(
+      `SELECT ${columnsOf(table).join(", ")} FROM ${quoted(table)} WHERE (${table.key.join(", ")}) IN (${tuples.join(", ")})`,
+      slice.flat() as never[],
+    );
+    for (const row of rows) {
+      const values = table.columns.map(([column, type]) => normalizeValue(row[column], type));
+      found.set(JSON.stringify(values.slice(0, width)), values);
+    }
+  }
+  return found;
 }
 
 async function writeRow(tx: Tx, table: SharedTable, key: readonly unknown[], values: RowValues | undefined) {
@@ -79,7 +90,7 @@ async function writeRow(tx: Tx, table: SharedTable, key: readonly unknown[], val
 export async function pullCatalog(store: SharedStore, local: LocalCopy): Promise<number> {
   const tables = await store.sql.begin("isolation level repeatable read read only", async (tx) => {
     const read = new Map<SharedTable, RowValues[]>();
-    for (const table of SHARED_TABLES) read.set(table, await readRows(tx as unknown as Sql, table));
+    for (const table of SHARED_TABLES) read.set(table, await readTable(tx as unknown as Sql, table));
     return read;
   });
   return local.replaceAll(tables as Map<SharedTable, RowValues[]>);
@@ -104,7 +115,7 @@ export async function startCatalogReplica(
     logger.info(`the shared store holds no catalog yet: seeding it from this data dir (${queued} rows)`);
   } else {
     const tables = new Map<SharedTable, RowValues[]>();
-    for (const table of SHARED_TABLES) tables.set(table, await readRows(sql, table));
+    for (const table of SHARED_TABLES) tables.set(table, await readTable(sql, table));
     pulled += local.replaceAll(tables);
   }
 
@@ -150,12 +161,16 @@ export async function startCatalogReplica(
 
   const stopListening = store.changes.on(CATALOG_CHANGE, async (change) => {
     if (change.isOwn) return;
-    const rows = (change.subject as Subject).rows ?? [];
-    const changes: Parameters<LocalCopy["apply"]>[0][number][] = [];
-    for (const [name, key] of rows) {
+    const keysByTable = new Map<SharedTable, unknown[][]>();
+    for (const [name, key] of (change.subject as Subject).rows ?? []) {
       const table = sharedTable(name);
       if (!table || !Array.isArray(key)) continue;
-      changes.push({ table, key, values: await readRow(sql, table, key) });
+      keysByTable.set(table, [...(keysByTable.get(table) ?? []), key]);
+    }
+    const changes: Parameters<LocalCopy["apply"]>[0][number][] = [];
+    for (const [table, keys] of keysByTable) {
+      const now = await readRows(sql, table, keys);
+      for (const key of keys) changes.push({ table, key, values: now.get(JSON.stringify(key)) });
     }
     pulled += local.apply(changes);
   });
