@@ -99,7 +99,10 @@ export async function startTempPostgres(): Promise<TempPostgres> {
   const stop = async () => {
     if (!child || child.exitCode !== null) return;
     child.kill("SIGINT"); // a fast shutdown: clients are disconnected, committed work is kept
+    // Bounded: a shutdown held up by something odd becomes an immediate one (SIGQUIT) after 10 s.
+    const late = setTimeout(() => child?.kill("SIGQUIT"), 10_000);
     await child.exited;
+    clearTimeout(late);
   };
   await start();
   await run([join(bin, "createdb"), "-h", "127.0.0.1", "-p", String(port), "-U", "mcpproxy", "mcpproxy"]);
