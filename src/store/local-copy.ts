@@ -1,5 +1,4 @@
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   normalizeValue,
@@ -8,7 +7,7 @@ import {
   type SharedTable,
   sharedTable,
 } from "./catalog-tables.ts";
-import { CATALOG_FILE } from "./sqlite/catalog-store.ts";
+import { CATALOG_FILE, openCatalogStore } from "./sqlite/catalog-store.ts";
 
 /**
  * A replica's own catalog.db seen as a copy of the shared store. Every write to a shared table, by
@@ -48,11 +47,11 @@ export interface LocalCopy {
 }
 
 export function openLocalCopy(dataDir: string): LocalCopy {
-  const path = join(dataDir, CATALOG_FILE);
-  const isNew = !existsSync(path);
-  const db = new Database(path, { create: true });
+  // The catalog's own file and tables first (private, WAL), as a serve opening it makes them: the
+  // triggers are made on its tables.
+  openCatalogStore(dataDir).close();
+  const db = new Database(join(dataDir, CATALOG_FILE));
   db.exec("PRAGMA busy_timeout = 5000");
-  if (isNew) db.exec("PRAGMA journal_mode = WAL");
   installOutbox(db);
   const keyWhere = (table: SharedTable) => table.key.map((column) => `${column} = ?`).join(" AND ");
   const columnList = (table: SharedTable) => table.columns.map(([column]) => column).join(", ");
@@ -176,16 +175,12 @@ export function openLocalCopy(dataDir: string): LocalCopy {
   };
 }
 
-/**
- * The outbox and its triggers, made once per file (IF NOT EXISTS). The catalog's own schema comes
- * first: a data dir that never held a catalog gets it from catalog-store.ts, which is what a serve
- * opening it would do anyway.
- */
+/** The outbox and its triggers, made once per file (IF NOT EXISTS), on the catalog's tables. */
 function installOutbox(db: Database): void {
   db.transaction(() => {
     for (const table of SHARED_TABLES) {
       if (!db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table.name))
-        throw new Error(`catalog.db has no ${table.name} table: open the catalog first`);
+        throw new Error(`catalog.db has no ${table.name} table`);
     }
     db.exec(`CREATE TABLE IF NOT EXISTS store_outbox (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, pk TEXT NOT NULL);

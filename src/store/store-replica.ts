@@ -3,7 +3,6 @@ import { openLocalCopy } from "./local-copy.ts";
 import { type CatalogReplica, startCatalogReplica } from "./postgres/catalog-replica.ts";
 import { openStoreLease } from "./postgres/store-lease.ts";
 import type { SharedStore } from "./shared-store.ts";
-import { openCatalogStore } from "./sqlite/catalog-store.ts";
 import type { WriterLock } from "./sqlite/writer-lock.ts";
 
 /**
@@ -30,7 +29,6 @@ export async function startStoreReplica(
     );
     return undefined;
   }
-  openCatalogStore(dataDir).close(); // the catalog's tables, which the copy's triggers are made on
   const copy = openLocalCopy(dataDir);
   const catalog = await startCatalogReplica(store, copy, logger.child("store"));
   const lock = await openStoreLease(store, local, logger.child("store"));

@@ -6,7 +6,6 @@ import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
 import { pullCatalog, startCatalogReplica } from "./postgres/catalog-replica.ts";
 import type { SharedStore } from "./shared-store.ts";
-import { openCatalogStore } from "./sqlite/catalog-store.ts";
 
 /**
  * Runs a command that reads and writes the data dir's catalog (`approve`) against the shared
@@ -21,7 +20,6 @@ export async function withCatalogCopy<T>(
   run: () => Promise<T>,
 ): Promise<T> {
   if (!store) return run();
-  openCatalogStore(dataDir).close();
   const copy = openLocalCopy(dataDir);
   try {
     const replica = await startCatalogReplica(store, copy, logger);
@@ -49,7 +47,6 @@ export async function withCatalogSnapshot<T>(
 ): Promise<T> {
   const snapshotDir = mkdtempSync(join(tmpdir(), "mcpproxy-store-catalog-"));
   try {
-    openCatalogStore(snapshotDir).close();
     const copy = openLocalCopy(snapshotDir);
     try {
       await pullCatalog(store, copy);
