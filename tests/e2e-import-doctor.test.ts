@@ -266,6 +266,41 @@ describe("mcpproxy import", () => {
   });
 });
 
+describe("on a new machine, where ~/.mcpproxy does not exist yet", () => {
+  /** A HOME holding only one client's config: no ~/.mcpproxy, as after a fresh install. */
+  function newMachine(client: "claude" | "cursor") {
+    const sandbox = scope.sandbox();
+    const path =
+      client === "claude"
+        ? join(sandbox.home, ".config", "Claude", "claude_desktop_config.json")
+        : join(sandbox.home, ".cursor", "mcp.json");
+    write(path, { mcpServers: { fixture: fixtureEntry() } });
+    expect(existsSync(join(sandbox.home, ".mcpproxy"))).toBe(false);
+    return sandbox;
+  }
+
+  for (const [client, args] of [
+    ["claude", ["import"]],
+    ["cursor", ["import", "--from", "cursor"]],
+  ] as const) {
+    test(`\`mcpproxy ${args.join(" ")}\` creates ~/.mcpproxy (0700) and writes the config into it`, async () => {
+      const sandbox = newMachine(client);
+      const result = await run(sandbox, sandbox.home, [...args]);
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("Added 1 server(s) to ~/.mcpproxy/mcp_config.json.");
+      const dir = join(sandbox.home, ".mcpproxy");
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      const configPath = join(dir, "mcp_config.json");
+      expect(statSync(configPath).mode & 0o777).toBe(0o600);
+      expect(Object.keys(parse(readFileSync(configPath, "utf8")).mcpServers)).toEqual(["fixture"]);
+      // The README's next step works on what import wrote.
+      const doctor = await run(sandbox, sandbox.home, ["doctor"]);
+      expect(doctor.stdout).toContain("ok    server fixture");
+    });
+  }
+});
+
 describe("mcpproxy doctor", () => {
   test("starts every server, names what is broken with a fix, checks the index and the clients; exit 1", async () => {
     const { sandbox, project } = clientsSandbox();

@@ -94,7 +94,6 @@ export function fixtureEntry(
   };
 }
 
-/** The published reference server, run with Node as users run it through npx. */
 /** A stdio server entry that runs the 2026-07-28 fixture server under the Bun that runs the tests. */
 export function modernEntry(options: { args?: string[]; env?: Record<string, string> } = {}) {
   return {
@@ -115,6 +114,7 @@ export async function startModernHttpFixture(args: string[] = [], env: Record<st
   return { url: `http://127.0.0.1:${port}/mcp`, child, stop: () => child.kill() };
 }
 
+/** The published reference server, run with Node as users run it through npx. */
 export function everythingEntry() {
   return { command: "node", args: [EVERYTHING, "stdio"] };
 }

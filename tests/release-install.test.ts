@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { ROOT, runProcess } from "./helpers.ts";
+import { FIXTURE, ROOT, runProcess } from "./helpers.ts";
 
 /**
  * The release and the installer, as a user meets them: `npm run release` cross-compiles the five
@@ -184,6 +184,38 @@ describe("install.sh", () => {
       );
     }, 60_000);
   }
+
+  test("the commands its \"Next:\" lines print work as written on a new machine with a client's config", async () => {
+    const run = await install("dash", [], { MCPPROXY_INSTALL_BASE_URL: `${base}/good` });
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split("\n");
+    const next = lines.findIndex((line) => line.startsWith("Next:"));
+    expect(next).toBeGreaterThan(-1);
+    const commands: string[] = [];
+    for (const line of lines.slice(next + 1)) {
+      if (!line.startsWith("  ")) break;
+      commands.push(line.replace(/#.*$/, "").trim());
+    }
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.join(" ")).toContain("mcpproxy import");
+    // A person who uses Claude Desktop with one server, and nothing of mcpproxy's yet.
+    const claude = join(run.home, ".config", "Claude");
+    mkdirSync(claude, { recursive: true });
+    writeFileSync(
+      join(claude, "claude_desktop_config.json"),
+      JSON.stringify({ mcpServers: { fixture: { command: process.execPath, args: [FIXTURE] } } }),
+    );
+    // The PATH the installer told them to set.
+    const env = { PATH: `${join(run.home, ".local", "bin")}:/usr/local/bin:/usr/bin:/bin`, HOME: run.home };
+    const outputs: string[] = [];
+    for (const command of commands) {
+      const result = await runProcess(["sh", "-c", command], env, run.home);
+      outputs.push(result.stdout);
+      if (result.code !== 0)
+        throw new Error(`\`${command}\` exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
+    }
+    expect(outputs.join("\n")).toContain("1 of 1 servers indexed");
+  }, 120_000);
 
   test("a tampered asset is refused and nothing is installed", async () => {
     const run = await install("dash", [], { MCPPROXY_INSTALL_BASE_URL: `${base}/tampered` });

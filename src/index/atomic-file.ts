@@ -83,8 +83,11 @@ function isAlive(pid: number): boolean {
 /**
  * Creates an empty file 0600 (or makes an existing one 0600) before a database opens it: SQLite
  * would create it with the umask's mode, and its -wal and -shm files take the database file's.
+ * Its directory is created 0700 when missing: on a new machine `~/.mcpproxy` does not exist yet,
+ * and the first command to write there (often `import`, taking the config lock) must make it.
  */
 export function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   if (!existsSync(path)) writeFileSync(path, "", { mode: 0o600 });
   chmodSync(path, 0o600);
 }

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../../errors.ts";
 import { createPrivateFile } from "../../index/atomic-file.ts";
@@ -101,7 +101,6 @@ export function openCallStats(
   const startSaving = () => {
     if (saving) return;
     db?.close();
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     // 0600 whatever the umask: it holds what tools were called and how they failed.
     createPrivateFile(path);
     db = new Database(path, { create: true });

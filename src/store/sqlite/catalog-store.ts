@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describeError, ProxyError } from "../../errors.ts";
 import { createPrivateFile } from "../../index/atomic-file.ts";
@@ -145,7 +145,6 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     } else if (readOnly) {
       db = openForReading(path, approvalsWritable);
     } else {
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       createPrivateFile(path);
       db = new Database(path, { create: true });
       db.exec("PRAGMA journal_mode = WAL");

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createPrivateFile } from "../../index/atomic-file.ts";
 
@@ -21,7 +21,6 @@ export interface LoginLock {
 /** Takes the lock named `name` if it is free now; undefined when another login holds it. */
 export function tryLoginLock(dataDir: string, name: string): LoginLock | undefined {
   const dir = join(dataDir, "login-locks");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${name}.db`);
   createPrivateFile(path);
   const db = new Database(path);
