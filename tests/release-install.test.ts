@@ -185,7 +185,7 @@ describe("install.sh", () => {
     }, 60_000);
   }
 
-  test("the commands its \"Next:\" lines print work as written on a new machine with a client's config", async () => {
+  test('the commands its "Next:" lines print work as written on a new machine with a client\'s config', async () => {
     const run = await install("dash", [], { MCPPROXY_INSTALL_BASE_URL: `${base}/good` });
     expect(run.code).toBe(0);
     const lines = run.stdout.split("\n");
