@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   cpSync,
   existsSync,
@@ -17,6 +17,9 @@ import { ROOT, runProcess } from "./helpers.ts";
 import { renderChart, TemplateError } from "./support/helm-render.ts";
 import { manifestProblems } from "./support/k8s-validate.ts";
 import { NGINX, NGINX_CONF, NGINX_MISSING, renderNginxConfig } from "./support/nginx.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * The deployment files, checked where no container runtime, cluster or helm binary is at hand: the

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -10,6 +10,9 @@ import {
   runProcess,
   startHttpProxy,
 } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * deploy/health-probe.sh, the probe the image's HEALTHCHECK and the Helm chart's readiness and

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cleanupAfterEach } from "./helpers.ts";
 import { NGINX, NGINX_MISSING, startNginx } from "./support/nginx.ts";
 import {
@@ -8,6 +8,9 @@ import {
   send,
   startSessionBackend,
 } from "./support/session-backend.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * The shipped nginx configuration (deploy/nginx/nginx.conf, run by tests/support/nginx.ts) in front

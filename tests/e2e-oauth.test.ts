@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,6 +13,9 @@ import {
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * OAuth to a remote server, through the compiled binary, against tests/fixtures/oauth-server.ts

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -11,6 +11,9 @@ import {
   runCli,
   type Sandbox,
 } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * Servers changed while the proxy runs, through the compiled binary: by the agent with

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -11,6 +11,9 @@ import {
   type Sandbox,
   startHttpProxy,
 } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * Call statistics and fallback suggestions through the compiled binary: calls are counted per

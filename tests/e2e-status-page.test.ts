@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
@@ -11,6 +11,9 @@ import {
   type Sandbox,
   startHttpProxy,
 } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * The status page at `/` of the HTTP transport, through the compiled binary: read as plain HTML

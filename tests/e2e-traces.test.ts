@@ -51,6 +51,13 @@ async function webFixture() {
 }
 
 /** `mcpproxy.traces` on, to `endpoint`, sent every 50 ms unless `traces` says otherwise. */
+/** `serve` over stdio with a client, closed when the test ends, even when it fails. */
+async function stdioProxy(...args: Parameters<typeof connectStdio>) {
+  const proxy = await connectStdio(...args);
+  scope.defer(() => proxy.close());
+  return proxy;
+}
+
 function tracesOn(endpoint: string, traces: Record<string, unknown> = {}) {
   return { traces: { enabled: true, endpoint, batchDelayMs: 50, ...traces } };
 }
@@ -193,7 +200,7 @@ describe("spans and trace context", () => {
       // Nothing is sent before the proxy stops: only the flush at shutdown can deliver these spans.
       mcpproxy: tracesOn(collector.url, { batchDelayMs: 600_000 }),
     });
-    const proxy = await connectStdio(sandbox);
+    const proxy = await stdioProxy(sandbox);
     const meta = JSON.parse(
       textOf(
         await callTool(proxy.client, "local__show_request_meta", {}, { traceparent: CLIENT_TRACEPARENT }),
@@ -223,7 +230,7 @@ describe("spans and trace context", () => {
       mcpServers: { local: fixtureEntry({ args: ["--trace-tools"] }) },
       mcpproxy: tracesOn(collector.url),
     });
-    const { client } = await connectStdio(sandbox);
+    const { client } = await stdioProxy(sandbox);
     const meta = JSON.parse(
       textOf(
         await callTool(client, "local__show_request_meta", {}, { traceparent: `00-${TRACE}-${PARENT}-00` }),
@@ -246,7 +253,7 @@ describe("spans and trace context", () => {
       },
       mcpproxy: tracesOn(collector.url),
     });
-    const { client } = await connectStdio(sandbox);
+    const { client } = await stdioProxy(sandbox);
     expect((await callTool(client, "slow__always_fails")).isError).toBe(true);
     expect((await callTool(client, "slow__sleep_then_answer", { ms: 5_000 })).isError).toBe(true);
     const queued = await Promise.all([
@@ -300,7 +307,7 @@ describe("spans and trace context", () => {
       mcpServers: { caps: { command: process.execPath, args: [CAPABILITIES_FIXTURE] }, fx: fixtureEntry() },
       mcpproxy: tracesOn(collector.url),
     });
-    const { client } = await connectStdio(sandbox);
+    const { client } = await stdioProxy(sandbox);
     await eventually(
       async () => (await client.listPrompts()).prompts.map((prompt) => prompt.name),
       (names) => names.includes("caps__greet"),
@@ -312,12 +319,12 @@ describe("spans and trace context", () => {
       .readResource({ uri: "mcpproxy://caps/file:///missing/PRIVATE-PATH" })
       .catch((e) => e);
     expect(missing).toBeInstanceOf(Error);
-    const dynamic = await connectStdio(sandbox, {}, ["--routing", "dynamic"]);
+    const dynamic = await stdioProxy(sandbox, {}, ["--routing", "dynamic"]);
     await dynamic.client.callTool({ name: "retrieve_tools", arguments: { query: "add two numbers" } });
     expect(
       (await dynamic.client.callTool({ name: "fx__add_numbers", arguments: { a: 2, b: 3 } })).isError,
     ).toBeFalsy();
-    const passthrough = await connectStdio(sandbox, {}, ["--passthrough", "fx"]);
+    const passthrough = await stdioProxy(sandbox, {}, ["--passthrough", "fx"]);
     await passthrough.client.callTool({ name: "echo", arguments: { message: "direct" } });
 
     const [served, forwarded, reads, added, echo] = await spansNamed(collector, [
@@ -421,7 +428,7 @@ describe("off, down, and hostile", () => {
       mcpServers: { fx: fixtureEntry() },
       mcpproxy: tracesOn(`http://127.0.0.1:${port}/v1/traces`, { batchSize: 5, timeoutMs: 500 }),
     });
-    const proxy = await connectStdio(sandbox);
+    const proxy = await stdioProxy(sandbox);
     let answered = 0;
     for (let i = 0; i < 60; i++) {
       const result = await callTool(proxy.client, "fx__echo", { message: `call ${i}` });
@@ -448,7 +455,7 @@ describe("off, down, and hostile", () => {
       mcpServers: { fx: fixtureEntry() },
       mcpproxy: tracesOn(collector.url, { batchSize: 2, maxQueueSize: 10, timeoutMs: 60_000 }),
     });
-    const { client } = await connectStdio(sandbox);
+    const { client } = await stdioProxy(sandbox);
     let answered = 0;
     for (let i = 0; i < 40; i++) {
       const result = await callTool(client, "fx__echo", { message: `call ${i}` });
@@ -544,7 +551,7 @@ describe("off, down, and hostile", () => {
     const collector = receiver();
     const sandbox = scope.sandbox();
     sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() }, mcpproxy: tracesOn(collector.url) });
-    const { client } = await connectStdio(sandbox);
+    const { client } = await stdioProxy(sandbox);
     for (const key of ["traces", "mcpproxy"]) {
       const refused = await client.callTool({
         name: "upstream_servers",

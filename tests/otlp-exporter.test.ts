@@ -1,9 +1,12 @@
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import type { Logger } from "../src/log.ts";
 import { createOtlpExporter, type OtlpExporterOptions } from "../src/tracing/otlp-exporter.ts";
 import type { FinishedSpan } from "../src/tracing/tracer.ts";
 import { type ReceiverMode, startOtlpReceiver } from "./fixtures/otlp-receiver.ts";
 import { cleanupAfterEach, eventually, freePort } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /** The batching exporter against a real OTLP receiver on 127.0.0.1 (tests/fixtures/otlp-receiver.ts). */
 const scope = cleanupAfterEach();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { createLogger } from "../src/log.ts";
@@ -13,6 +13,9 @@ import {
   startTempPostgres,
   type TempPostgres,
 } from "./support/temp-postgres.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * Kept results in the shared store against a real PostgreSQL (in process): what one replica keeps

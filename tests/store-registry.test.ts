@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createLogger } from "../src/log.ts";
 import { seedRegistry, serverRegistryOf } from "../src/store/server-registry.ts";
 import { openSharedStore, type SharedStore } from "../src/store/shared-store.ts";
@@ -9,6 +9,9 @@ import {
   startTempPostgres,
   type TempPostgres,
 } from "./support/temp-postgres.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * seedRegistry and the registry's edits, in process against a real PostgreSQL: what `mcpproxy store

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { limitRefusalOf } from "../src/limits/call-gate.ts";
 import { createSharedBuckets } from "../src/limits/shared-buckets.ts";
@@ -15,6 +15,9 @@ import {
   startTempPostgres,
   type TempPostgres,
 } from "./support/temp-postgres.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * The shared store's statistics and rate buckets against a real PostgreSQL (in process): replicas'
