@@ -267,6 +267,14 @@ describe("the door", () => {
     ],
     ["an unknown kid", () => mint({ sub: "alice" }, { key: "foreign" }), /no key of the issuer/],
     ["a token without sub", () => mint({ sub: null }), /sub claim/],
+    // A rule admits the staff group: each of these would get in but for its sub (RFC 7519: a string).
+    ["a token whose sub is empty", () => mint({ sub: "", groups: "staff" }), /sub claim/],
+    ["a token whose sub is a number", () => mint({ sub: 7, groups: "staff" }), /sub claim/],
+    [
+      "a token whose sub is an object (every one would be the same principal)",
+      () => mint({ sub: { id: "alice" }, groups: "staff" }),
+      /sub claim/,
+    ],
     ["garbage", async () => "not.a.jwt", /well-formed/],
   ];
   for (const [what, make, why] of refusals) {
