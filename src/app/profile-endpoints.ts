@@ -56,7 +56,7 @@ export function servedProfiles(options: {
           return [
             name,
             {
-              createServer: (era) => createProxyServer(scope, era),
+              createServer: (era, audience) => createProxyServer(scope, era, audience),
               listens: options.listensOver(scope.pool),
               status: statusSources(scope, config),
             },

@@ -369,7 +369,8 @@ async function run(
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
     const served = options.profile !== undefined ? profiles.depsOf(options.profile) : deps;
-    const stdio = startStdioServer((era) => createProxyServer(served, era), {
+    // One client per process: what it is told is told to no one else.
+    const stdio = startStdioServer((era) => createProxyServer(served, era, "everyone"), {
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
@@ -411,7 +412,7 @@ async function run(
       profiles: profiles.endpoints(),
       bindHost: config.host,
       logger,
-      createServer: (era) => createProxyServer(deps, era),
+      createServer: (era, audience) => createProxyServer(deps, era, audience),
       changes,
       listens,
       keepAliveMs: config.listenKeepAliveMs,

@@ -13,6 +13,7 @@ import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { bearerToken } from "./bearer-token.ts";
+import type { Audience } from "./cache-hints.ts";
 import type { ChangeFeed } from "./change-feed.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
@@ -40,7 +41,8 @@ import { renderStatusPage, type StatusSources } from "./status-page.ts";
 export interface HttpAppOptions {
   bindHost: string;
   logger: Logger;
-  createServer: (era: ClientEra) => Server;
+  /** `audience`: who the endpoint it answers at serves (cache-hints.ts). */
+  createServer: (era: ClientEra, audience: Audience) => Server;
   /** The /health answer and its HTTP status. */
   health: (openSessions: () => number) => { httpStatus: 200 | 503; body: Record<string, unknown> };
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
@@ -71,7 +73,7 @@ export interface HttpAppOptions {
 
 /** What one profile's endpoint serves: its own MCP servers, listen streams and status page. */
 export interface ProfileEndpoint {
-  createServer: (era: ClientEra) => Server;
+  createServer: (era: ClientEra, audience: Audience) => Server;
   listens?: ListenAdmission | undefined;
   status?: StatusSources | undefined;
 }
@@ -216,14 +218,28 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       inFlight: modernInFlight,
     });
   /** The endpoint that opened each legacy session: elsewhere its id is not found, so it cannot cross profiles. */
-  const sessionEndpoint = new WeakMap<object, string>();
-  const main = endpointOf("/mcp", options.createServer, options.listens);
+  const sessionEndpoint = new WeakMap<object, McpEndpoint>();
+  /**
+   * Who /mcp answers. While an access rule names a profile, a principal it admits is served that
+   * profile at /mcp and everyone else the whole proxy: answers there differ by caller, so none may
+   * be shared between users (cache-hints.ts). A profile's own /mcp/p/<name> answers everyone alike.
+   */
+  const confining = new Set(options.httpAuth?.settings.access.map((rule) => rule.profile));
+  confining.delete(undefined);
+  const atMcp: Audience = confining.size > 0 ? "each-principal" : "everyone";
+  const main = endpointOf("/mcp", (era) => options.createServer(era, atMcp), options.listens);
   const endpoints: McpEndpoint[] = [main];
   const profileEndpoints = new Map<string, McpEndpoint>();
+  /** Each profile a rule names, as the principals it confines are served it at /mcp. */
+  const confinedEndpoints = new Map<string, McpEndpoint>();
   for (const [name, profile] of options.profiles ?? []) {
-    const endpoint = endpointOf(`/mcp/p/${name}`, profile.createServer, profile.listens);
-    profileEndpoints.set(name, endpoint);
-    endpoints.push(endpoint);
+    const own = endpointOf(`/mcp/p/${name}`, (era) => profile.createServer(era, "everyone"), profile.listens);
+    profileEndpoints.set(name, own);
+    endpoints.push(own);
+    if (!confining.has(name)) continue;
+    const atMain = endpointOf("/mcp", (era) => profile.createServer(era, atMcp), profile.listens);
+    confinedEndpoints.set(name, atMain);
+    endpoints.push(atMain);
   }
   const knownProfiles = () =>
     profileEndpoints.size > 0 ? [...profileEndpoints.keys()].join(", ") : "none (mcpproxy.profiles is empty)";
@@ -251,7 +267,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const transport = sessions.get(sessionId);
       if (
         !(transport instanceof WebStandardStreamableHTTPServerTransport) ||
-        sessionEndpoint.get(transport) !== endpoint.key ||
+        sessionEndpoint.get(transport) !== endpoint ||
         sessionOwner.get(transport) !== auth?.clientId
       )
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
@@ -286,7 +302,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onsessioninitialized: (id) => sessions.add(id, transport),
       onsessionclosed: (id) => sessions.delete(id),
     });
-    sessionEndpoint.set(transport, endpoint.key);
+    sessionEndpoint.set(transport, endpoint);
     sessionOwner.set(transport, auth?.clientId);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -301,7 +317,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   /** The endpoint a request to /mcp or /sse is served by: its principal's profile's, else the whole proxy's. */
   const endpointFor = (c: Context) => {
     const profile = confinedTo(c);
-    return profile === undefined ? main : (profileEndpoints.get(profile) ?? main);
+    return profile === undefined ? main : (confinedEndpoints.get(profile) ?? main);
   };
   app.all("/mcp", (c) => serveMcp(c, endpointFor(c)));
   app.all("/mcp/p/:profile", async (c) => {
