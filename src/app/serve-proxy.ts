@@ -416,7 +416,7 @@ async function run(
       changes,
       listens,
       keepAliveMs: config.listenKeepAliveMs,
-      health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
+      health: (openSessions) => healthReport(catalog, pool, { registry: sessions, open: openSessions }),
       ancestry,
       configPath: config.configPath,
       limits: {

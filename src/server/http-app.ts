@@ -15,6 +15,7 @@ import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { bearerToken } from "./bearer-token.ts";
 import type { Audience } from "./cache-hints.ts";
 import type { ChangeFeed } from "./change-feed.ts";
+import { type HealthAnswer, serveHealth } from "./health-route.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
@@ -43,8 +44,8 @@ export interface HttpAppOptions {
   logger: Logger;
   /** `audience`: who the endpoint it answers at serves (cache-hints.ts). */
   createServer: (era: ClientEra, audience: Audience) => Server;
-  /** The /health answer and its HTTP status. */
-  health: (openSessions: () => number) => { httpStatus: 200 | 503; body: Record<string, unknown> };
+  /** The /health answer and its HTTP status (health-route.ts says who is told what). */
+  health: (openSessions: () => number) => HealthAnswer;
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
   ancestry?: Ancestry | undefined;
   configPath?: string;
@@ -76,6 +77,8 @@ export interface ProfileEndpoint {
   createServer: (era: ClientEra, audience: Audience) => Server;
   listens?: ListenAdmission | undefined;
   status?: StatusSources | undefined;
+  /** Its servers' /health, for a principal an access rule confines to it. */
+  health?: (() => HealthAnswer) | undefined;
 }
 
 export interface HttpApp {
@@ -180,9 +183,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     app.use("*", requirePrincipal(httpAuth.settings, httpAuth.tokens, options.logger));
   } else if (options.token) app.use("*", bearerToken(options.token));
 
-  app.get("/health", (c) => {
-    const { httpStatus, body } = options.health(() => sessions.size);
-    return c.json(body, httpStatus);
+  serveHealth(app, {
+    whole: () => options.health(() => sessions.size),
+    profile: (name) => options.profiles?.get(name)?.health?.(),
+    accessTokens: httpAuth !== undefined,
   });
 
   const status = options.status;
