@@ -430,10 +430,14 @@ async function run(
     });
     const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
     cleanup.defer("stop the HTTP server", () => http.close());
+    const origin = http.url.replace(/\/mcp$/, "");
     logger.info(
-      `serving MCP at ${http.url}; legacy SSE clients at ${http.url.replace(/\/mcp$/, "/sse")}; ` +
+      `serving MCP at ${http.url}; legacy SSE clients at ${origin}/sse; ` +
         `${savedTools} tools in the saved index${routing}`,
     );
+    // Each profile's endpoint, beside the main one: the URL a person hands that profile's clients.
+    for (const name of Object.keys(config.profiles))
+      logger.info(`serving the profile ${name} at ${http.url}/p/${name} (status page ${origin}/p/${name}/)`);
   }
 
   const stop = watchStopSignals();

@@ -88,6 +88,11 @@ export interface HttpApp {
   sessionCount(): number;
 }
 
+/** What /metrics answers while metrics are off. */
+export const METRICS_OFF =
+  'Not found: /metrics is off. Turn it on with "mcpproxy": {"metrics": true} in the config file ' +
+  "(or MCPPROXY_METRICS=1) and restart mcpproxy serve";
+
 const jsonRpcError = (message: string, code = -32000) => ({
   jsonrpc: "2.0",
   error: { code, message },
@@ -205,6 +210,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       if (profile !== undefined) return forbidden(c, profile);
       return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
     });
+  } else {
+    // A scraper pointed here before metrics were turned on: say how, rather than a bare 404.
+    app.get("/metrics", (c) => c.json({ error: METRICS_OFF }, 404));
   }
 
   /** Modern requests in flight on every endpoint (listen streams included). */
