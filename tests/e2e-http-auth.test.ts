@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StreamableHTTPClientTransport, Client as V2Client } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -12,7 +12,9 @@ import {
   fixtureEntry,
   initializeRequest,
   ROOT,
+  runProcess,
   type Sandbox,
+  type ServerHealth,
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
@@ -205,6 +207,62 @@ describe("the door", () => {
     expect((await fetch(at("/health"))).status).not.toBe(401);
   });
 
+  test("/health without a valid token tells the overall status only, with the HTTP status probes read", async () => {
+    const garbage = { authorization: "Bearer not.a.jwt" };
+    const staticToken = { authorization: `Bearer ${"0".repeat(64)}` };
+    const expired = {
+      authorization: `Bearer ${await mint({ sub: "alice", exp: Math.floor(Date.now() / 1000) - 300, iat: Math.floor(Date.now() / 1000) - 900 })}`,
+    };
+    for (const headers of [{}, garbage, staticToken, expired]) {
+      const response = await fetch(at("/health"), { headers });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(JSON.parse(text)).toEqual({ status: "ok", hint: expect.stringContaining("access token") });
+      for (const secret of ["beta", "web", "stdio", "transport", "protocolVersion", "sessions"])
+        expect(text).not.toContain(secret);
+    }
+  });
+
+  test("/health tells a principal every server, and a principal confined to a profile that profile's only", async () => {
+    const read = async (token: string) =>
+      (await (await fetch(at("/health"), { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        status: string;
+        tools: number;
+        servers: ServerHealth[];
+        sessions?: unknown;
+      };
+    const alice = await read(await tokenFor("alice"));
+    expect(alice.servers.map((server) => server.name).sort()).toEqual(["beta", "web"]);
+    expect(alice.sessions).toBeDefined();
+    const carol = await read(await tokenFor("carol"));
+    expect(carol.status).toBe("ok");
+    expect(carol.servers.map((server) => server.name)).toEqual(["web"]);
+    expect(carol.tools).toBe(alice.servers.find((server) => server.name === "web")?.tools ?? -1);
+    expect(JSON.stringify(carol)).not.toContain("beta");
+    expect(carol.sessions).toBeUndefined();
+  });
+
+  test("deploy/health-probe.sh passes with access tokens on, with the data dir's static token or none", async () => {
+    const mounted = join(sandbox.dir, "probe-data");
+    mkdirSync(mounted, { recursive: true });
+    // The Helm chart mounts a static http-token, which the probe sends: not a JWT, not refused.
+    writeFileSync(join(mounted, "http-token"), `${"0".repeat(64)}\n`);
+    for (const dataDir of [mounted, join(sandbox.dir, "no-data-dir")])
+      for (const mode of ["ready", "live"]) {
+        const probe = await runProcess(["bash", join(ROOT, "deploy", "health-probe.sh"), mode], {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          MCPPROXY_PORT: proxy.url.port,
+          MCPPROXY_DATA_DIR: dataDir,
+        });
+        expect({ mode, dataDir, code: probe.code, stderr: probe.stderr }).toEqual({
+          mode,
+          dataDir,
+          code: 0,
+          stderr: "",
+        });
+      }
+  });
+
   test("refuses a request without a token with 401 naming the metadata document", async () => {
     const response = await post(undefined);
     expect(response.status).toBe(401);
@@ -267,6 +325,14 @@ describe("the door", () => {
     ],
     ["an unknown kid", () => mint({ sub: "alice" }, { key: "foreign" }), /no key of the issuer/],
     ["a token without sub", () => mint({ sub: null }), /sub claim/],
+    // A rule admits the staff group: each of these would get in but for its sub (RFC 7519: a string).
+    ["a token whose sub is empty", () => mint({ sub: "", groups: "staff" }), /sub claim/],
+    ["a token whose sub is a number", () => mint({ sub: 7, groups: "staff" }), /sub claim/],
+    [
+      "a token whose sub is an object (every one would be the same principal)",
+      () => mint({ sub: { id: "alice" }, groups: "staff" }),
+      /sub claim/,
+    ],
     ["garbage", async () => "not.a.jwt", /well-formed/],
   ];
   for (const [what, make, why] of refusals) {

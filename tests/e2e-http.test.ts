@@ -266,12 +266,17 @@ describe("mcpproxy serve over streamable HTTP", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
     });
     expect(foreignOrigin.status).toBe(403);
+    // Each refusal says which setting would allow another name.
+    expect(((await foreignOrigin.json()) as { error: string }).error).toContain("--host");
     const foreignHost = await rawRequest(port, [
       "GET /health HTTP/1.1",
       "Host: evil.example",
       "Connection: close",
     ]);
     expect(foreignHost).toMatch(/^HTTP\/1\.1 403/);
+    expect(foreignHost).toContain("Host evil.example is not allowed");
+    expect(foreignHost).toContain("mcpproxy serve --host ADDRESS");
+    expect(foreignHost).toContain("MCPPROXY_HOST");
     const goodHost = await rawRequest(port, [
       "GET /health HTTP/1.1",
       `Host: localhost:${port}`,

@@ -276,10 +276,15 @@ describe("profiles over HTTP", () => {
     expect(textOf(ok)).toBe("beta echo: z");
   });
 
-  test("an unknown profile is a 404 naming the profiles; a session cannot cross endpoints; the status page is scoped", async () => {
+  test("serve logs each profile's URL; an unknown profile is a 404 naming the profiles; a session cannot cross endpoints; the status page is scoped", async () => {
     const sandbox = scope.sandbox();
     writeProfiles(sandbox);
-    const { at, client } = await httpProxy(sandbox);
+    const { proxy, at, client } = await httpProxy(sandbox);
+    const origin = proxy.url.origin;
+    for (const name of ["work", "b"]) {
+      const line = `serving the profile ${name} at ${origin}/mcp/p/${name} (status page ${origin}/p/${name}/)`;
+      await proxy.stderr.waitFor(new RegExp(line.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")), 10_000);
+    }
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(at(path), {
         method: "POST",

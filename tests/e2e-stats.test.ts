@@ -189,7 +189,12 @@ describe("/metrics", () => {
     off.writeConfig({ mcpServers: { fx: fixtureEntry() } });
     const plain = await startHttpProxy(off);
     try {
-      expect((await fetch(new URL("/metrics", plain.url))).status).toBe(404);
+      const off = await fetch(new URL("/metrics", plain.url));
+      expect(off.status).toBe(404);
+      // It says how to turn it on, not only that nothing is there.
+      const { error } = (await off.json()) as { error: string };
+      expect(error).toContain('"mcpproxy": {"metrics": true}');
+      expect(error).toContain("MCPPROXY_METRICS=1");
     } finally {
       await plain.stop();
     }

@@ -1,5 +1,6 @@
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
+import type { HealthAnswer } from "../server/health-route.ts";
 import { retrySchedule } from "../server/upstream-servers-tool.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { VERSION } from "../version.ts";
@@ -11,18 +12,15 @@ import { VERSION } from "../version.ts";
  * row and whether the circuit is open, disabled), and its call limits with their calls in flight,
  * queued and refused. HTTP 200 either way, so a probe does not restart a proxy that still
  * serves most servers; 503 only when no enabled server is usable (none connected or lazy, or none configured).
+ * Over a profile's catalog and pool (profiles/scoped-views.ts) it tells that profile's servers only,
+ * and no session counts (`sessions` unset): they are the whole proxy's. Who is told what is
+ * server/health-route.ts's concern.
  */
-export interface HealthReport {
-  httpStatus: 200 | 503;
-  body: Record<string, unknown>;
-}
-
 export function healthReport(
   catalog: ToolCatalog,
   pool: UpstreamPool,
-  sessions: SessionRegistry,
-  openSessions: () => number,
-): HealthReport {
+  sessions?: { registry: SessionRegistry; open: () => number },
+): HealthAnswer {
   const servers = pool.status();
   const enabled = servers.filter((server) => server.state !== "disabled");
   // A lazy server not started yet (`configured`) is as it should be: it starts on its first call.
@@ -44,7 +42,7 @@ export function healthReport(
         ...retrySchedule(server),
         ...(server.limits ? { limits: server.limits } : {}),
       })),
-      sessions: { open: openSessions(), dynamic: sessions.count() },
+      ...(sessions ? { sessions: { open: sessions.open(), dynamic: sessions.registry.count() } } : {}),
     },
   };
 }

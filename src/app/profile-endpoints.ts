@@ -9,6 +9,7 @@ import { createProxyServer, type ProxyServerDeps } from "../server/proxy-server.
 import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
 import type { StatusSources } from "../server/status-page.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import { healthReport } from "./health.ts";
 
 /** The status page's sources over these deps: the whole proxy's, or a profile's. */
 export function statusSources(scope: ProxyServerDeps, config: ResolvedConfig): StatusSources {
@@ -56,9 +57,10 @@ export function servedProfiles(options: {
           return [
             name,
             {
-              createServer: (era) => createProxyServer(scope, era),
+              createServer: (era, audience) => createProxyServer(scope, era, audience),
               listens: options.listensOver(scope.pool),
               status: statusSources(scope, config),
+              health: () => healthReport(scope.catalog, scope.pool),
             },
           ];
         }),

@@ -369,7 +369,8 @@ async function run(
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
     const served = options.profile !== undefined ? profiles.depsOf(options.profile) : deps;
-    const stdio = startStdioServer((era) => createProxyServer(served, era), {
+    // One client per process: what it is told is told to no one else.
+    const stdio = startStdioServer((era) => createProxyServer(served, era, "everyone"), {
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
@@ -411,11 +412,11 @@ async function run(
       profiles: profiles.endpoints(),
       bindHost: config.host,
       logger,
-      createServer: (era) => createProxyServer(deps, era),
+      createServer: (era, audience) => createProxyServer(deps, era, audience),
       changes,
       listens,
       keepAliveMs: config.listenKeepAliveMs,
-      health: (openSessions) => healthReport(catalog, pool, sessions, openSessions),
+      health: (openSessions) => healthReport(catalog, pool, { registry: sessions, open: openSessions }),
       ancestry,
       configPath: config.configPath,
       limits: {
@@ -429,10 +430,14 @@ async function run(
     });
     const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
     cleanup.defer("stop the HTTP server", () => http.close());
+    const origin = http.url.replace(/\/mcp$/, "");
     logger.info(
-      `serving MCP at ${http.url}; legacy SSE clients at ${http.url.replace(/\/mcp$/, "/sse")}; ` +
+      `serving MCP at ${http.url}; legacy SSE clients at ${origin}/sse; ` +
         `${savedTools} tools in the saved index${routing}`,
     );
+    // Each profile's endpoint, beside the main one: the URL a person hands that profile's clients.
+    for (const name of Object.keys(config.profiles))
+      logger.info(`serving the profile ${name} at ${http.url}/p/${name} (status page ${origin}/p/${name}/)`);
   }
 
   const stop = watchStopSignals();

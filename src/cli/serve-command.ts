@@ -23,7 +23,9 @@ export const serveCommand: Command = {
     },
     host: {
       type: "string",
-      help: "--host H           HTTP bind address (default 127.0.0.1); or MCPPROXY_HOST",
+      help:
+        "--host H           HTTP bind address (default 127.0.0.1), and the one Host name requests may use " +
+        "besides loopback ones (0.0.0.0: any name); or MCPPROXY_HOST",
     },
     port: {
       type: "string",

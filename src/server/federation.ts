@@ -21,7 +21,7 @@ import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
-import { mergedHint, UNCACHED } from "./cache-hints.ts";
+import { type Audience, mergedHint, UNCACHED } from "./cache-hints.ts";
 import { callOptionsFor } from "./call-options.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
@@ -52,6 +52,8 @@ export interface FederationDeps {
   capabilities?: CapabilityApprovals | undefined;
   /** A modern client's lists and reads carry cache hints (cache-hints.ts); a legacy one's do not. */
   era?: ClientEra | undefined;
+  /** Who the endpoint answers (cache-hints.ts): its modern answers are public only for `everyone`. */
+  audience: Audience;
   /** How names and URIs are shown to the client (default: federated, `server__name`, `mcpproxy://server/uri`). */
   naming?: Naming | undefined;
   /**
@@ -104,7 +106,7 @@ export function serveFederation(
   const naming = deps.naming ?? FEDERATED_NAMING;
   /** A modern answer's cache fields, from the upstream results it was made of. */
   const hinted = <T extends object>(answer: T, from: readonly unknown[]) =>
-    deps.era === "modern" ? { ...answer, ...mergedHint(from) } : answer;
+    deps.era === "modern" ? { ...answer, ...mergedHint(from, deps.audience) } : answer;
   /** A server held whole offers nothing: its reads, prompts and completions are refused. */
   const unheld = (owner: string) => {
     const hold = capabilities?.serverHold(owner);

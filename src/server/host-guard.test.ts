@@ -21,13 +21,20 @@ describe("hostGuard", () => {
   test("rejects a foreign Host header (DNS rebinding) with 403", async () => {
     const response = await get(app(), { host: "evil.example:8000" });
     expect(response.status).toBe(403);
-    expect(await response.text()).toContain("evil.example");
+    const { error } = (await response.json()) as { error: string };
+    expect(error).toContain("evil.example");
+    // What to change to allow a name: the bind address, by its flag, variable and config key.
+    expect(error).toContain("--host ADDRESS");
+    expect(error).toContain("MCPPROXY_HOST");
+    expect(error).toContain("mcpproxy.host");
   });
 
   test("rejects a foreign, null or malformed Origin with 403", async () => {
     const hono = app();
     for (const origin of ["http://evil.example", "null", "not a url", "http://127.0.0.1.evil.example"]) {
-      expect((await get(hono, { host: "127.0.0.1:8000", origin })).status).toBe(403);
+      const response = await get(hono, { host: "127.0.0.1:8000", origin });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as { error: string }).error).toContain("--host ADDRESS");
     }
   });
 

@@ -8,6 +8,16 @@ import type { MiddlewareHandler } from "hono";
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"] as const;
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
 
+/**
+ * What a refused Host or Origin is told: what passes, and the one setting that widens it (the bind
+ * address), so that a person reaching the proxy by a new name knows what to change.
+ */
+export const HOW_TO_ALLOW =
+  "Only loopback names (127.0.0.1, localhost, [::1]) and the address the proxy binds are accepted " +
+  "(DNS-rebinding protection): to reach it by another name, bind that address with " +
+  "`mcpproxy serve --host ADDRESS` (MCPPROXY_HOST, or mcpproxy.host in the config file), or " +
+  "--host 0.0.0.0 for any name (a bearer token is then required, and an Origin must match the Host)";
+
 export interface HostGuardOptions {
   /** The host the listener is bound to (MCPPROXY_HOST). */
   bindHost: string;
@@ -53,11 +63,11 @@ export function hostGuard(options: HostGuardOptions): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host");
     if (checksHost && (!host || !allowed.has(hostnameOf(host)))) {
-      return c.json({ error: `Forbidden: Host ${host ?? "(none)"} is not allowed` }, 403);
+      return c.json({ error: `Forbidden: Host ${host ?? "(none)"} is not allowed. ${HOW_TO_ALLOW}` }, 403);
     }
     const origin = c.req.header("origin");
     if (origin !== undefined && !isAllowedOrigin(origin, host)) {
-      return c.json({ error: `Forbidden: Origin ${origin} is not allowed` }, 403);
+      return c.json({ error: `Forbidden: Origin ${origin} is not allowed. ${HOW_TO_ALLOW}` }, 403);
     }
     await next();
   };

@@ -13,7 +13,9 @@ import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { bearerToken } from "./bearer-token.ts";
+import type { Audience } from "./cache-hints.ts";
 import type { ChangeFeed } from "./change-feed.ts";
+import { type HealthAnswer, serveHealth } from "./health-route.ts";
 import { hostGuard } from "./host-guard.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
@@ -40,9 +42,10 @@ import { renderStatusPage, type StatusSources } from "./status-page.ts";
 export interface HttpAppOptions {
   bindHost: string;
   logger: Logger;
-  createServer: (era: ClientEra) => Server;
-  /** The /health answer and its HTTP status. */
-  health: (openSessions: () => number) => { httpStatus: 200 | 503; body: Record<string, unknown> };
+  /** `audience`: who the endpoint it answers at serves (cache-hints.ts). */
+  createServer: (era: ClientEra, audience: Audience) => Server;
+  /** The /health answer and its HTTP status (health-route.ts says who is told what). */
+  health: (openSessions: () => number) => HealthAnswer;
   /** This proxy's place in a chain of proxies; requests from a chain it is already in are refused. */
   ancestry?: Ancestry | undefined;
   configPath?: string;
@@ -71,9 +74,11 @@ export interface HttpAppOptions {
 
 /** What one profile's endpoint serves: its own MCP servers, listen streams and status page. */
 export interface ProfileEndpoint {
-  createServer: (era: ClientEra) => Server;
+  createServer: (era: ClientEra, audience: Audience) => Server;
   listens?: ListenAdmission | undefined;
   status?: StatusSources | undefined;
+  /** Its servers' /health, for a principal an access rule confines to it. */
+  health?: (() => HealthAnswer) | undefined;
 }
 
 export interface HttpApp {
@@ -82,6 +87,11 @@ export interface HttpApp {
   close(): Promise<void>;
   sessionCount(): number;
 }
+
+/** What /metrics answers while metrics are off. */
+export const METRICS_OFF =
+  'Not found: /metrics is off. Turn it on with "mcpproxy": {"metrics": true} in the config file ' +
+  "(or MCPPROXY_METRICS=1) and restart mcpproxy serve";
 
 const jsonRpcError = (message: string, code = -32000) => ({
   jsonrpc: "2.0",
@@ -178,9 +188,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     app.use("*", requirePrincipal(httpAuth.settings, httpAuth.tokens, options.logger));
   } else if (options.token) app.use("*", bearerToken(options.token));
 
-  app.get("/health", (c) => {
-    const { httpStatus, body } = options.health(() => sessions.size);
-    return c.json(body, httpStatus);
+  serveHealth(app, {
+    whole: () => options.health(() => sessions.size),
+    profile: (name) => options.profiles?.get(name)?.health?.(),
+    accessTokens: httpAuth !== undefined,
   });
 
   const status = options.status;
@@ -199,6 +210,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       if (profile !== undefined) return forbidden(c, profile);
       return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
     });
+  } else {
+    // A scraper pointed here before metrics were turned on: say how, rather than a bare 404.
+    app.get("/metrics", (c) => c.json({ error: METRICS_OFF }, 404));
   }
 
   /** Modern requests in flight on every endpoint (listen streams included). */
@@ -216,14 +230,28 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       inFlight: modernInFlight,
     });
   /** The endpoint that opened each legacy session: elsewhere its id is not found, so it cannot cross profiles. */
-  const sessionEndpoint = new WeakMap<object, string>();
-  const main = endpointOf("/mcp", options.createServer, options.listens);
+  const sessionEndpoint = new WeakMap<object, McpEndpoint>();
+  /**
+   * Who /mcp answers. While an access rule names a profile, a principal it admits is served that
+   * profile at /mcp and everyone else the whole proxy: answers there differ by caller, so none may
+   * be shared between users (cache-hints.ts). A profile's own /mcp/p/<name> answers everyone alike.
+   */
+  const confining = new Set(options.httpAuth?.settings.access.map((rule) => rule.profile));
+  confining.delete(undefined);
+  const atMcp: Audience = confining.size > 0 ? "each-principal" : "everyone";
+  const main = endpointOf("/mcp", (era) => options.createServer(era, atMcp), options.listens);
   const endpoints: McpEndpoint[] = [main];
   const profileEndpoints = new Map<string, McpEndpoint>();
+  /** Each profile a rule names, as the principals it confines are served it at /mcp. */
+  const confinedEndpoints = new Map<string, McpEndpoint>();
   for (const [name, profile] of options.profiles ?? []) {
-    const endpoint = endpointOf(`/mcp/p/${name}`, profile.createServer, profile.listens);
-    profileEndpoints.set(name, endpoint);
-    endpoints.push(endpoint);
+    const own = endpointOf(`/mcp/p/${name}`, (era) => profile.createServer(era, "everyone"), profile.listens);
+    profileEndpoints.set(name, own);
+    endpoints.push(own);
+    if (!confining.has(name)) continue;
+    const atMain = endpointOf("/mcp", (era) => profile.createServer(era, atMcp), profile.listens);
+    confinedEndpoints.set(name, atMain);
+    endpoints.push(atMain);
   }
   const knownProfiles = () =>
     profileEndpoints.size > 0 ? [...profileEndpoints.keys()].join(", ") : "none (mcpproxy.profiles is empty)";
@@ -251,7 +279,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const transport = sessions.get(sessionId);
       if (
         !(transport instanceof WebStandardStreamableHTTPServerTransport) ||
-        sessionEndpoint.get(transport) !== endpoint.key ||
+        sessionEndpoint.get(transport) !== endpoint ||
         sessionOwner.get(transport) !== auth?.clientId
       )
         return c.json(jsonRpcError("Session not found: start a new one with initialize", -32001), 404);
@@ -286,7 +314,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       onsessioninitialized: (id) => sessions.add(id, transport),
       onsessionclosed: (id) => sessions.delete(id),
     });
-    sessionEndpoint.set(transport, endpoint.key);
+    sessionEndpoint.set(transport, endpoint);
     sessionOwner.set(transport, auth?.clientId);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -301,7 +329,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   /** The endpoint a request to /mcp or /sse is served by: its principal's profile's, else the whole proxy's. */
   const endpointFor = (c: Context) => {
     const profile = confinedTo(c);
-    return profile === undefined ? main : (profileEndpoints.get(profile) ?? main);
+    return profile === undefined ? main : (confinedEndpoints.get(profile) ?? main);
   };
   app.all("/mcp", (c) => serveMcp(c, endpointFor(c)));
   app.all("/mcp/p/:profile", async (c) => {

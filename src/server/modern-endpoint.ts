@@ -14,7 +14,7 @@ import { releasedAtEnd } from "./released-at-end.ts";
  * endpoint, listen streams included: they are bounded like sessions, as each holds a stream.
  */
 export interface McpEndpoint {
-  /** The path, which also tells the endpoint that opened a legacy session. */
+  /** The path it answers at (/mcp, or a profile's /mcp/p/<name>), as its refusals name it. */
   key: string;
   createServer: (era: ClientEra) => Server;
   /** `authInfo`: who sent it (the bearer token's holder, or the access token's principal). */

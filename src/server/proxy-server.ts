@@ -32,7 +32,7 @@ import {
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./builtin-tools.ts";
-import type { CacheHint } from "./cache-hints.ts";
+import { type Audience, ownHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
 import type { ClientSessions } from "./client-sessions.ts";
 import type { FallbackPolicy } from "./fallback-retry.ts";
@@ -172,15 +172,18 @@ export type ClientEra = "legacy" | "modern";
  */
 export const OWN_LIST_TTL_MS = 60_000;
 
-/** The tools/list hint while retrieve_tools' description is about to change. */
-const SETTLING: CacheHint = { ttlMs: 0, cacheScope: "public" };
-
-export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legacy"): Server {
+/**
+ * `audience`: who the endpoint serving this server answers (cache-hints.ts). A modern answer is
+ * `public` only when every caller of that endpoint gets the same one.
+ */
+export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audience: Audience): Server {
   const modern = era === "modern";
   const requested = deps.routing === "all" && !deps.allTools ? "call-tool" : (deps.routing ?? "call-tool");
   const routingMode = deps.passthrough || (modern && requested !== "all") ? "call-tool" : requested;
   const allTools = routingMode === "all" ? deps.allTools : undefined;
-  const ownHint = { ttlMs: OWN_LIST_TTL_MS, cacheScope: "public" } as const;
+  const listHint = ownHint(OWN_LIST_TTL_MS, audience);
+  /** The tools/list hint while retrieve_tools' description is about to change: not to be kept. */
+  const settling = ownHint(0, audience);
   const server = new Server(
     { name: PRODUCT, version: VERSION, title: "mcpproxy" },
     {
@@ -194,7 +197,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       instructions: allTools ? ALL_TOOLS_INSTRUCTIONS : INSTRUCTIONS,
       jsonSchemaValidator: sharedSchemaValidator,
       // Only modern answers carry cache fields: a 2025 client would see them as stray keys.
-      ...(modern ? { cacheHints: { "tools/list": ownHint, "server/discover": ownHint } } : {}),
+      ...(modern ? { cacheHints: { "tools/list": listHint, "server/discover": listHint } } : {}),
       // Every requestState a client sends back is checked before a handler runs (-32602 if not ours).
       ...(deps.inputRounds ? { requestState: { verify: verifyRequestState(deps.inputRounds.seal) } } : {}),
     },
@@ -233,6 +236,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
       serverNames: () => deps.pool.status().map((status) => status.name),
       capabilities: deps.catalog.capabilities,
       era,
+      audience,
       inputRounds: deps.inputRounds,
       traces: deps.traces,
       results:
@@ -255,9 +259,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra = "legac
   else
     server.setRequestHandler("tools/list", async () => ({
       tools: session ? [...builtins(), ...session.listed()] : builtins(),
-      // While servers start or a change is under way, the description is about to change: not to be
-      // kept (still the same for every user: public).
-      ...(modern && deps.searchable && !deps.searchable.isSettled() ? SETTLING : {}),
+      // While servers start or a change is under way, the description is about to change: not to be kept.
+      ...(modern && deps.searchable && !deps.searchable.isSettled() ? settling : {}),
     }));
   /** Whether a tool may be called by its public name here (dynamic, auto and all routing). */
   const isCalledByName = session !== undefined || allTools !== undefined;

@@ -8,7 +8,8 @@ import type { Logger } from "../log.ts";
 /**
  * The HTTP listener as an OAuth 2.1 protected resource (`mcpproxy.httpAuth`): every request but
  * /health, CORS preflights and the metadata document needs `Authorization: Bearer <JWT>` that
- * access-token.ts admits. Refusals follow RFC 6750 §3 and RFC 9728 §5.1: 401 with
+ * access-token.ts admits. /health takes a token too, but never refuses: a valid one widens what it
+ * tells (health-route.ts). Refusals follow RFC 6750 §3 and RFC 9728 §5.1: 401 with
  * `WWW-Authenticate: Bearer resource_metadata="…"` (and `error="invalid_token"` when a token was
  * given), 403 `insufficient_scope` naming the scopes, and 503 with Retry-After while the issuer's
  * keys cannot be read (the token may well be good: a 401 would send the client to log in again
@@ -110,10 +111,16 @@ export function requirePrincipal(
     unsaid = 0;
   };
   return async (c, next) => {
-    if (c.req.method === "OPTIONS" || c.req.path === "/health" || c.req.path.startsWith(METADATA_PATH))
-      return next();
-    const metadata = `resource_metadata=${quoted(metadataUrlOf(resourceOf(settings, c)))}`;
+    if (c.req.method === "OPTIONS" || c.req.path.startsWith(METADATA_PATH)) return next();
     const token = /^bearer +(\S+) *$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (c.req.path === "/health") {
+      // Probes carry no access token (or the static one a deployment mounts for them): anything
+      // but a valid token is not refused here, it only gets the overall status.
+      const verdict = token ? await tokens.verify(token) : undefined;
+      if (verdict?.ok) principals.set(c.req.raw, verdict.principal);
+      return next();
+    }
+    const metadata = `resource_metadata=${quoted(metadataUrlOf(resourceOf(settings, c)))}`;
     if (!token) {
       c.header("WWW-Authenticate", `Bearer ${metadata}`);
       return c.json(

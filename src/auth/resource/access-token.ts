@@ -8,7 +8,7 @@ import { createIssuerKeys, type IssuerKeys, IssuerUnavailable } from "./issuer-k
  * asks of a resource server): signed by a key of the issuer's key set with an allowed asymmetric
  * algorithm (jose refuses `none`, and an HS* token finds no key: a key set holds public keys), `iss`
  * the issuer, `aud` naming this proxy (a token minted for another resource is refused: RFC 8707),
- * `exp`/`nbf` within `clockToleranceSec`, a `sub`, and the required scopes. The admitted holder
+ * `exp`/`nbf` within `clockToleranceSec`, a `sub` that is a non-empty string, and the required scopes. The admitted holder
  * is a principal: `sub` with its issuer. The token itself goes nowhere past this check.
  */
 export interface Principal {
@@ -65,7 +65,11 @@ export function createAccessTokens(settings: ResolvedHttpAuth): AccessTokens {
       } catch (error) {
         return refusalOf(error);
       }
-      const subject = payload.sub as string;
+      // RFC 7519 §4.1.2: `sub` is a StringOrURI. jose checks only that it is there: an empty one
+      // names nobody, and every object-valued one would become the same principal ("[object Object]").
+      if (typeof payload.sub !== "string" || payload.sub === "")
+        return invalidToken("the token's sub claim is not accepted (it must be a non-empty string)");
+      const subject = payload.sub;
       const scopes = scopesOf(payload);
       const missing = settings.requiredScopes.filter((scope) => !scopes.includes(scope));
       if (missing.length > 0)
@@ -98,6 +102,11 @@ export function createAccessTokens(settings: ResolvedHttpAuth): AccessTokens {
   };
 }
 
+/** A 401 `invalid_token`: the client must get another token. */
+function invalidToken(description: string): TokenVerdict {
+  return { ok: false, status: 401, error: "invalid_token", description };
+}
+
 /** Why a token was refused, in words a person setting up a client can act on (never the token). */
 function refusalOf(error: unknown): TokenVerdict {
   const unavailable = (description: string): TokenVerdict => ({
@@ -110,22 +119,16 @@ function refusalOf(error: unknown): TokenVerdict {
     return unavailable(`the issuer's keys cannot be read: ${error.message}`);
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
     return unavailable(`the issuer's key set cannot be read: ${error.message}`);
-  const invalid = (description: string): TokenVerdict => ({
-    ok: false,
-    status: 401,
-    error: "invalid_token",
-    description,
-  });
-  if (error instanceof errors.JWTExpired) return invalid("the token has expired");
+  if (error instanceof errors.JWTExpired) return invalidToken("the token has expired");
   if (error instanceof errors.JWTClaimValidationFailed)
-    return invalid(`the token's ${error.claim} claim is not accepted (${error.reason})`);
+    return invalidToken(`the token's ${error.claim} claim is not accepted (${error.reason})`);
   if (error instanceof errors.JOSEAlgNotAllowed)
-    return invalid("the token's signing algorithm is not accepted");
+    return invalidToken("the token's signing algorithm is not accepted");
   if (error instanceof errors.JWKSNoMatchingKey)
-    return invalid("no key of the issuer matches the token's kid and alg");
+    return invalidToken("no key of the issuer matches the token's kid and alg");
   if (error instanceof errors.JWSSignatureVerificationFailed)
-    return invalid("the token's signature does not verify");
+    return invalidToken("the token's signature does not verify");
   if (error instanceof errors.JOSEError && error.code === "ERR_JOSE_GENERIC")
     return unavailable(`the issuer's key set cannot be read: ${error.message}`);
-  return invalid("the token is not a well-formed signed JWT");
+  return invalidToken("the token is not a well-formed signed JWT");
 }
