@@ -262,6 +262,7 @@ async function run(
       sync,
       logger,
       openWritable: () => openCatalog(config, logger, { servers }),
+      takeOverMessage: team.takeOverMessage,
       onTakenOver: () => stats?.startSaving(),
       answerTeam: team.answerIndexRequests,
     }),
