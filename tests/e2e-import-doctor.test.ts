@@ -266,6 +266,81 @@ describe("mcpproxy import", () => {
   });
 });
 
+describe("mcpproxy import of the same server in two clients (issue 34, item 11)", () => {
+  test("run from $HOME: each file read once; the same command with another env is a server of its own, and said so", async () => {
+    const sandbox = scope.sandbox();
+    const home = sandbox.home;
+    const memory = (file: string) => fixtureEntry({ env: { MEMORY_FILE_PATH: join(home, file) } });
+    write(join(home, ".config", "Claude", "claude_desktop_config.json"), {
+      mcpServers: { memory: memory("claude-memory.json"), fixture: fixtureEntry() },
+    });
+    write(join(home, ".cursor", "mcp.json"), {
+      mcpServers: {
+        memory: memory("cursor-memory.json"),
+        fixture: fixtureEntry(),
+        notes: memory("claude-memory.json"),
+      },
+    });
+    // From $HOME, Cursor's user file and its project file are the same file.
+    const result = await run(sandbox, home, ["import"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    expect(out.split("\n").filter((line) => line.includes("~/.cursor/mcp.json"))).toEqual([
+      "  Cursor: ~/.cursor/mcp.json: memory, fixture, notes",
+    ]);
+    expect(out).not.toContain("Cursor (project)");
+    expect(out).toContain("Found 5 server(s):");
+    expect(out).toContain(
+      "add   memory-cursor (Cursor): " +
+        `${process.execPath} ${FIXTURE} (the name memory is taken: memory runs the same command with a ` +
+        "different env (MEMORY_FILE_PATH), so this is a server of its own)",
+    );
+    expect(out).toContain("skip  fixture (Cursor): already there as fixture");
+    expect(out).toContain("skip  notes (Cursor): already there as memory");
+    expect(out).toContain("Added 3 server(s) to ~/.mcpproxy/mcp_config.json.");
+    const configPath = join(home, ".mcpproxy", "mcp_config.json");
+    const servers = parse(readFileSync(configPath, "utf8")).mcpServers as Record<
+      string,
+      { env?: Record<string, string> }
+    >;
+    expect(Object.keys(servers)).toEqual(["memory", "fixture", "memory-cursor"]);
+    expect(servers.memory?.env).toEqual({ MEMORY_FILE_PATH: join(home, "claude-memory.json") });
+    expect(servers["memory-cursor"]?.env).toEqual({ MEMORY_FILE_PATH: join(home, "cursor-memory.json") });
+
+    const again = await run(sandbox, home, ["import"]);
+    expect(again.stdout).toContain("Nothing to add.");
+    // doctor reads Cursor's file once too, and finds its servers imported.
+    const doctor = await run(sandbox, home, ["doctor", "--data-dir", sandbox.dataDir]);
+    const cursorLines = doctor.stdout.split("\n").filter((line) => line.includes("client Cursor"));
+    expect(cursorLines).toHaveLength(1);
+    expect(cursorLines[0]).toContain("all of them in mcpproxy's config already");
+  });
+
+  test("a URL server with other headers is a server of its own too; the same URL and headers is skipped", async () => {
+    const sandbox = scope.sandbox();
+    const project = join(sandbox.dir, "project");
+    mkdirSync(project);
+    const github = (token: string) => ({
+      url: "https://api.githubcopilot.com/mcp/",
+      headers: { Authorization: `Bearer \${${token}}` },
+    });
+    write(join(sandbox.home, ".config", "Claude", "claude_desktop_config.json"), {
+      mcpServers: { github: github("WORK_TOKEN") },
+    });
+    write(join(sandbox.home, ".cursor", "mcp.json"), {
+      mcpServers: { gh: github("HOME_TOKEN"), "github-again": github("WORK_TOKEN") },
+    });
+    const result = await run(sandbox, project, ["import", "--dry-run", "--config", sandbox.configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      "add   gh (Cursor): https://api.githubcopilot.com/mcp/ (github has the same URL with different " +
+        "headers (Authorization): this is a server of its own)",
+    );
+    expect(result.stdout).toContain("skip  github-again (Cursor): already there as github");
+  });
+});
+
 describe("on a new machine, where ~/.mcpproxy does not exist yet", () => {
   /** A HOME holding only one client's config: no ~/.mcpproxy, as after a fresh install. */
   function newMachine(client: "claude" | "cursor") {

@@ -49,20 +49,20 @@ const serveArgs = (sandbox: Sandbox, extra: string[] = []) => [
 async function stdioClient(
   sandbox: Sandbox,
   mode: "pinned" | "auto",
-  options: { args?: string[]; env?: Record<string, string> } = {},
+  options: { args?: string[]; env?: Record<string, string>; onStderr?: (text: string) => void } = {},
 ) {
   const client = new Client(
     { name: `modern-${mode}`, version: "1.0.0" },
     { versionNegotiation: { mode: mode === "pinned" ? { pin: MODERN } : "auto" } },
   );
-  await client.connect(
-    new StdioClientTransport({
-      command: requireBinary(),
-      args: serveArgs(sandbox, options.args),
-      env: sandbox.env(options.env),
-      stderr: "ignore",
-    }),
-  );
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: serveArgs(sandbox, options.args),
+    env: sandbox.env(options.env),
+    stderr: options.onStderr ? "pipe" : "ignore",
+  });
+  transport.stderr?.on("data", (chunk: Buffer) => options.onStderr?.(chunk.toString()));
+  await client.connect(transport);
   scope.defer(() => client.close());
   return client;
 }
@@ -131,6 +131,67 @@ describe("a 2026-07-28 client of mcpproxy", () => {
       expect(after.tools.map((tool) => tool.name)).toEqual(OWN_TOOLS);
     });
   }
+
+  // Issue 34, item 9: dynamic and auto routing cannot reach a sessionless client, and nothing said so.
+  const SESSIONLESS_LOG = /a client speaking MCP 2026-07-28 is served: --routing (\w+) needs a session/;
+  const loggedModes = (text: string) =>
+    [...text.matchAll(new RegExp(SESSIONLESS_LOG, "g"))].map((match) => match[1]);
+  const notesOf = (result: unknown) =>
+    ((result as { structuredContent?: { notes?: string[] } }).structuredContent?.notes ?? []).filter((note) =>
+      note.includes("2026-07-28"),
+    );
+
+  test("in auto mode over stdio with --routing auto: told once, in its first retrieve_tools answer, and logged once", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    let stderr = "";
+    const client = await stdioClient(sandbox, "auto", {
+      args: ["--routing", "auto"],
+      onStderr: (text) => {
+        stderr += text;
+      },
+    });
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+    const first = await client.callTool({ name: "retrieve_tools", arguments: { query: "echo a message" } });
+    const notes = notesOf(first);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain("auto routing does not apply");
+    expect(notes[0]).toContain("call_tool");
+    expect(textOf(first)).toContain("fx__echo");
+    const second = await client.callTool({ name: "retrieve_tools", arguments: { query: "add two numbers" } });
+    expect(notesOf(second)).toEqual([]);
+    const logged = await eventually(
+      () => loggedModes(stderr),
+      (modes) => modes.length > 0,
+      10_000,
+    );
+    expect(logged).toEqual(["auto"]);
+    expect(stderr).toContain("--routing all lists every approved tool");
+  });
+
+  test("over HTTP with --routing dynamic: each 2026-07-28 request's search is told (it stands alone), serve logs it once, a 2025 session is not told", async () => {
+    const sandbox = scope.sandbox();
+    withFixture(sandbox);
+    const proxy = await httpProxy(sandbox, ["--routing", "dynamic"]);
+    const modern = await httpClient(proxy.url, "auto");
+    const other = await httpClient(proxy.url, "pinned");
+    for (const client of [modern, other, modern]) {
+      const found = await client.callTool({ name: "retrieve_tools", arguments: { query: "echo a message" } });
+      expect(notesOf(found)).toHaveLength(1);
+      expect(notesOf(found)[0]).toContain("dynamic routing does not apply");
+    }
+    const legacy = new V1Client({ name: "legacy", version: "1" });
+    await legacy.connect(new V1StreamableHTTPClientTransport(proxy.url));
+    scope.defer(() => legacy.close());
+    const legacyFound = await legacy.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "echo a message" },
+    });
+    expect(notesOf(legacyFound)).toEqual([]);
+    expect((legacyFound.structuredContent as { registered?: string[] }).registered).toContain("fx__echo");
+    await proxy.stderr.waitFor(SESSIONLESS_LOG, 10_000);
+    expect(loggedModes(proxy.stderr.text())).toEqual(["dynamic"]);
+  });
 
   test("in auto mode over stdio: the probe's throw-away proxy starts no upstream", async () => {
     // The v2 SDK's stdio client probes the era on a sibling process it then kills. Before, that

@@ -227,6 +227,106 @@ describe("get_tool_alternatives", () => {
   });
 });
 
+describe("an alternative is never more dangerous than the failed tool (issue 34, item 12)", () => {
+  const FS = [
+    tool(
+      "read_text_file",
+      "Read the complete contents of a text file from the file system",
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      readOnly,
+    ),
+    // As @modelcontextprotocol/server-filesystem annotates it: writes, but says it destroys nothing.
+    tool(
+      "move_file",
+      "Move or rename a text file in the file system: read the file and write it to a new path",
+      {
+        type: "object",
+        properties: { path: { type: "string" }, destination: { type: "string" } },
+        required: ["path"],
+      },
+      { readOnlyHint: false, destructiveHint: false },
+    ),
+    tool(
+      "write_file",
+      "Write the complete contents of a text file in the file system, replacing what it held",
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    ),
+    tool(
+      "append_to_file",
+      "Append text to the contents of a text file in the file system",
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      { readOnlyHint: false, destructiveHint: false },
+    ),
+    tool(
+      "append_to_files",
+      "Append text to the contents of several text files in the file system",
+      { type: "object", properties: { paths: { type: "array" } }, required: ["paths"] },
+      { readOnlyHint: false, destructiveHint: false },
+    ),
+    tool(
+      "truncate_and_append_to_file",
+      "Empty a text file in the file system, then append text to its contents",
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      { destructiveHint: true },
+    ),
+  ];
+  const BACKUP = [
+    tool(
+      "read_file",
+      "Read the complete contents of a file from the file system backup",
+      { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      readOnly,
+    ),
+  ];
+  const fsConfig = (sandbox: Sandbox) => ({
+    mcpServers: {
+      filesystem: notesServer(sandbox, "filesystem", FS, "read_text_file,append_to_file"),
+      backup: notesServer(sandbox, "backup", BACKUP, "read_file"),
+    },
+    mcpproxy: { autoRetryFallback: true },
+  });
+
+  test("a failed read is offered reads only, in its result and by get_tool_alternatives; a fallback goes to a read", async () => {
+    const { sandbox, proxy } = await proxyWith(fsConfig);
+    // Each of them matches a read of a text file: only the rule keeps the writing ones out.
+    const found = (await proxy.client.callTool({
+      name: "retrieve_tools",
+      arguments: { query: "read the complete contents of a text file", top_k: 10 },
+    })) as Result;
+    const matched = ((found.structuredContent as { tools: { name: string }[] }).tools ?? []).map(
+      (t) => t.name,
+    );
+    expect(matched).toEqual(expect.arrayContaining(["filesystem__move_file", "filesystem__write_file"]));
+
+    const failed = await call(proxy, "filesystem__read_text_file", { path: "/etc/hostname" });
+    expect(failed.isError).toBe(true);
+    // The retry went to the read-only look-alike, which failed too: the rest are named.
+    expect(failed._meta?.["mcpproxy/fallback"]).toMatchObject({ to: "backup__read_file" });
+    expect(callsOf(sandbox, "backup")).toEqual(['read_file {"path":"/etc/hostname"}']);
+    const { found: offered } = await alternativesOf(proxy, "filesystem__read_text_file");
+    const names = offered.alternatives.map((a) => a.name);
+    expect(names).toEqual(["backup__read_file"]);
+    for (const listed of [alternativeNames(failed), names]) {
+      expect(listed).not.toContain("filesystem__move_file");
+      expect(listed).not.toContain("filesystem__write_file");
+      expect(listed).not.toContain("filesystem__append_to_file");
+    }
+    expect(texts(failed).join("\n")).not.toContain("move_file");
+    expect(callsOf(sandbox, "filesystem")).toEqual(['read_text_file {"path":"/etc/hostname"}']);
+  });
+
+  test("a failed tool that adds but never destroys is offered reads and other such tools, never one that may destroy", async () => {
+    const { proxy } = await proxyWith(fsConfig);
+    const { found } = await alternativesOf(proxy, "filesystem__append_to_file");
+    const names = found.alternatives.map((a) => a.name);
+    expect(names).toEqual(["filesystem__append_to_files"]);
+    const failed = await call(proxy, "filesystem__append_to_file", { path: "/tmp/x" });
+    expect(alternativeNames(failed)).toEqual(["filesystem__append_to_files"]);
+    // Not read-only: never retried, whatever it is offered.
+    expect(failed._meta).not.toHaveProperty("mcpproxy/fallback");
+  });
+});
+
 describe("autoRetryFallback", () => {
   test("off (the default): a failed call is not retried, only its alternatives are named", async () => {
     const { sandbox, proxy } = await proxyWith(retryConfig({}));
@@ -319,9 +419,10 @@ describe("autoRetryFallback", () => {
       expect(result._meta).not.toHaveProperty("mcpproxy/fallback");
     }
     const named = alternativeNames;
-    // Each look-alike was a candidate, so only the rule kept it from being called.
+    // These look-alikes were candidates, so only the rule kept them from being called.
     expect(named(archived)).toContain("mirror__archive_notes");
-    expect(named(exported)).toContain("mirror__export_notes");
+    // A look-alike that may write is not even offered for a read-only tool (issue 34, item 12).
+    expect(named(exported)).not.toContain("mirror__export_notes");
     expect(named(looked)).toContain("mirror__lookup_note");
     expect(callsOf(sandbox, "primary")).toHaveLength(3);
     expect(callsOf(sandbox, "mirror")).toEqual([]);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   connectStdio,
@@ -270,5 +271,85 @@ describe("mcpproxy servers", () => {
     } finally {
       await proxy.close();
     }
+  }, 60_000);
+});
+
+describe("mcpproxy servers as a newcomer meets it (issue 34, item 10)", () => {
+  /** A fresh HOME: no ~/.mcpproxy, no config anywhere; the command runs from an empty directory. */
+  function freshHome() {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    mkdirSync(sandbox.home, { recursive: true });
+    return sandbox;
+  }
+
+  test("a missing NAME or target is answered in the command line's words, and nothing is created", async () => {
+    const sandbox = freshHome();
+    const run = (...args: string[]) => runCli(["servers", ...args], sandbox.env(), sandbox.home);
+    const noTarget = await run("add", "foo");
+    expect(noTarget.code).toBe(2);
+    expect(noTarget.stderr).toBe(
+      "mcpproxy: servers add needs what the server is: mcpproxy servers add foo --url URL | --entry JSON | " +
+        "-- COMMAND [ARGS…] (e.g. mcpproxy servers add foo -- npx -y @modelcontextprotocol/server-memory).\n",
+    );
+    const noName = await run("add");
+    expect(noName.stderr).toContain(
+      "servers add needs a NAME and what the server is: mcpproxy servers add NAME",
+    );
+    const noFields = await run("update", "foo");
+    expect(noFields.stderr).toContain(
+      "servers update needs the fields to change: mcpproxy servers update foo --entry JSON",
+    );
+    expect((await run("remove")).stderr).toContain(
+      "servers remove needs a NAME: mcpproxy servers remove NAME.",
+    );
+    expect((await run("frob", "foo")).stderr).toContain(
+      "servers: no operation frob; the operations are list, add, update, remove, enable, disable.",
+    );
+    for (const result of [noTarget, noName, noFields]) {
+      expect(result.code).toBe(2);
+      // The agent tool's parameter names mean nothing on a command line.
+      expect(result.stderr).not.toContain("`name`");
+      expect(result.stderr).not.toContain("`server`");
+    }
+    expect(existsSync(join(sandbox.home, ".mcpproxy"))).toBe(false);
+  }, 60_000);
+
+  test("the first add on a fresh HOME creates the config and names no backup; the next one keeps the previous file as .bak", async () => {
+    const sandbox = freshHome();
+    const run = (...args: string[]) => runCli(["servers", ...args], sandbox.env(), sandbox.home);
+    const configPath = join(sandbox.home, ".mcpproxy", "mcp_config.json");
+    const first = await run("add", "web", "--url", "http://127.0.0.1:9/mcp");
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toStartWith(`Added web in ${configPath} (a new file). `);
+    expect(first.stdout).not.toContain(".bak");
+    expect(existsSync(`${configPath}.bak`)).toBe(false);
+    const written = readFileSync(configPath, "utf8");
+
+    const second = await run("add", "other", "--url", "http://127.0.0.1:9/other");
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(`(the previous file is ${configPath}.bak)`);
+    expect(readFileSync(`${configPath}.bak`, "utf8")).toBe(written);
+  }, 60_000);
+});
+
+describe("serve's own words (issue 34, item 10)", () => {
+  test("--help names MCPPROXY_CONFIG_PATH; a wrong --transport or MCPPROXY_TRANSPORT names the http alias", async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    const help = await runCli(["serve", "--help"], sandbox.env());
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("MCPPROXY_CONFIG_PATH");
+    sandbox.writeConfig({ mcpServers: {} });
+    const flags = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const wrong = await runCli(["serve", "--transport", "htp", ...flags], sandbox.env());
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--transport: must be "stdio", "streamable-http" (or "http") or "sse"');
+    const fromEnv = await runCli(["serve", ...flags], sandbox.env({ MCPPROXY_TRANSPORT: "htp" }));
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain(
+      'MCPPROXY_TRANSPORT: must be "stdio", "streamable-http" (or "http") or "sse"',
+    );
   }, 60_000);
 });

@@ -129,6 +129,25 @@ describe.skipIf(!hasPostgres)("search, tools and index against the shared store"
     expect((JSON.parse(local.stdout) as { tools: unknown[] }).tools).toEqual([]);
   });
 
+  test("stats --store counts the registry's servers and the store's tools, not the file's or the data dir's (issue 34, item 13)", async () => {
+    const before = await storeState(url);
+    const json = await cli(["stats", "--json"]);
+    expect(json.stderr).toBe("");
+    expect(json.code).toBe(0);
+    const { totals } = JSON.parse(json.stdout) as { totals: { servers: number; indexedTools: number } };
+    // The other machine's config has no servers and its data dir nothing: these are the team's.
+    expect(totals).toMatchObject({ servers: 2, indexedTools: 2 * FIXTURE_TOOLS });
+    const text = await cli(["stats"]);
+    expect(text.stdout).toContain(`(${2 * FIXTURE_TOOLS} indexed on 2 servers)`);
+    // A server of the registry is known by name, and one of neither is named as missing from it.
+    expect((await cli(["stats", "--server", "lz"])).code).toBe(0);
+    const unknown = await cli(["stats", "--server", "nope"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("No server named nope: it is not in the shared store's registry");
+    expect(unknown.stderr).toContain("Known servers: fx, lz.");
+    expect(await storeState(url)).toBe(before);
+  });
+
   test("tools --store lists the store's tools by server, and writes nothing", async () => {
     const before = await storeState(url);
     const listed = await cli(["tools"]);

@@ -84,8 +84,14 @@ describe.skipIf(!hasPostgres)("replicas sharing a store", () => {
 
     const killedAt = Date.now();
     await first.kill();
-    await second.stderr.waitFor(/(keeps it now)/, 15_000);
+    // It says it holds the lease now, not that a serve on its own data dir exited (issue 34, item 13).
+    await second.stderr.waitFor(/(this replica holds the lease now)/, 15_000);
     process.stderr.write(`lease failover after SIGKILL: ${Date.now() - killedAt} ms\n`);
+    expect(second.stderr.text()).toContain(
+      "the replica that held the shared store's lease has stopped; this replica holds the lease now: it indexes servers for all",
+    );
+    expect(second.stderr.text()).not.toContain("has exited; this one keeps it now");
+    expect(second.stderr.text()).not.toContain(`the index in ${second.dataDir}`);
     expect(
       (
         await client.callTool({

@@ -22,6 +22,11 @@ export interface IndexKeeperOptions {
   logger: Logger;
   /** Opens the data dir's catalog for writing (once this serve holds the lock). */
   openWritable: () => Promise<ToolCatalog>;
+  /**
+   * What it logs when it takes over. By default the data dir's story (another serve on this data dir
+   * exited); a team's replica says it now holds the store's lease (join-team.ts).
+   */
+  takeOverMessage?: string | undefined;
   /** Called once this serve has taken the data dir over: what else it keeps there starts saving. */
   onTakenOver?: () => void;
   /** A team deployment's `index --store` requests, answered by the lease holder (join-team.ts). */
@@ -51,7 +56,10 @@ export function startIndexKeeper(options: IndexKeeperOptions): () => void {
 
   let isStopped = false;
   const takeOver = async () => {
-    logger.info(`the mcpproxy that kept the index in ${dataDir} has exited; this one keeps it now`);
+    logger.info(
+      options.takeOverMessage ??
+        `the mcpproxy that kept the index in ${dataDir} has exited; this one keeps it now`,
+    );
     try {
       options.catalog.replace(await options.openWritable());
     } catch (error) {

@@ -25,6 +25,8 @@ export interface Team {
   limits: StoreLimits | undefined;
   /** Who may write the catalog: the store's lease, or the data dir's writer lock. */
   lock: WriterLock;
+  /** What serve logs when it takes `lock` over (a replica: the lease; undefined: the data dir's). */
+  takeOverMessage: string | undefined;
   /**
    * Answers `mcpproxy index --store` with `reindex` while this replica holds the lease (started by
    * index-keeper.ts once it does); undefined on one machine.
@@ -66,6 +68,11 @@ export async function joinTeam(
     logins,
     limits,
     lock,
+    // The replica that held the lease had a data dir of its own: this one's is not the story.
+    takeOverMessage: replica
+      ? "the replica that held the shared store's lease has stopped; this replica holds the lease now: " +
+        "it indexes servers for all and answers `mcpproxy index --store`"
+      : undefined,
     answerIndexRequests:
       store && replica
         ? (reindex) =>

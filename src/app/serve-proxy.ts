@@ -163,7 +163,7 @@ async function run(
         toolLimit: config.metricsToolLimit,
       })
     : undefined;
-  const sessions = createSessionRegistry();
+  const sessions = createSessionRegistry(logger.child("routing"));
   const naming = options.passthrough !== undefined ? passthroughNaming(options.passthrough) : undefined;
   // Who wants which resource's updates, legacy sessions and listen streams alike (the pool is
   // made below: these run only once clients come).
@@ -262,6 +262,7 @@ async function run(
       sync,
       logger,
       openWritable: () => openCatalog(config, logger, { servers }),
+      takeOverMessage: team.takeOverMessage,
       onTakenOver: () => stats?.startSaving(),
       answerTeam: team.answerIndexRequests,
     }),

@@ -3,14 +3,14 @@ import { readConfigServers, updateConfigServers } from "../config/config-writer.
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { ProxyError } from "../errors.ts";
-import type { QuarantinedCapability } from "../index/capability-approvals.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
-import { type PendingLaunch, pendingLaunches } from "../security/launch-spec.ts";
+import type { PendingLaunch } from "../security/launch-spec.ts";
 import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import { withCatalogCopy } from "../store/with-store-copy.ts";
+import { choose, count, itemsOf, namesOf, type Waiting, whatWaits } from "./approval-choice.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 import {
   commandEditor,
@@ -29,12 +29,20 @@ export const approveCommand: Command = {
     "until approved), servers held whole as new, and quarantined tools, prompts and resource templates (new " +
     "on a known server or changed since approved: hidden and refused). With no argument, lists them with " +
     "what they would run and what changed; with SERVER or SERVER/NAME (or --all), shows them and approves " +
-    "them. A running proxy picks the approval up within a second; with --store, every replica does.",
+    'them, except what the poisoning scan flags ("may be poisoned"): each of those is approved only when ' +
+    "named (SERVER/NAME) or with --yes-flagged. A running proxy picks the approval up within a second; with " +
+    "--store, every replica does.",
   usage:
-    "mcpproxy approve [SERVER[/NAME] ...] [--all] [--json] [--store URL] [--config FILE] [--data-dir DIR]",
+    "mcpproxy approve [SERVER[/NAME] ...] [--all] [--yes-flagged] [--json] [--store URL] [--config FILE] [--data-dir DIR]",
   allowPositionals: true,
   options: {
     all: { type: "boolean", help: "--all              approve everything that waits" },
+    "yes-flagged": {
+      type: "boolean",
+      help:
+        "--yes-flagged      with SERVER or --all: also approve what the scan flags as may be poisoned (read it " +
+        "first; without this flag each needs naming as SERVER/NAME)",
+    },
     json: {
       type: "boolean",
       help: "--json             print what waits (and what was approved) as JSON",
@@ -83,16 +91,10 @@ async function review(
   try {
     const waiting = whatWaits(config, catalog, servers.entries);
     const all = Boolean(values.all);
-    const chosen: Waiting = {
-      launches: waiting.launches.filter((launch) => all || positionals.includes(launch.server)),
-      servers: waiting.servers.filter((server) => all || positionals.includes(server)),
-      tools: waiting.tools.filter(
-        (tool) => all || matches(tool.server, tool.tool, positionals) || positionals.includes(tool.name),
-      ),
-      capabilities: waiting.capabilities.filter(
-        (item) => all || matches(item.server, item.name, positionals),
-      ),
-    };
+    const { chosen, approved, withheld } = choose(waiting, positionals, {
+      all,
+      yesFlagged: Boolean(values["yes-flagged"]),
+    });
     const approving = all || positionals.length > 0;
     if (positionals.length > 0 && count(chosen) === 0) {
       const names = namesOf(waiting);
@@ -102,7 +104,7 @@ async function review(
       );
     }
     if (values.json) {
-      if (approving) await approve(config, catalog, chosen, positionals, servers.registry);
+      if (approving) await approve(config, catalog, approved, positionals, servers.registry);
       process.stdout.write(
         `${JSON.stringify(
           {
@@ -110,7 +112,8 @@ async function review(
             heldServers: waiting.servers,
             quarantined: waiting.tools.map(summary),
             heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
-            approved: approving ? namesOf(chosen) : [],
+            approved: approving ? namesOf(approved) : [],
+            ...(count(withheld) > 0 ? { flaggedNotApproved: namesOf(withheld) } : {}),
           },
           null,
           2,
@@ -127,19 +130,27 @@ async function review(
     const shown = approving ? chosen : waiting;
     const lines = describe(shown);
     if (approving) {
-      await approve(config, catalog, chosen, positionals, servers.registry);
-      if (chosen.launches.length > 0) {
+      await approve(config, catalog, approved, positionals, servers.registry);
+      if (approved.launches.length > 0) {
         lines.push(
-          `Approved what ${chosen.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
+          `Approved what ${approved.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
             "starts it now. What it offers waits for your review once it has listed it: run `mcpproxy approve` again then.",
         );
       }
-      if (chosen.servers.length > 0) lines.push(`Approved ${chosen.servers.join(", ")}.`);
-      const tools = chosen.tools.length;
+      if (approved.servers.length > 0) lines.push(`Approved ${approved.servers.join(", ")}.`);
+      const tools = approved.tools.length;
       if (tools > 0) lines.push(`Approved ${tools} tool${tools === 1 ? "" : "s"}.`);
-      const others = chosen.capabilities.length;
+      const others = approved.capabilities.length;
       if (others > 0)
         lines.push(`Approved ${others} prompt${others === 1 ? "" : "s"} or resource template(s).`);
+      if (count(withheld) > 0) {
+        const names = namesOf(withheld);
+        lines.push(
+          `Not approved, flagged as may be poisoned (see above): ${names.join(", ")}. Read what the scan ` +
+            `found; to approve one anyway, name it (\`mcpproxy approve ${itemsOf(withheld)[0]}\`), or add ` +
+            "--yes-flagged to approve every flagged one you chose.",
+        );
+      }
     } else {
       lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/NAME, or --all).");
     }
@@ -149,37 +160,6 @@ async function review(
     await catalog.close();
   }
 }
-
-/** Everything that waits for a person. */
-interface Waiting {
-  launches: PendingLaunch[];
-  /** Servers held whole as new (not those whose launch spec waits: they do not run yet). */
-  servers: string[];
-  tools: QuarantinedTool<CatalogTool>[];
-  capabilities: QuarantinedCapability[];
-}
-
-function whatWaits(config: ResolvedConfig, catalog: ToolCatalog, entries: ServerEntries): Waiting {
-  return {
-    launches: pendingLaunches(entries),
-    servers: config.servers
-      .filter((server) => !server.awaitingApproval && catalog.capabilities?.serverHold(server.name))
-      .map((server) => server.name),
-    tools: catalog.quarantined(),
-    capabilities: catalog.capabilities?.quarantined() ?? [],
-  };
-}
-
-const count = (w: Waiting) => w.launches.length + w.servers.length + w.tools.length + w.capabilities.length;
-
-const namesOf = (w: Waiting) => [
-  ...new Set([
-    ...w.launches.map((launch) => launch.server),
-    ...w.servers,
-    ...w.tools.map((tool) => `${tool.server}/${tool.tool}`),
-    ...w.capabilities.map((item) => `${item.server}/${item.name} (${item.kind})`),
-  ]),
-];
 
 function describe(w: Waiting): string[] {
   const lines: string[] = [];
@@ -253,11 +233,6 @@ async function approveLaunches(
     backupAs: "rolling",
     validate,
   });
-}
-
-/** SERVER or SERVER/NAME. */
-function matches(server: string, name: string, targets: readonly string[]): boolean {
-  return targets.some((target) => target === server || target === `${server}/${name}`);
 }
 
 function launchSummary(launch: PendingLaunch) {

@@ -80,13 +80,21 @@ export async function withCatalogToRead<T>(
   load: (text: string) => ResolvedConfig,
   run: (config: ResolvedConfig) => Promise<T>,
 ): Promise<T> {
-  return withCommandStore(
-    config,
-    async (store) => {
-      if (!store) return run(config);
-      const stored = await registryConfig(serverRegistryOf(store), config, load);
-      return withCatalogSnapshot(store, config.dataDir, (dataDir) => run({ ...stored.config, dataDir }));
-    },
-    { isReadOnly: true },
-  );
+  return withCommandStore(config, (store) => withStoreView(store, config, load, run), { isReadOnly: true });
+}
+
+/**
+ * `run` with the config a replica sees: without a store, `config` as it is; with one, the servers
+ * of its registry and a data dir holding a snapshot of its catalog (so `stats --store` counts the
+ * team's servers and tools, not the file's and the local data dir's).
+ */
+export async function withStoreView<T>(
+  store: SharedStore | undefined,
+  config: ResolvedConfig,
+  load: (text: string) => ResolvedConfig,
+  run: (config: ResolvedConfig) => Promise<T>,
+): Promise<T> {
+  if (!store) return run(config);
+  const stored = await registryConfig(serverRegistryOf(store), config, load);
+  return withCatalogSnapshot(store, config.dataDir, (dataDir) => run({ ...stored.config, dataDir }));
 }

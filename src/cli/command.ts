@@ -26,9 +26,14 @@ export interface Command {
 export const COMMON_OPTIONS = {
   config: {
     type: "string",
-    help: "--config FILE      config file (default: ./mcp_config.json, then ~/.mcpproxy/mcp_config.json)",
+    help:
+      "--config FILE      config file; or MCPPROXY_CONFIG_PATH (default: ./mcp_config.json, then " +
+      "~/.mcpproxy/mcp_config.json)",
   },
-  "data-dir": { type: "string", help: "--data-dir DIR     where the index lives (default ~/.mcpproxy)" },
+  "data-dir": {
+    type: "string",
+    help: "--data-dir DIR     where the index lives; or MCPPROXY_DATA_DIR (default ~/.mcpproxy)",
+  },
   help: { type: "boolean", short: "h", help: "-h, --help         show this help" },
 } as const satisfies Record<string, CommandOption>;
 

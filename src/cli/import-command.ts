@@ -8,6 +8,7 @@ import {
   type ClientFile,
   type ClientId,
   clientFiles,
+  existingFiles,
   fileExists,
   namedFile,
   readClientFile,
@@ -28,7 +29,7 @@ export const importCommand: Command = {
   summary:
     "Bring in the MCP servers your clients already use: reads Claude Desktop, Claude Code, Cursor, VS Code " +
     "and Windsurf configs (user and project files), shows what it found and what it will do, and adds them to " +
-    "mcpproxy's config without duplicates (a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
+    "mcpproxy's config without duplicates (the same command with another env is another server, added under a suffixed name; a project's servers run in the project: it becomes their cwd), keeping a backup and every ${VAR} as written. --snippet prints " +
     "what to put in a client's config instead of its own server list.",
   usage:
     "mcpproxy import [--from claude-desktop|claude-code|cursor|vscode|windsurf|FILE] [--dry-run] [--snippet [--profile NAME]] [--config FILE]",
@@ -92,7 +93,7 @@ export const importCommand: Command = {
     const found: FoundServer[] = [];
     const skipped: Skipped[] = [];
     const lines: string[] = [];
-    for (const file of files.filter(fileExists)) {
+    for (const file of existingFiles(files)) {
       const read = readClientFile(file, cwd);
       const label =
         file.client === "file"
@@ -131,10 +132,7 @@ export const importCommand: Command = {
           out.push(`  skip  ${action.server.name} (${from}): already there as ${action.sameAs}`);
           continue;
         }
-        const renamed = action.renamedFrom
-          ? ` (the name ${action.renamedFrom} is taken by a different server)`
-          : "";
-        out.push(`  add   ${action.as} (${from}): ${describe(action.server.entry)}${renamed}`);
+        out.push(`  add   ${action.as} (${from}): ${describe(action.server.entry)}${whyOwn(action)}`);
         for (const note of action.server.notes) out.push(`        note: ${note}`);
       }
       for (const skip of skipped)
@@ -189,6 +187,25 @@ function filesToRead(from: string | undefined, cwd: string): ClientFile[] {
     );
   }
   return [file];
+}
+
+/**
+ * Why an added server has the name it has, or is a server of its own beside one that runs the same
+ * thing: the user learns of the second `memory` and of the variables that make it another server.
+ */
+function whyOwn(action: Extract<PlannedAction, { kind: "add" }>): string {
+  const { renamedFrom, differsFrom } = action;
+  if (differsFrom) {
+    const what =
+      differsFrom.given === "env"
+        ? "runs the same command with a different env"
+        : "has the same URL with different headers";
+    const keys = differsFrom.keys.length > 0 ? ` (${differsFrom.keys.join(", ")})` : "";
+    return renamedFrom === differsFrom.name
+      ? ` (the name ${renamedFrom} is taken: ${differsFrom.name} ${what}${keys}, so this is a server of its own)`
+      : ` (${differsFrom.name} ${what}${keys}: this is a server of its own${renamedFrom ? `; the name ${renamedFrom} is taken` : ""})`;
+  }
+  return renamedFrom ? ` (the name ${renamedFrom} is taken by a different server)` : "";
 }
 
 function clientLabel(file: ClientFile): string {

@@ -1,6 +1,7 @@
 import { openCatalog } from "../app/open-catalog.ts";
 import { readConfigServers, type ServerEdit, updateConfigServers } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { locateConfig } from "../config/paths.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { isProxyError, ProxyError } from "../errors.ts";
 import { maskUrl } from "../security/mask-url.ts";
@@ -20,7 +21,8 @@ import {
 
 /**
  * `mcpproxy servers`: the config's servers from the command line, the same operations an agent
- * has with `upstream_servers` (validated the same way, written in place with a `.bak` beside).
+ * has with `upstream_servers` (validated the same way, written in place with a `.bak` beside, but
+ * for the empty file a first run creates), said in the command line's words when one is missing.
  * A running `serve` watches the file and applies the change to the affected servers only; its
  * live state is in `/health` and `upstream_servers`. With a shared store (`--store`), the same
  * operations on the store's server registry: every replica applies them.
@@ -48,6 +50,16 @@ export const serversCommand: Command = {
   async run(values, positionals) {
     const [operation = "list", name, ...command] = positionals;
     const overrides = storeOverrides(values);
+    const given = operation === "list" ? undefined : entryOf(values, command);
+    // Said in the command line's words, before anything is read or created (the agent's tool has its own).
+    const problem = usageProblem(operation, name, given !== undefined);
+    if (problem) throw new ProxyError("USAGE", problem);
+    // Loading creates ~/.mcpproxy/mcp_config.json on a first run: that empty file is no previous one to back up.
+    const isNewFile = locateConfig(
+      values.config as string | undefined,
+      process.env,
+      process.cwd(),
+    ).mustCreate;
     const config = loadCommandConfig(values, overrides);
     return withCommandStore(config, async (store) => {
       const load = (text: string) => loadCommandConfig(values, overrides, text);
@@ -56,7 +68,6 @@ export const serversCommand: Command = {
         const listed = registry ? await registryConfig(registry, config, load) : undefined;
         return list(listed?.config ?? config, Boolean(values.json), listed?.entries);
       }
-      const given = entryOf(values, command);
       const plan = (current: Record<string, Record<string, unknown>>) =>
         editsFor({ operation, name, server: given?.entry }, current, "person");
       // Checked before it is written: a change that would not load never reaches the file or the store.
@@ -64,7 +75,7 @@ export const serversCommand: Command = {
       const { edits, after, where } =
         store && registry
           ? await editRegistry(store, registry, config, plan, check)
-          : await editFile(config, plan, check);
+          : await editFile(config, plan, check, isNewFile);
       report(operation, edits, after, where);
       return 0;
     });
@@ -84,13 +95,14 @@ async function editFile(
   config: ResolvedConfig,
   plan: Plan,
   check: (text: string) => ResolvedConfig,
+  isNewFile: boolean,
 ): Promise<EditOutcome> {
   let after: ResolvedConfig | undefined;
   const { edits, backup, conflicts } = await updateConfigServers(
     config.configPath,
     (current) => plan(current.servers),
     {
-      backupAs: "rolling",
+      backupAs: isNewFile ? "none" : "rolling",
       validate: (text) => {
         after = check(text);
       },
@@ -105,7 +117,7 @@ async function editFile(
     edits,
     after,
     where:
-      `in ${config.configPath}${backup ? ` (the previous file is ${backup})` : ""}. ` +
+      `in ${config.configPath}${backup ? ` (the previous file is ${backup})` : isNewFile ? " (a new file)" : ""}. ` +
       "A running mcpproxy applies it now; otherwise run `mcpproxy index`.",
   };
 }
@@ -148,6 +160,30 @@ function report(
         )
         .join(""),
   );
+}
+
+const OPERATIONS = ["list", "add", "update", "remove", "enable", "disable"];
+
+/**
+ * What is missing from the command line for `operation`, in its own words (flags and positions),
+ * not those of the agent's `upstream_servers` tool (`name`, `server`), which plans the edit after.
+ */
+function usageProblem(operation: string, name: string | undefined, hasEntry: boolean): string | undefined {
+  if (!OPERATIONS.includes(operation))
+    return `servers: no operation ${operation}; the operations are ${OPERATIONS.join(", ")}.`;
+  if (operation === "add" && (!name || !hasEntry)) {
+    return (
+      `servers add needs ${name ? "what the server is" : "a NAME and what the server is"}: ` +
+      `mcpproxy servers add ${name ?? "NAME"} --url URL | --entry JSON | -- COMMAND [ARGS…] ` +
+      `(e.g. mcpproxy servers add ${name ?? "memory"} -- npx -y @modelcontextprotocol/server-memory).`
+    );
+  }
+  if (operation === "update" && (!name || !hasEntry)) {
+    return `servers update needs ${name ? "" : "a NAME and "}the fields to change: mcpproxy servers update ${name ?? "NAME"} --entry JSON (e.g. --entry '{"args": ["--verbose"]}').`;
+  }
+  if (operation !== "list" && !name)
+    return `servers ${operation} needs a NAME: mcpproxy servers ${operation} NAME.`;
+  return undefined;
 }
 
 /** Where the entry came from on the command line, to blame that rather than the file. */

@@ -62,7 +62,8 @@ export interface ServerEdit {
 }
 
 export interface ConfigUpdateOptions {
-  backupAs: "dated" | "rolling";
+  /** `none`: the file holds nothing worth keeping (the empty one a first run just created). */
+  backupAs: "dated" | "rolling" | "none";
   /** Checks the new text before it replaces the file; a throw leaves the file as it was. */
   validate?: ((text: string) => void) | undefined;
   now?: Date | undefined;
@@ -104,7 +105,10 @@ export function updateConfigServers(
       const edits = plan(current);
       const text = editedText(path, before?.text ?? "{}\n", current.section, edits);
       options.validate?.(text);
-      const backup = before ? backupPath(path, options.backupAs, options.now ?? new Date()) : undefined;
+      const backup =
+        before && options.backupAs !== "none"
+          ? backupPath(path, options.backupAs, options.now ?? new Date())
+          : undefined;
       // The backup holds exactly what this edit replaces; written whole or not at all, so a full
       // disk never leaves a truncated one in place of a good one.
       if (before && backup) writeOrExplain(backup, () => writeFileAtomicSync(backup, before.text), path);
@@ -230,7 +234,7 @@ function editedText(
   return text.endsWith("\n") ? text : `${text}\n`;
 }
 
-function backupPath(path: string, backupAs: ConfigUpdateOptions["backupAs"], now: Date): string {
+function backupPath(path: string, backupAs: "dated" | "rolling", now: Date): string {
   return backupAs === "rolling"
     ? `${path}.bak`
     : `${path}.bak-${now.toISOString().replace(/[-:]/g, "").replace(/\..*/, "")}`;

@@ -129,7 +129,7 @@ describe("parseConfig", () => {
     expect(problems).toEqual([
       "MCPPROXY_TOP_K: must be a whole number from 1 to 50",
       "mcpproxy.toolNameLimit: must be a whole number from 10 to 200",
-      'MCPPROXY_TRANSPORT: must be "stdio", "streamable-http" or "sse"',
+      'MCPPROXY_TRANSPORT: must be "stdio", "streamable-http" (or "http") or "sse"',
       "--port: must be a whole number from 0 to 65535",
       "mcpServers.both: has both command and url; keep command for stdio or url for HTTP/SSE",
       "mcpServers.bad.command: must not be empty",

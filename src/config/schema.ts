@@ -279,7 +279,7 @@ export const SETTINGS = {
     schema: v.pipe(
       caseInsensitive(
         ["stdio", "http", "streamable-http", "sse"],
-        'must be "stdio", "streamable-http" or "sse"',
+        'must be "stdio", "streamable-http" (or "http") or "sse"',
       ),
       v.transform((input) => (input === "streamable-http" ? "http" : input)),
     ),

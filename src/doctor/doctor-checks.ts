@@ -8,7 +8,13 @@ import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../confi
 import type { ServerConfig } from "../config/parse-server.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { describeError, isProxyError } from "../errors.ts";
-import { CLIENT_IDS, CLIENT_NAMES, clientFiles, readClientFile } from "../import/client-configs.ts";
+import {
+  CLIENT_IDS,
+  CLIENT_NAMES,
+  clientFiles,
+  existingFiles,
+  readClientFile,
+} from "../import/client-configs.ts";
 import { identityOf, isMcpproxyEntry, normalizeServer } from "../import/import-plan.ts";
 import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { createLogger } from "../log.ts";
@@ -387,8 +393,7 @@ function checkClients(options: DoctorOptions, findings: Findings): void {
     // A config that does not read is reported by checkConfig.
   }
   for (const client of CLIENT_IDS) {
-    for (const file of clientFiles(client, environment)) {
-      if (!existsSync(file.path)) continue;
+    for (const file of existingFiles(clientFiles(client, environment))) {
       const read = readClientFile(file, options.cwd);
       const subject = `${CLIENT_NAMES[client]}${file.scope === "project" ? " (project)" : ""}`;
       if (read.problem) {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { type ParseError, parse } from "jsonc-parser";
 import { homeDir } from "../config/paths.ts";
@@ -168,4 +168,24 @@ export function readClientFile(file: ClientFile, cwd: string): ReadResult {
 
 export function fileExists(file: ClientFile): boolean {
   return existsSync(file.path);
+}
+
+/**
+ * The files that exist, each once: run from the home directory, a client's user file and its project
+ * file are one file (`~/.cursor/mcp.json`), and a link may name another. The first is kept, so the
+ * user scope wins: its servers are not a project's, whose directory would become their cwd.
+ */
+export function existingFiles(files: readonly ClientFile[]): ClientFile[] {
+  const seen = new Set<string>();
+  return files.filter((file) => {
+    let real: string;
+    try {
+      real = realpathSync(file.path);
+    } catch {
+      return false;
+    }
+    if (seen.has(real)) return false;
+    seen.add(real);
+    return true;
+  });
 }

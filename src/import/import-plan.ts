@@ -1,13 +1,14 @@
 import { basename, isAbsolute, resolve } from "node:path";
 import { SERVER_KEYS } from "../config/parse-server.ts";
+import { canonicalJson } from "../security/canonical-json.ts";
 import { usableServerName } from "../security/server-names.ts";
 import type { ClientFile, RawServer } from "./client-configs.ts";
 
 /**
  * Turns the servers found in clients' files into entries of mcpproxy's config, and plans how
- * they join the servers it has: a server already there (the same command and arguments, or the
- * same URL) is skipped, a name already taken by a different server gets the client's name as a
- * suffix, and `${VAR}` references are kept as written.
+ * they join the servers it has: a server already there (the same command, arguments and env, or
+ * the same URL and headers) is skipped, a name already taken by a different server gets the
+ * client's name as a suffix, and `${VAR}` references are kept as written.
  */
 export interface FoundServer {
   file: ClientFile;
@@ -148,14 +149,50 @@ export function isMcpproxyEntry(entry: Readonly<Record<string, unknown>>): boole
   return words.some((word) => typeof word === "string" && /^mcpproxy(\.exe)?$/.test(basename(word)));
 }
 
-/** The identity of a server, whatever it is called: its command line, or its URL. */
+/**
+ * The identity of a server, whatever it is called: what it runs (its command line, or its URL) and
+ * what it is given (its env, or its headers). The same command with another env is another server:
+ * Claude Desktop's and Cursor's `memory`, each with its own MEMORY_FILE_PATH, keep different files.
+ */
 export function identityOf(entry: Record<string, unknown>): string {
+  return `${launchOf(entry)} ${canonicalJson(givenOf(entry) ?? {})}`;
+}
+
+/** What a server runs, whatever it is given. */
+function launchOf(entry: Record<string, unknown>): string {
   if (typeof entry.url === "string") return `url ${entry.url.replace(/\/+$/, "")}`;
   return `cmd ${JSON.stringify([entry.command, ...(Array.isArray(entry.args) ? entry.args : [])])}`;
 }
 
+/** What a server is given: a stdio server's env, an HTTP server's headers. */
+function givenOf(entry: Record<string, unknown>): Record<string, unknown> | undefined {
+  const given = typeof entry.url === "string" ? entry.headers : entry.env;
+  return given !== null && typeof given === "object" && !Array.isArray(given)
+    ? (given as Record<string, unknown>)
+    : undefined;
+}
+
+/** The env variables (or headers) two entries of the same launch set differently, sorted. */
+function keysThatDiffer(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const left = givenOf(a) ?? {};
+  const right = givenOf(b) ?? {};
+  return [...new Set([...Object.keys(left), ...Object.keys(right)])]
+    .filter((key) => canonicalJson(left[key]) !== canonicalJson(right[key]))
+    .sort();
+}
+
+/**
+ * A server that runs what another one runs (in the config, or added before it) with another env or
+ * other headers: which one, which of `env` or `headers`, and the keys that differ.
+ */
+export interface DiffersFrom {
+  name: string;
+  given: "env" | "headers";
+  keys: string[];
+}
+
 export type PlannedAction =
-  | { kind: "add"; server: FoundServer; as: string; renamedFrom?: string }
+  | { kind: "add"; server: FoundServer; as: string; renamedFrom?: string; differsFrom?: DiffersFrom }
   | { kind: "skip"; server: FoundServer; sameAs: string };
 
 export function planImport(
@@ -164,6 +201,10 @@ export function planImport(
 ): PlannedAction[] {
   const names = new Set(Object.keys(existing));
   const identities = new Map(Object.entries(existing).map(([name, entry]) => [identityOf(entry), name]));
+  // The first server of each launch, to say which one a server with another env differs from.
+  const launches = new Map<string, { name: string; entry: Record<string, unknown> }>();
+  for (const [name, entry] of Object.entries(existing))
+    if (!launches.has(launchOf(entry))) launches.set(launchOf(entry), { name, entry });
   const actions: PlannedAction[] = [];
   for (const server of found) {
     const same = identities.get(identityOf(server.entry));
@@ -181,11 +222,23 @@ export function planImport(
     }
     names.add(name);
     identities.set(identityOf(server.entry), name);
-    actions.push(
-      name === server.name
-        ? { kind: "add", server, as: name }
-        : { kind: "add", server, as: name, renamedFrom: server.name },
-    );
+    const launch = launchOf(server.entry);
+    const sibling = launches.get(launch);
+    if (!sibling) launches.set(launch, { name, entry: server.entry });
+    const differsFrom: DiffersFrom | undefined = sibling
+      ? {
+          name: sibling.name,
+          given: typeof server.entry.url === "string" ? "headers" : "env",
+          keys: keysThatDiffer(sibling.entry, server.entry),
+        }
+      : undefined;
+    actions.push({
+      kind: "add",
+      server,
+      as: name,
+      ...(name === server.name ? {} : { renamedFrom: server.name }),
+      ...(differsFrom ? { differsFrom } : {}),
+    });
   }
   return actions;
 }

@@ -1,4 +1,5 @@
 import type { Tool } from "@modelcontextprotocol/server";
+import type { Logger } from "../log.ts";
 import { createSessionRouting, type SessionRouting, type SessionRoutingOptions } from "./session-routing.ts";
 
 /**
@@ -10,10 +11,16 @@ export interface SessionRegistry {
   open(options: SessionRoutingOptions): SessionRouting & { close(): void };
   revalidateAll(lookup: (name: string) => { hash: string; definition: Tool } | undefined): Promise<void>;
   count(): number;
+  /**
+   * A 2026-07-28 client searched while serve routes `mode`: it has no session, so the operator is
+   * told, once per serve, that such clients call tools through call_tool.
+   */
+  sessionless(mode: "dynamic" | "auto"): void;
 }
 
-export function createSessionRegistry(): SessionRegistry {
+export function createSessionRegistry(logger: Logger): SessionRegistry {
   const sessions = new Set<SessionRouting>();
+  let isSessionlessLogged = false;
   return {
     open(options) {
       const routing = createSessionRouting(options);
@@ -24,5 +31,14 @@ export function createSessionRegistry(): SessionRegistry {
       await Promise.all([...sessions].map((session) => session.revalidate(lookup)));
     },
     count: () => sessions.size,
+    sessionless(mode) {
+      if (isSessionlessLogged) return;
+      isSessionlessLogged = true;
+      logger.info(
+        `a client speaking MCP 2026-07-28 is served: --routing ${mode} needs a session, which that revision ` +
+          "has not, so its tools are called through call_tool (told in its first retrieve_tools answer); " +
+          "--routing all lists every approved tool to both revisions",
+      );
+    },
   };
 }

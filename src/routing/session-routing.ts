@@ -17,6 +17,19 @@ import { createToolPool, type PoolChange } from "./tool-pool.ts";
 export type RoutingMode = "call-tool" | "dynamic" | "auto" | "all";
 export type SessionState = "dynamic" | "undecided" | "call-tool";
 
+/**
+ * What a 2026-07-28 client is told when serve routes `dynamic` or `auto`: that revision has no
+ * session to register tools in and forbids a tools/list that follows earlier requests, so the
+ * tools a search finds stay out of its list. Said once, in its first retrieve_tools answer, so the
+ * agent does not wait for a list change that never comes.
+ */
+export function sessionlessNote(mode: "dynamic" | "auto"): string {
+  return (
+    `This client speaks MCP 2026-07-28, which has no sessions, so ${mode} routing does not apply to it: ` +
+    "the tools found are not added to your tool list. Call them with call_tool (name and arguments)."
+  );
+}
+
 export interface RegisteredTool {
   name: string;
   score: number;

@@ -3,11 +3,11 @@ import { isInputRequiredResult } from "@modelcontextprotocol/server";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
-import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import type { ArgumentValidator } from "./argument-validator.ts";
 import { type Alternative, withAlternatives } from "./fallback-suggestions.ts";
+import { isReadOnly } from "./tool-risk.ts";
 
 /**
  * `autoRetryFallback` (Gobby design §4, "automatic retry"): a failed call of a read-only tool is
@@ -154,9 +154,4 @@ export function fallbackResult(
     ],
     _meta: { ...fallback._meta, [FALLBACK_META_KEY]: label },
   };
-}
-
-function isReadOnly(definition: UpstreamTool | undefined): boolean {
-  const annotations = definition?.annotations as { readOnlyHint?: unknown } | undefined;
-  return annotations?.readOnlyHint === true;
 }

@@ -2,6 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";
+import { riskOf } from "./tool-risk.ts";
 
 /**
  * When a call fails (not when the client cancelled it), up to three other tools that may do the same, so the agent can recover
@@ -9,7 +10,8 @@ import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";
  * weighted by how often each has succeeded (stats.db), and, when the failed tool's server is down,
  * tools of other servers first. Tools of servers that are down (failed, waiting for a login or an
  * approval, disabled; the failed tool's own included) are left out: calling them would fail too.
- * Each says why it was suggested.
+ * So is a tool that may change more than the failed one (tool-risk.ts): a failed read is never
+ * answered with a tool that moves or deletes. Each says why it was suggested.
  */
 export const MAX_ALTERNATIVES = 3;
 /**
@@ -49,8 +51,11 @@ export async function alternativesFor(deps: Deps, failed: CatalogTool): Promise<
     return state === undefined || DOWN_STATES.has(state);
   };
   const record = new Map((deps.stats?.all() ?? []).map((t) => [`${t.server}\u0000${t.tool}`, t]));
+  const risk = riskOf(definition);
   return hits
-    .filter((hit) => hit.tool.name !== failed.name && !isDown(hit.tool.server))
+    .filter(
+      (hit) => hit.tool.name !== failed.name && !isDown(hit.tool.server) && riskOf(hit.definition) <= risk,
+    )
     .map((hit) => {
       const stats = record.get(`${hit.tool.server}\u0000${hit.tool.tool}`);
       const rate = stats?.calls ? stats.successes / stats.calls : undefined;

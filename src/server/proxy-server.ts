@@ -14,7 +14,7 @@ import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { AllTools } from "../routing/all-tools.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
-import type { RoutingMode, SessionRouting } from "../routing/session-routing.ts";
+import { type RoutingMode, type SessionRouting, sessionlessNote } from "../routing/session-routing.ts";
 import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
@@ -221,6 +221,12 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
    * A modern request is not tied to an earlier search, so its calls never count as after one.
    */
   let searched: ReadonlySet<string> = new Set();
+  /**
+   * `dynamic` or `auto` asked for a 2026-07-28 client, which has no session: it is told in its
+   * first retrieve_tools answer (once per stdio connection; over HTTP each request stands alone).
+   */
+  let untold =
+    modern && !deps.passthrough && (requested === "dynamic" || requested === "auto") ? requested : undefined;
   const resultScope = deps.results ? resultScopes(server, era, deps.results) : undefined;
   const keptOut = keepingOut(deps.results, resultScope, !deps.passthrough);
   /** Whether a tool called by its own name declares an outputSchema (its structuredContent then stays). */
@@ -290,7 +296,12 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
     if (name === RETRIEVE_TOOLS) {
       const parsed = v.safeParse(RetrieveToolsArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(RETRIEVE_TOOLS, parsed.issues));
-      const answered = await retrieveToolsCall(deps, parsed.output, session, () =>
+      const asked = untold
+        ? { ...parsed.output, notes: [...parsed.output.notes, sessionlessNote(untold)] }
+        : parsed.output;
+      if (untold) deps.sessions?.sessionless(untold);
+      untold = undefined;
+      const answered = await retrieveToolsCall(deps, asked, session, () =>
         ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
       );
       if (!modern && answered.shown) searched = answered.shown;

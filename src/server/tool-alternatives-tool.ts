@@ -12,8 +12,9 @@ import type { ProxyServerDeps } from "./proxy-server.ts";
  * `get_tool_alternatives {name}`: the fallback list a failed call carries, on demand (Gobby design
  * §4), so an agent can plan around a tool before it fails, or after a failure it did not see the
  * list of. The same ranking as the failed call's (fallback-suggestions.ts): similar tools weighted by
- * success rate, other servers first while the tool's own server is down, never a quarantined tool
- * or one of a server that is down; each with its definition, so the agent can call it at once.
+ * success rate, other servers first while the tool's own server is down, never a quarantined tool,
+ * one of a server that is down, or one that may change more (tool-risk.ts); each with its
+ * definition, so the agent can call it at once.
  */
 export const GET_TOOL_ALTERNATIVES = "get_tool_alternatives";
 if (!RESERVED_TOOL_NAMES.has(GET_TOOL_ALTERNATIVES))
@@ -29,7 +30,8 @@ export const toolAlternativesDefinition: Tool = {
   description:
     "Other tools that may do what a given tool does, best first: similar tools weighted by how often they " +
     "succeed, tools of other servers first while the tool's own server is down. Each comes with its input " +
-    "schema and why it was chosen. Use it when a tool fails or its server is down.",
+    "schema and why it was chosen; never a tool that may change more than the given one. Use it when a tool " +
+    "fails or its server is down.",
   inputSchema: {
     type: "object",
     properties: {
