@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   EMBEDDING_FAILED: { exit: 1, summary: "embedding tools failed" },
   INDEX_UNREADABLE: { exit: 1, summary: "the persisted index cannot be read" },
   INDEX_BUSY: { exit: 1, summary: "another mcpproxy is writing the index" },
+  DATA_DIR_UNWRITABLE: { exit: 1, summary: "the data dir cannot be written (a full disk, a read-only one)" },
   UPSTREAM_CONNECT_FAILED: { exit: 1, summary: "an upstream server could not be reached" },
   UPSTREAM_UNAVAILABLE: { exit: 1, summary: "an upstream server is not connected" },
   UPSTREAM_TIMEOUT: { exit: 1, summary: "an upstream server did not answer in time" },

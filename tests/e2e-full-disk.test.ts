@@ -102,6 +102,24 @@ describe("on a full disk", () => {
     expect(readFileSync(`${configPath}.bak`, "utf8")).toBe(config);
   });
 
+  test("serve started on it says the disk is full and what to do, in one line, instead of an unexpected error", async () => {
+    const sandbox = scope.sandbox();
+    const disk = mountSmallDisk(sandbox, "1m");
+    if (typeof disk !== "string") return skipping(disk.skip);
+    const onDisk: Sandbox = { ...sandbox, dataDir: join(disk, "data") };
+    onDisk.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+    const flags = ["--config", onDisk.configPath, "--data-dir", onDisk.dataDir];
+    expect((await runCli(["index", ...flags], onDisk.env())).code).toBe(0);
+    fill(disk);
+
+    const served = await runCli(["serve", ...flags], onDisk.env());
+    expect(served.code).toBe(1);
+    expect(served.stderr).toMatch(
+      /^mcpproxy: The disk of the data dir .*data is full \(ENOSPC: no space left on device.*\): .*Free some space on it, or give serve another data dir/,
+    );
+    expect(served.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
   test("the call statistics are not written: one line in the log, no uncaught error, and the counts saved once there is room", async () => {
     const sandbox = scope.sandbox();
     const disk = mountSmallDisk(sandbox, "8m");

@@ -16,7 +16,7 @@ setDefaultTimeout(90_000);
 
 /**
  * The shared store's foundation through the compiled binary against a real PostgreSQL:
- * `mcpproxy store init|migrate|status`, migrations run once, the store key, the store setting,
+ * `mcpproxy store init|migrate|rekey|status`, migrations run once, the store key, the store setting,
  * and `serve --store` refusing what it cannot use with one clear line.
  */
 const hasPostgres = postgresBinDir() !== undefined;
@@ -305,11 +305,12 @@ describe("store --help", () => {
     const main = await run(sandbox, ["store", "--help"]);
     expect(main.code).toBe(0);
     expect(main.stdout).toStartWith(
-      "Usage: mcpproxy store init|migrate|status [--store URL] [--json] [--config FILE]",
+      "Usage: mcpproxy store init|migrate|rekey|status [--store URL] [--json] [--config FILE]",
     );
     for (const [name, words] of [
       ["init", "Needs MCPPROXY_STORE_KEY"],
       ["migrate", "A store migrated by a newer mcpproxy is refused"],
+      ["rekey", "with every replica stopped"],
       ["status", "Exits 1 when migrations are pending"],
     ] as const) {
       const help = await run(sandbox, ["store", name, "--help"]);
@@ -320,7 +321,7 @@ describe("store --help", () => {
     const unknown = await run(sandbox, ["store", "drop", "--config", sandbox.configPath]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      'mcpproxy: Unknown store command "drop": mcpproxy store init|migrate|status. Run `mcpproxy store --help`.\n',
+      'mcpproxy: Unknown store command "drop": mcpproxy store init|migrate|rekey|status. Run `mcpproxy store --help`.\n',
     );
     expect((await run(sandbox, ["--help"])).stdout).toContain("store    Operate the shared store");
   });

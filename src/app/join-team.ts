@@ -4,7 +4,7 @@ import { answerIndexRequests } from "../store/index-requests.ts";
 import { openSharedOAuthRecords, type SharedOAuthRecords } from "../store/oauth-records.ts";
 import { openStoreOf } from "../store/open-store.ts";
 import type { SharedStore } from "../store/shared-store.ts";
-import { acquireWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
+import { acquireWriterLock, unwritableDirLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
 import { startStoreReplica } from "../store/store-replica.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
 import type { IndexSummary } from "./index-summary.ts";
@@ -39,6 +39,8 @@ export async function joinTeam(
   reloadConfig: (text?: string) => ResolvedConfig,
   logger: Logger,
   cleanup: CleanupStack,
+  /** False where the data dir cannot be written (data-dir-access.ts): no lock file, nothing written there. */
+  isDataDirWritable = true,
 ): Promise<Team> {
   const store = await openStoreOf(config, logger);
   cleanup.defer("close the shared store", () => store?.close());
@@ -49,12 +51,12 @@ export async function joinTeam(
   cleanup.defer("keep the last OAuth logins", () => logins?.flush().finally(() => logins.stop()));
   const limits = store ? startStoreLimits(store, logger.child("limits")) : undefined;
   cleanup.defer("stop the shared rate limits", () => limits?.close());
-  const dirLock = acquireWriterLock(config.dataDir, "serve");
+  const dirLock = isDataDirWritable ? acquireWriterLock(config.dataDir, "serve") : unwritableDirLock();
   const replica = store ? await startStoreReplica(store, config.dataDir, dirLock, logger) : undefined;
   const lock = replica?.lock ?? dirLock;
   cleanup.defer("release the index lock", () => lock.release());
   cleanup.defer("push the last catalog changes", () => replica?.stop());
-  if (!lock.isHeld && !replica) {
+  if (!lock.isHeld && !replica && isDataDirWritable) {
     const holder = lock.holder();
     logger.warn(
       `another mcpproxy${holder ? ` (pid ${holder.pid})` : ""} keeps the index in ${config.dataDir}: ` +

@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import { createAccessTokens } from "../auth/resource/access-token.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
@@ -8,7 +7,7 @@ import { createPrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
 import { createAllTools } from "../routing/all-tools.ts";
 import { createSessionRegistry } from "../routing/session-registry.ts";
-import { createRequestStateSeal } from "../security/request-state.ts";
+import { createRequestStateSeal, stateKeyToRead } from "../security/request-state.ts";
 import { createArgumentValidator } from "../server/argument-validator.ts";
 import { isTokenRequired, loadOrCreateToken } from "../server/bearer-token.ts";
 import { createChangeFeed } from "../server/change-feed.ts";
@@ -37,6 +36,7 @@ import { watchAllTools } from "./all-tools-watch.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
+import { dataDirFailure, dataDirForServe } from "./data-dir-access.ts";
 import { isStarting, startDescriptionWatch } from "./description-watch.ts";
 import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
@@ -97,6 +97,10 @@ export async function serveProxy(
   try {
     const reason = await run(config, ancestry, logger, cleanup, reloadConfig, stopping.signal, options);
     logger.info(`shutting down (${reason})`);
+  } catch (error) {
+    // A write to the data dir that failed on the way up (a disk that filled since the probe, the
+    // HTTP token of a read-only dir): said as such, not as an unexpected error.
+    throw dataDirFailure(error, config.dataDir) ?? error;
   } finally {
     stopping.abort();
     // Also after a failed start (a busy port): children already spawned must not outlive us.
@@ -129,10 +133,11 @@ async function run(
     const failures = await plugins.dispose();
     if (failures.length > 0) throw new Error(failures.join("; "));
   });
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Probed once: a read-only dir is served from without writing, a full one said plainly.
+  const isDataDirWritable = dataDirForServe(config, logger);
   removeStaleTemps(config.configPath); // what a killed edit of the config left
   // A team deployment's shared state (src/store/); on one machine, the data dir's lock alone.
-  const team = await joinTeam(config, reloadConfig, logger, cleanup);
+  const team = await joinTeam(config, reloadConfig, logger, cleanup, isDataDirWritable);
   const { store, lock, logins } = team;
   config = team.config;
   // Servers change at run time (upstream_servers, an edited config): who asks, asks the manager.
@@ -150,11 +155,12 @@ async function run(
   cleanup.defer("save the index", () => catalog.persist());
   const savedTools = catalog.size();
   // Counted in memory and written once a second; only the proxy that holds the data dir writes.
-  const stats = !config.stats
-    ? undefined
-    : store
-      ? await openStoreStats(store, logger.child("stats"))
-      : openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") });
+  const stats =
+    !config.stats || !isDataDirWritable
+      ? undefined
+      : store
+        ? await openStoreStats(store, logger.child("stats"))
+        : openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") });
   cleanup.defer("save the call statistics", () => stats?.close());
   const metrics = config.metrics
     ? createMetrics({
@@ -349,7 +355,10 @@ async function run(
     // Bounded: one server that hangs until its connect timeout must not hold up every first search.
     passthrough: options.passthrough,
     inputRounds: {
-      seal: createRequestStateSeal(store?.requestStateKey() ?? config.dataDir, config.inputWaitMs),
+      seal: createRequestStateSeal(
+        store?.requestStateKey() ?? (isDataDirWritable ? config.dataDir : stateKeyToRead(config.dataDir)),
+        config.inputWaitMs,
+      ),
       parked,
     },
     traces: tracing?.tracer,
@@ -397,7 +406,7 @@ async function run(
       : undefined;
     const token =
       !httpAuth && isTokenRequired(config.host, config.requireToken)
-        ? await loadOrCreateToken(config.dataDir)
+        ? await loadOrCreateToken(config.dataDir, { mayCreate: isDataDirWritable })
         : undefined;
     if (token)
       logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);

@@ -7,6 +7,7 @@ import type { QuarantinedTool } from "../index/tool-approvals.ts";
 import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
+import { escapeUnshown } from "../security/hidden-characters.ts";
 import type { PendingLaunch } from "../security/launch-spec.ts";
 import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import { withCatalogCopy } from "../store/with-store-copy.ts";
@@ -20,7 +21,7 @@ import {
   storeOverrides,
   withCommandStore,
 } from "./command-store.ts";
-import { describeLaunch } from "./launch-review.ts";
+import { describeLaunch, reviewJson } from "./launch-review.ts";
 
 export const approveCommand: Command = {
   name: "approve",
@@ -106,18 +107,15 @@ async function review(
     if (values.json) {
       if (approving) await approve(config, catalog, approved, positionals, servers.registry);
       process.stdout.write(
-        `${JSON.stringify(
-          {
-            awaitingApproval: waiting.launches.map(launchSummary),
-            heldServers: waiting.servers,
-            quarantined: waiting.tools.map(summary),
-            heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
-            approved: approving ? namesOf(approved) : [],
-            ...(count(withheld) > 0 ? { flaggedNotApproved: namesOf(withheld) } : {}),
-          },
-          null,
-          2,
-        )}\n`,
+        `${reviewJson({
+          awaitingApproval: waiting.launches.map(launchSummary),
+          heldServers: waiting.servers,
+          quarantined: waiting.tools.map(summary),
+          heldCapabilities: waiting.capabilities.map(({ definition: _d, approved: _a, ...item }) => item),
+          approved: approving ? namesOf(approved) : [],
+          ...(count(withheld) > 0 ? { flaggedNotApproved: namesOf(withheld) } : {}),
+        })}
+`,
       );
       return 0;
     }
@@ -154,7 +152,8 @@ async function review(
     } else {
       lines.push("", "Approve with `mcpproxy approve SERVER` (or SERVER/NAME, or --all).");
     }
-    process.stdout.write(`${lines.join("\n")}\n`);
+    // Upstream text too (tool names, descriptions) is shown as it runs, never reordered or hidden.
+    process.stdout.write(`${escapeUnshown(lines.join("\n"), { keepLineBreaks: true })}\n`);
     return 0;
   } finally {
     await catalog.close();

@@ -1,11 +1,14 @@
 import { valueDiff } from "../security/definition-diff.ts";
+import { escapeUnshown } from "../security/hidden-characters.ts";
 import type { PendingLaunch } from "../security/launch-spec.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 
 /**
  * A launch spec an agent wrote, as `mcpproxy approve` shows it to the person who decides: what it
  * would run or connect to, exactly as written (`${VAR}` names, never their values), which of their
- * environment variables it would receive, and what changed since what could run before.
+ * environment variables it would receive, and what changed since what could run before. Whatever
+ * would not show as itself (controls, bidi overrides that reorder the line: "Trojan Source",
+ * zero-width characters) is shown escaped as `\uXXXX`: the person approves the text that runs.
  */
 const CHANGES = {
   added: "added by an agent",
@@ -53,7 +56,12 @@ export function describeLaunch(pending: PendingLaunch): string[] {
     lines.push(diff.length > 0 ? "  changed since it could run:" : "  its launch spec is as it was before");
     for (const line of diff) lines.push(`    ${line}`);
   }
-  return lines.map(redactSecrets);
+  return lines.map((line) => escapeUnshown(redactSecrets(line)));
+}
+
+/** What `approve` and `servers list` print as JSON, escaped as describeLaunch's lines are (still JSON). */
+export function reviewJson(value: unknown): string {
+  return escapeUnshown(JSON.stringify(value, null, 2), { keepLineBreaks: true });
 }
 
 function quoted(word: string): string {

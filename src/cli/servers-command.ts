@@ -4,6 +4,7 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { locateConfig } from "../config/paths.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { isProxyError, ProxyError } from "../errors.ts";
+import { escapeUnshown } from "../security/hidden-characters.ts";
 import { maskUrl } from "../security/mask-url.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
@@ -18,6 +19,7 @@ import {
   storeOverrides,
   withCommandStore,
 } from "./command-store.ts";
+import { reviewJson } from "./launch-review.ts";
 
 /**
  * `mcpproxy servers`: the config's servers from the command line, the same operations an agent
@@ -261,7 +263,7 @@ async function list(
       quarantinedTools: quarantined.get(server.name) ?? 0,
     }));
     if (json) {
-      process.stdout.write(`${JSON.stringify({ servers: rows }, null, 2)}\n`);
+      process.stdout.write(`${reviewJson({ servers: rows })}\n`);
       return 0;
     }
     if (rows.length === 0) {
@@ -287,11 +289,14 @@ async function list(
   }
 }
 
-/** The command line or URL of a raw entry, with what could be a secret in a URL masked. */
+/**
+ * The command line or URL of a raw entry, with what could be a secret in a URL masked and what
+ * would not show as itself escaped (launch-review.ts: an agent's entry waits for approval).
+ */
 function targetOf(entry: Record<string, unknown>): string {
   if (typeof entry.command === "string") {
     const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
-    return redactSecrets([entry.command, ...args].join(" "));
+    return escapeUnshown(redactSecrets([entry.command, ...args].join(" ")));
   }
-  return maskUrl(String(entry.url ?? entry.serverUrl ?? ""));
+  return escapeUnshown(maskUrl(String(entry.url ?? entry.serverUrl ?? "")));
 }

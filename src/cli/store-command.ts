@@ -2,12 +2,14 @@ import { readConfigServers } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
 import type { StoreReport } from "../store/postgres/store-status.ts";
 import { initStore, migrateStore, readStoreStatus, type StoreTarget } from "../store/store-admin.ts";
+import { NEW_STORE_KEY_ENV } from "../store/store-key-derivation.ts";
+import { type RekeyOutcome, rekeyStore } from "../store/store-rekey.ts";
 import { storeLocationOf } from "../store/store-setting.ts";
 import { COMMON_OPTIONS, type Command, commandHelp, commandLogger, loadCommandConfig } from "./command.ts";
 import { storeOverrides } from "./command-store.ts";
 
 /**
- * `mcpproxy store init|migrate|status`: the operator's side of the shared store (PostgreSQL) that
+ * `mcpproxy store init|migrate|rekey|status`: the operator's side of the shared store (PostgreSQL) that
  * `serve --store` replicas share. What each does to the store lives in src/store/store-admin.ts.
  */
 const SUBCOMMANDS = {
@@ -21,6 +23,14 @@ const SUBCOMMANDS = {
     summary:
       "Run the schema migrations the store lacks (under a lock: replicas starting at the same time wait), " +
       "and print what was applied. A store migrated by a newer mcpproxy is refused.",
+  },
+  rekey: {
+    summary:
+      "Seal everything the store keeps under a new key, in one transaction, with every replica stopped: " +
+      "MCPPROXY_STORE_NEW_KEY if set (move to a random key: MCPPROXY_STORE_NEW_KEY=$(openssl rand -hex 32)), " +
+      "else MCPPROXY_STORE_KEY itself stretched again with scrypt's parameters of the day (a passphrase of a " +
+      "store set up before scrypt, or to raise its cost). Kept large results are dropped. Needs MCPPROXY_STORE_KEY; " +
+      "then start the replicas with the new key.",
   },
   status: {
     summary:
@@ -46,8 +56,9 @@ export const storeCommand: Command = {
   name: "store",
   summary:
     "Operate the shared store of a team deployment (PostgreSQL, `serve --store`): init prepares it, " +
-    "migrate runs pending schema steps, status shows versions, replicas, the lease and sizes.",
-  usage: `mcpproxy store init|migrate|status ${USAGE_TAIL}`,
+    "migrate runs pending schema steps, rekey seals its secrets under a new key, status shows versions, " +
+    "replicas, the lease and sizes.",
+  usage: `mcpproxy store init|migrate|rekey|status ${USAGE_TAIL}`,
   allowPositionals: true,
   options: OPTIONS,
   helpOf(positionals) {
@@ -65,7 +76,7 @@ export const storeCommand: Command = {
       throw new ProxyError(
         "USAGE",
         `${name === undefined ? "Name what to do" : `Unknown store command "${[name, ...extra].join(" ")}"`}: ` +
-          "mcpproxy store init|migrate|status. Run `mcpproxy store --help`.",
+          "mcpproxy store init|migrate|rekey|status. Run `mcpproxy store --help`.",
       );
     }
     const config = loadCommandConfig(values, storeOverrides(values));
@@ -92,6 +103,18 @@ export const storeCommand: Command = {
       );
       return 0;
     }
+    if (name === "rekey") {
+      const outcome = await rekeyStore(target, process.env, logger);
+      const moved = process.env[NEW_STORE_KEY_ENV]?.trim() ? NEW_STORE_KEY_ENV : "MCPPROXY_STORE_KEY";
+      print(
+        `Sealed the shared store ${target.shown} under ${moved} (${DERIVATIONS[outcome.to]}; it was ` +
+          `${DERIVATIONS[outcome.from]}): ${outcome.secrets} shared secret(s), ${outcome.logins} OAuth login(s)` +
+          (outcome.droppedResults > 0 ? `; ${outcome.droppedResults} kept large result(s) dropped` : "") +
+          `. Start the replicas with MCPPROXY_STORE_KEY set to ${moved === "MCPPROXY_STORE_KEY" ? "the same key" : `what ${NEW_STORE_KEY_ENV} was`}.`,
+        { store: target.shown, key: moved, ...outcome },
+      );
+      return 0;
+    }
     if (name === "init") {
       const entries = readConfigServers(config.configPath).servers;
       const outcome = await initStore(target, { env: process.env, logger, entries });
@@ -112,6 +135,12 @@ export const storeCommand: Command = {
     print(statusText(target.shown, report), { store: target.shown, isUpToDate, ...report });
     return isUpToDate ? 0 : 1;
   },
+};
+
+const DERIVATIONS: Record<RekeyOutcome["to"], string> = {
+  random: "a random key",
+  scrypt: "a passphrase stretched with scrypt",
+  "legacy-hkdf": "a passphrase stretched with HKDF alone",
 };
 
 function isSubcommand(name: string | undefined): name is Subcommand {

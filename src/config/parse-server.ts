@@ -3,6 +3,7 @@ import { pathToFileURL } from "node:url";
 import * as v from "valibot";
 import type { ToolOverride } from "../index/tool-overrides.ts";
 import type { CallLimits } from "../limits/call-gate.ts";
+import { escapeUnshown } from "../security/hidden-characters.ts";
 import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
@@ -117,7 +118,8 @@ export function parseServer(
   const path = `${section}.${name}`;
   const badName = serverNameProblem(name);
   if (badName) {
-    problems.push({ path, message: badName });
+    // Shown escaped: a name refused for its bidi controls must not reorder the error line.
+    problems.push({ path: `${section}.${escapeUnshown(name)}`, message: badName });
     return undefined;
   }
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {

@@ -120,7 +120,16 @@ export async function checkStore(options: StoreCheckOptions): Promise<StoreCheck
 function keyFinding(key: StoreInspection["key"]): Finding {
   switch (key.state) {
     case "matches":
-      return finding("key", "ok", "MCPPROXY_STORE_KEY is the key the store was set up with");
+      return key.isLegacyPassphrase
+        ? finding(
+            "key",
+            "warn",
+            "MCPPROXY_STORE_KEY is the key the store was set up with, a passphrase stretched with HKDF alone " +
+              "(by an mcpproxy before scrypt): whoever can read the store can test guesses of it fast",
+            "with every replica stopped, run `mcpproxy store rekey` (or move to a random key: " +
+              "MCPPROXY_STORE_NEW_KEY=$(openssl rand -hex 32) mcpproxy store rekey)",
+          )
+        : finding("key", "ok", "MCPPROXY_STORE_KEY is the key the store was set up with");
     case "differs":
       return finding(
         "key",

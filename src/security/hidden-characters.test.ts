@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { invisibleCharacters, smuggledText, withoutInvisible } from "./hidden-characters.ts";
+import { escapeUnshown, invisibleCharacters, smuggledText, withoutInvisible } from "./hidden-characters.ts";
 
 const tags = (text: string) =>
   [...text].map((char) => String.fromCodePoint(0xe0000 + char.charCodeAt(0))).join("");
@@ -88,5 +88,36 @@ describe("smuggledText", () => {
 describe("withoutInvisible", () => {
   test("removes invisible characters and turns blank fillers into spaces", () => {
     expect(withoutInvisible("ig\u200bnore\u3164all\u{e0100}")).toBe("ignore all");
+  });
+});
+
+describe("escapeUnshown", () => {
+  test("writes bidi embeddings, overrides and isolates as \\uXXXX (Trojan Source)", () => {
+    const text = "rm -rf /tmp/x \u202Egnp.txt\u202C \u2066a\u2069\u202A\u202B\u202D\u2067\u2068";
+    expect(escapeUnshown(text)).toBe(
+      "rm -rf /tmp/x \\u202Egnp.txt\\u202C \\u2066a\\u2069\\u202A\\u202B\\u202D\\u2067\\u2068",
+    );
+  });
+
+  test("writes controls, line breaks, zero-width characters, separators and tags as escapes", () => {
+    expect(escapeUnshown("a\u001b[2Jb\u0007c\u009bd\te\nf\rg\u200bh\u2028i\u00adj\u{E0041}k")).toBe(
+      "a\\u001B[2Jb\\u0007c\\u009Bd\\u0009e\\u000Af\\u000Dg\\u200Bh\\u2028i\\u00ADj\\uDB40\\uDC41k",
+    );
+  });
+
+  test("without exceptions: an emoji's joiner and selector are escaped too, letters and emoji are not", () => {
+    expect(escapeUnshown("👩\u200D💻 ❤\uFE0F ünïcödé")).toBe("👩\\u200D💻 ❤\\uFE0F ünïcödé");
+  });
+
+  test("keeps newlines when asked, and JSON text stays JSON with the same value", () => {
+    const value = { args: ["\u202Eexe.txt", "x\u2028y\u0085"], note: "line\nbreak" };
+    const json = escapeUnshown(JSON.stringify(value, null, 2), { keepLineBreaks: true });
+    expect(json).not.toMatch(/[\u202E\u2028\u0085]/);
+    expect(json.split("\n").length).toBe(JSON.stringify(value, null, 2).split("\n").length);
+    expect(JSON.parse(json)).toEqual(value);
+  });
+
+  test("plain text comes back as it is", () => {
+    expect(escapeUnshown("npx -y @acme/server --port=3000")).toBe("npx -y @acme/server --port=3000");
   });
 });

@@ -81,6 +81,35 @@ export function smuggledText(text: string): string[] {
   return [...tags, ...selectors];
 }
 
+/**
+ * What a terminal or a page would not show as itself: controls (tab and line breaks too), format
+ * characters (the bidi embeddings, overrides and isolates U+202A–202E and U+2066–2069 that can
+ * make text display in another order than it runs: "Trojan Source"), line and paragraph
+ * separators, lone surrogates and the invisible characters above, with none of their exceptions.
+ */
+const UNSHOWN =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0\u{E0000}-\u{E007F}]|\p{Variation_Selector}|\u034F/gu;
+
+/**
+ * A text as a person is shown it for a decision (`mcpproxy approve`): every character of UNSHOWN
+ * written as `\uXXXX` (one escape per UTF-16 unit, so JSON text stays JSON), the rest as it is.
+ * `keepLineBreaks` leaves newlines alone, for text of several lines or pretty-printed JSON (whose
+ * strings never hold a raw newline).
+ */
+export function escapeUnshown(text: string, options: { keepLineBreaks?: boolean } = {}): string {
+  if (ASCII_VISIBLE.test(text)) return text;
+  return text.replace(UNSHOWN, (char) =>
+    options.keepLineBreaks && char === "\n"
+      ? char
+      : char
+          .split("")
+          .map((unit) => `\\u${unit.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`)
+          .join(""),
+  );
+}
+
+const ASCII_VISIBLE = /^[\x20-\x7E]*$/;
+
 function codePointLabel(char: string): string {
   return `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 }

@@ -7,7 +7,9 @@ import { withoutInvisible } from "./hidden-characters.ts";
  * and percent-escapes decoded (`&#105;` and `%69` are "i"), invisible characters removed,
  * compatibility forms (fullwidth, mathematical, circled letters) and accents undone (NFKD, then
  * combining marks dropped), look-alike letters folded to ASCII, letters spelled out with spaces,
- * dots or dashes joined ("i g n o r e" → "ignore"), and every run of white space one space.
+ * dots or dashes joined ("i g n o r e" → "ignore"), characters spaced out with punctuation among
+ * them joined too ("h t t p s : / / evil.example" → "https://evil.example", "g o o d _ _ echo" →
+ * "good__echo"), and every run of white space one space.
  */
 export function normalizeForScan(text: string): string {
   return readingsForScan(text).words;
@@ -24,14 +26,74 @@ export function readingsForScan(text: string): { words: string; names: string } 
   if (!PLAIN_ASCII.test(out)) {
     out = foldConfusables(withoutInvisible(out).normalize("NFKD").replace(MARKS, ""));
   }
+  const spaced = joinSpacedRuns(out);
+  const forWords = spaced?.words ?? out;
+  const forNames = spaced?.names ?? out;
   SPACED_LETTERS.lastIndex = 0;
-  if (!SPACED_LETTERS.test(out)) {
-    const words = out.replace(WHITE_SPACE, " ").trim();
+  if (!SPACED_LETTERS.test(forWords) && forWords === forNames) {
+    const words = forWords.replace(WHITE_SPACE, " ").trim();
     return { words, names: words };
   }
-  const words = out.replace(SPACED_LETTERS, joinLetters).replace(WHITE_SPACE, " ").trim();
-  const names = out.replace(SPACED_LETTERS, joinWholeRun).replace(WHITE_SPACE, " ").trim();
+  const words = forWords.replace(SPACED_LETTERS, joinLetters).replace(WHITE_SPACE, " ").trim();
+  const names = forNames.replace(SPACED_LETTERS, joinWholeRun).replace(WHITE_SPACE, " ").trim();
   return { words, names };
+}
+
+/**
+ * Three or more single characters one space apart ("h t t p s : / /"). Those that are all letters
+ * are SPACED_LETTERS' (words cut again at the patterns' words); those with anything else among
+ * them (a URL, a tool's `server__tool` name, a path) are joined here.
+ */
+const SPACED_RUN = /(?<!\S)\S(?: \S){2,}(?!\S)/g;
+const LETTERS_ONLY = /^[A-Za-z]*$/;
+/**
+ * What ends in one of these points into the word after it ("https://" + "evil.example", "good__" +
+ * "echo"), what starts with one of these (or with a dot) into the word before it ("evil" +
+ * ".example", "good" + "__echo"): a run and the word next to it are glued when one space parts
+ * them. Not a final dot: "i . e ." ends an abbreviation, not a host.
+ */
+const POINTS_ON = /[/:_@\\-]$/;
+const POINTS_BACK = /^[./:_@\\-]/;
+/** How far to look for the word a run is glued to. */
+const GLUE_REACH = 200;
+/** Letters run together in a joined run, not part of a URL, a host or a path: cut at the patterns' words. */
+const RUN_TOGETHER = /(?<![\w/:.@-])[A-Za-z]{8,}/g;
+
+/**
+ * The text with every spaced-out run that holds more than letters joined, as the two readings take
+ * it (`words`: letters run together cut at the patterns' words; `names`: whole); undefined when it
+ * has none. One pass over the runs, each glued to at most one word either side.
+ */
+function joinSpacedRuns(text: string): { words: string; names: string } | undefined {
+  let words = "";
+  let names = "";
+  let at = 0;
+  SPACED_RUN.lastIndex = 0;
+  for (const match of text.matchAll(SPACED_RUN)) {
+    let start = match.index;
+    let end = start + match[0].length;
+    let joined = match[0].replaceAll(" ", "");
+    const before = /(?:^|\s)(\S+) $/.exec(text.slice(Math.max(at, start - GLUE_REACH), start))?.[1];
+    const after = /^ (\S+)/.exec(text.slice(end, end + GLUE_REACH))?.[1];
+    const glueBefore = before !== undefined && (POINTS_BACK.test(joined) || POINTS_ON.test(before));
+    const glueAfter = after !== undefined && (POINTS_ON.test(joined) || POINTS_BACK.test(after));
+    // Letters alone, glued to nothing: SPACED_LETTERS' to join.
+    if (LETTERS_ONLY.test(joined) && !glueBefore && !glueAfter) continue;
+    if (glueBefore) {
+      start -= before.length + 1;
+      joined = before + joined;
+    }
+    if (glueAfter) {
+      end += after.length + 1;
+      joined += after;
+    }
+    const kept = text.slice(at, start);
+    words += kept + joined.replace(RUN_TOGETHER, (letters) => letters.replace(PATTERN_WORDS, " $& "));
+    names += kept + joined;
+    at = end;
+  }
+  if (at === 0) return undefined;
+  return { words: words + text.slice(at), names: names + text.slice(at) };
 }
 
 const PLAIN_ASCII = /^[\t\n\r\x20-\x7E]*$/;

@@ -142,6 +142,18 @@ export function loadOrCreateStateKey(dataDir: string): Buffer {
   return key;
 }
 
+/**
+ * The key where the data dir cannot be written (serve on a read-only dir): the key file's when it
+ * has one, else a key of this process alone (a requestState it sealed opens only in it).
+ */
+export function stateKeyToRead(dataDir: string): Buffer {
+  try {
+    return readKey(join(dataDir, REQUEST_STATE_KEY_FILE)) ?? randomBytes(32);
+  } catch {
+    return randomBytes(32); // a file it may not read
+  }
+}
+
 function readKey(path: string): Buffer | undefined {
   try {
     const key = readFileSync(path);

@@ -16,6 +16,28 @@ describe("server names", () => {
     }
   });
 
+  test("bidi controls and other invisible characters are refused, by code point", () => {
+    for (const char of [
+      "\u202A",
+      "\u202B",
+      "\u202C",
+      "\u202D",
+      "\u202E",
+      "\u2066",
+      "\u2067",
+      "\u2068",
+      "\u2069",
+    ]) {
+      expect(serverNameProblem(`git${char}hub`)).toBe(
+        `a server name must not contain invisible or text-direction characters (U+${char.charCodeAt(0).toString(16).toUpperCase()})`,
+      );
+    }
+    expect(serverNameProblem("git\u200bhub")).toMatch(/U\+200B/);
+    expect(serverNameProblem("notes\u{E0041}")).toMatch(/U\+E0041/);
+    // An emoji's own joiner is not hidden text.
+    expect(serverNameProblem("dev 👩\u200D💻")).toBeUndefined();
+  });
+
   test("results, in any case, is reserved: mcpproxy://results/<id> is a kept large result, never a server's resource", () => {
     for (const name of ["results", "Results", "RESULTS"]) expect(serverNameProblem(name)).toMatch(/reserved/);
     expect(usableServerName("Results")).toBe("Results-server");
@@ -26,7 +48,16 @@ describe("server names", () => {
     expect(usableServerName("acme/notes")).toBe("acme-notes");
     expect(usableServerName("constructor")).toBe("constructor-server");
     expect(usableServerName("two\nlines")).toBe("two-lines");
-    for (const name of ["acme/notes", "constructor", "two\nlines", "__proto__", "/"]) {
+    expect(usableServerName("acme\u202Egnp\u202C notes")).toBe("acmegnp notes");
+    for (const name of [
+      "acme/notes",
+      "constructor",
+      "two\nlines",
+      "__proto__",
+      "/",
+      "\u2066x\u2069",
+      "\u202E",
+    ]) {
       expect(serverNameProblem(usableServerName(name))).toBeUndefined();
     }
   });

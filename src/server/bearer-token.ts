@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MiddlewareHandler } from "hono";
+import { ProxyError } from "../errors.ts";
 import { writeFileAtomic } from "../index/atomic-file.ts";
 import { isLoopbackHost } from "./host-guard.ts";
 
@@ -19,13 +20,26 @@ export function isTokenRequired(host: string, requireToken: boolean): boolean {
   return requireToken || !isLoopbackHost(host);
 }
 
-/** The token in the data dir, made on first use. */
-export async function loadOrCreateToken(dataDir: string): Promise<{ token: string; path: string }> {
+/**
+ * The token in the data dir, made on first use; `mayCreate` false where the data dir cannot be
+ * written (serve on a read-only one): then only a token already there serves.
+ */
+export async function loadOrCreateToken(
+  dataDir: string,
+  options: { mayCreate?: boolean } = {},
+): Promise<{ token: string; path: string }> {
   const path = join(dataDir, TOKEN_FILE);
   if (existsSync(path)) {
     const token = readFileSync(path, "utf8").trim();
     if (token.length >= 32) return { token, path };
   }
+  if (options.mayCreate === false)
+    throw new ProxyError(
+      "DATA_DIR_UNWRITABLE",
+      `The HTTP listener needs a bearer token, kept in ${path}, and the data dir cannot be written to make ` +
+        "one: put a token of 32 characters or more there (`openssl rand -hex 32`), or give serve a writable " +
+        "data dir (--data-dir, MCPPROXY_DATA_DIR).",
+    );
   const token = randomBytes(32).toString("hex");
   await writeFileAtomic(path, `${token}\n`);
   return { token, path };

@@ -5,6 +5,7 @@ import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { GateStatus } from "../limits/call-gate.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
+import { escapeUnshown } from "../security/hidden-characters.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ServerStatus, UpstreamPool } from "../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
@@ -208,7 +209,7 @@ export function editsFor(
   };
   const checked = (name: string, entry: Record<string, unknown> | undefined) => {
     const problem = serverNameProblem(name);
-    if (problem) throw new ProxyError("USAGE", `${JSON.stringify(name)}: ${problem}`);
+    if (problem) throw new ProxyError("USAGE", `${escapeUnshown(JSON.stringify(name))}: ${problem}`);
     if (isAgent && entry) {
       const refused = keysRefusedToAgents(entry);
       if (refused.length > 0) {

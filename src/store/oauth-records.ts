@@ -40,7 +40,8 @@ export interface SharedOAuthRecords {
 /** How long a refresh waits for another replica's refresh of the same server (they take a second). */
 const REFRESH_LOCK_WAIT_MS = 30_000;
 
-const purposeOf = (server: string) => `oauth:${server}`;
+/** What a server's login is sealed for (`store rekey` seals them again). */
+export const oauthPurpose = (server: string) => `oauth:${server}`;
 
 export async function openSharedOAuthRecords(
   store: SharedStore,
@@ -55,7 +56,7 @@ export async function openSharedOAuthRecords(
 
   const opened = (server: string, sealed: Uint8Array): unknown => {
     try {
-      return JSON.parse(key.open(Buffer.from(sealed), purposeOf(server)).toString("utf8"));
+      return JSON.parse(key.open(Buffer.from(sealed), oauthPurpose(server)).toString("utf8"));
     } catch (error) {
       logger.warn(
         `the shared store's OAuth login of ${server} cannot be read (${describeError(error)}): log in again`,
@@ -84,7 +85,7 @@ export async function openSharedOAuthRecords(
           const tx = transaction as unknown as SharedStore["sql"];
           if (record === undefined) await tx`DELETE FROM mcpproxy.oauth_records WHERE server = ${server}`;
           else {
-            const sealed = key.seal(Buffer.from(JSON.stringify(record)), purposeOf(server));
+            const sealed = key.seal(Buffer.from(JSON.stringify(record)), oauthPurpose(server));
             await tx`
               INSERT INTO mcpproxy.oauth_records (server, sealed, updated_at) VALUES (${server}, ${sealed}, now())
               ON CONFLICT (server) DO UPDATE SET sealed = EXCLUDED.sealed, updated_at = now()`;

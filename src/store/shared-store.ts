@@ -6,7 +6,9 @@ import { VERSION } from "../version.ts";
 import { CONNECT_TIMEOUT_S, connectPostgres, type Sql, type Tx } from "./postgres/connect.ts";
 import { migrate, refuseNewerSchema, schemaStatus } from "./postgres/migrations.ts";
 import { type ChangeListener, recordChange, startChangeListener } from "./postgres/store-changes.ts";
-import { type StoreKey, storeKeyFrom } from "./store-key.ts";
+import type { StoreKey } from "./store-key.ts";
+import { type StoreSecret, storeSecretFrom } from "./store-key-derivation.ts";
+import { checkKey, LEGACY_KEY_WARNING, neverSetUp, storeKeyIn } from "./store-key-records.ts";
 
 /**
  * The shared store of a team deployment: one PostgreSQL database that every replica reads and
@@ -58,11 +60,15 @@ export interface SharedStoreOptions {
 /** How often a replica says it is alive (`store status` shows who is). */
 export const HEARTBEAT_MS = 10_000;
 
-const KEY_CHECK = "store_key_check";
 const REQUEST_STATE_KEY = "request_state_key";
+/** The rows of mcpproxy.meta sealed with the store key (as `meta:<name>`): `store rekey` seals them again. */
+export const SEALED_META = [REQUEST_STATE_KEY] as const;
+/** What a row of mcpproxy.meta is sealed for. */
+export const metaPurpose = (name: string) => `meta:${name}`;
 
 export async function openSharedStore(options: SharedStoreOptions): Promise<SharedStore> {
-  const key = storeKeyFrom(options.env);
+  // Read (and refused when missing or short) before connecting; the key itself needs the store's parameters.
+  const secret = storeSecretFrom(options.env);
   const isReplica = options.isReplica ?? true;
   const replicaId = isReplica
     ? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`
@@ -74,7 +80,7 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
   let prepared: PreparedStore;
   let changes: ChangeListener;
   try {
-    prepared = await prepareSharedStore(sql, key, options.isReadOnly ?? false);
+    prepared = await prepareSharedStore(sql, secret, options.isReadOnly ?? false);
     if (isReplica)
       await sql`
         INSERT INTO mcpproxy.replicas (id, host, pid, version, started_at, seen_at)
@@ -90,6 +96,8 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
       }, HEARTBEAT_MS)
     : undefined;
   heartbeat?.unref?.();
+  const { key } = prepared;
+  if (key.derivation === "legacy-hkdf") options.logger.warn(LEGACY_KEY_WARNING);
   return {
     shown: options.shown,
     replicaId,
@@ -119,6 +127,7 @@ export async function openSharedStore(options: SharedStoreOptions): Promise<Shar
 
 interface PreparedStore {
   migrated: readonly number[];
+  key: StoreKey;
   requestStateKey: Buffer;
 }
 
@@ -126,12 +135,17 @@ interface PreparedStore {
  * What every opening of the store does, a replica's and `store init`'s alike: the schema brought up
  * to date, the key checked against the store's, the shared secrets made or read.
  */
-async function prepareSharedStore(sql: Sql, key: StoreKey, isReadOnly: boolean): Promise<PreparedStore> {
+async function prepareSharedStore(
+  sql: Sql,
+  secret: StoreSecret,
+  isReadOnly: boolean,
+): Promise<PreparedStore> {
   if (isReadOnly) await refuseUnprepared(sql);
   const migrated = isReadOnly ? [] : await migrate(sql);
+  const key = await storeKeyIn(sql, secret, isReadOnly);
   await checkKey(sql, key, isReadOnly);
   const requestStateKey = await sharedSecret(sql, key, REQUEST_STATE_KEY, () => randomBytes(32), isReadOnly);
-  return { migrated, requestStateKey };
+  return { migrated, key, requestStateKey };
 }
 
 /** A reader's opening: the schema must be this mcpproxy's already (a read never migrates). */
@@ -162,26 +176,6 @@ export function storeUnavailable(shown: string, error: unknown): ProxyError {
   );
 }
 
-/** The first replica records its key's check value; every later one must have the same key. */
-async function checkKey(sql: Sql, key: StoreKey, isReadOnly = false): Promise<void> {
-  if (!isReadOnly)
-    await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${KEY_CHECK}, ${key.check}) ON CONFLICT DO NOTHING`;
-  const recorded = await recordedKeyCheck(sql);
-  if (recorded === undefined) throw neverSetUp();
-  if (recorded !== key.check)
-    throw new ProxyError(
-      "CONFIG_INVALID",
-      "MCPPROXY_STORE_KEY is not the key the shared store was set up with: give every replica the same key " +
-        "(the secrets in the store cannot be read with another).",
-    );
-}
-
-/** The check value of the key the store was set up with (undefined: none yet); compare with `StoreKey.check`. */
-export async function recordedKeyCheck(sql: Sql): Promise<string | undefined> {
-  const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${KEY_CHECK}`;
-  return row?.value;
-}
-
 /** A secret every replica shares, made by the first one that asks, kept sealed with the store key. */
 async function sharedSecret(
   sql: Sql,
@@ -191,16 +185,10 @@ async function sharedSecret(
   isReadOnly: boolean,
 ): Promise<Buffer> {
   if (!isReadOnly) {
-    const sealed = key.seal(make(), `meta:${name}`).toString("base64");
+    const sealed = key.seal(make(), metaPurpose(name)).toString("base64");
     await sql`INSERT INTO mcpproxy.meta (key, value) VALUES (${name}, ${sealed}) ON CONFLICT DO NOTHING`;
   }
   const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${name}`;
   if (!row) throw isReadOnly ? neverSetUp() : new Error(`the store lost its ${name}`);
-  return key.open(Buffer.from(row.value, "base64"), `meta:${name}`);
+  return key.open(Buffer.from(row.value, "base64"), metaPurpose(name));
 }
-
-const neverSetUp = () =>
-  new ProxyError(
-    "CONFIG_INVALID",
-    "The shared store was never set up (no key recorded): run `mcpproxy store init` or start a replica first.",
-  );

@@ -3,8 +3,9 @@ import { connectPostgres, type Sql } from "./postgres/connect.ts";
 import { migrate, schemaStatus } from "./postgres/migrations.ts";
 import { readStoreReport, type StoreReport } from "./postgres/store-status.ts";
 import { readEntries, type ServerEntries, seedRegistry } from "./server-registry.ts";
-import { HEARTBEAT_MS, openSharedStore, recordedKeyCheck, storeUnavailable } from "./shared-store.ts";
-import { storeKeyFrom } from "./store-key.ts";
+import { HEARTBEAT_MS, openSharedStore, storeUnavailable } from "./shared-store.ts";
+import { storeSecretFrom } from "./store-key-derivation.ts";
+import { recordedKeyCheck, storeKeyIn } from "./store-key-records.ts";
 
 /**
  * What `mcpproxy store init|migrate|status` does to the shared store (src/cli/store-command.ts
@@ -83,7 +84,8 @@ export async function readStoreStatus(target: StoreTarget, logger?: Logger): Pro
 
 /** How this machine's MCPPROXY_STORE_KEY stands against the store's check value. */
 export type KeyState =
-  | { state: "matches" }
+  /** `isLegacyPassphrase`: a passphrase read as a store set up before scrypt had it (store rekey). */
+  | { state: "matches"; isLegacyPassphrase: boolean }
   | { state: "differs" }
   /** The store has no check value yet (never initialised). */
   | { state: "unrecorded" }
@@ -115,11 +117,14 @@ export async function inspectStore(
     const recorded = report.schema.current >= 1 ? await recordedKeyCheck(sql) : undefined;
     let key: KeyState;
     try {
-      const check = storeKeyFrom(env).check;
-      key =
-        recorded === undefined
-          ? { state: "unrecorded" }
-          : { state: check === recorded ? "matches" : "differs" };
+      const secret = storeSecretFrom(env);
+      // Derived with the store's own parameters (a passphrase costs scrypt's time here too).
+      const derived = recorded === undefined ? undefined : await storeKeyIn(sql, secret, true);
+      key = !derived
+        ? { state: "unrecorded" }
+        : derived.check !== recorded
+          ? { state: "differs" }
+          : { state: "matches", isLegacyPassphrase: derived.derivation === "legacy-hkdf" };
     } catch (error) {
       key = { state: "unusable", problem: (error as Error).message };
     }
@@ -135,7 +140,7 @@ export async function inspectStore(
   });
 }
 
-async function withConnection<T>(
+export async function withConnection<T>(
   target: StoreTarget,
   purpose: string,
   logger: Logger | undefined,

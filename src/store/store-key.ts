@@ -1,12 +1,12 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { ProxyError } from "../errors.ts";
 
 /**
  * The key that encrypts the secrets the shared store holds (OAuth tokens, the requestState key):
  * `MCPPROXY_STORE_KEY`, from the environment only, the same on every replica. What is stored is
  * sealed with AES-256-GCM and bound to what it is (`purpose`), so a sealed value cannot be moved
  * to another row. The store keeps a check value of the key (never the key) so that a replica
- * started with a different key refuses to start instead of reading garbage.
+ * started with a different key refuses to start instead of reading garbage. How the variable
+ * becomes the key (random bytes, or a passphrase stretched with scrypt): store-key-derivation.ts.
  */
 export const STORE_KEY_ENV = "MCPPROXY_STORE_KEY";
 
@@ -18,41 +18,19 @@ export interface StoreKey {
   readonly check: string;
   /** A key of its own for one use (HKDF of this key and `purpose`), for a cipher other than seal's. */
   subkey(purpose: string): Buffer;
+  /**
+   * How MCPPROXY_STORE_KEY became this key (store-key-derivation.ts): random bytes as they are, a
+   * passphrase stretched with scrypt, or one read as a store set up before scrypt had it (HKDF).
+   */
+  readonly derivation: "random" | "scrypt" | "legacy-hkdf";
 }
 
 const VERSION = 1;
 
-/**
- * Accepts 32 bytes as 64 hex characters or base64, or a passphrase of at least 32 characters
- * (stretched with HKDF: a passphrase that long has the entropy, it only needs the shape).
- */
-export function storeKeyFrom(env: Readonly<Record<string, string | undefined>>): StoreKey {
-  const text = env[STORE_KEY_ENV]?.trim() ?? "";
-  if (text === "")
-    throw new ProxyError(
-      "CONFIG_INVALID",
-      `A shared store needs ${STORE_KEY_ENV}: the key that encrypts the OAuth tokens and secrets it keeps, ` +
-        "the same on every replica (make one with `openssl rand -hex 32`).",
-    );
-  return createStoreKey(keyBytesOf(text));
-}
-
-function keyBytesOf(text: string): Buffer {
-  if (/^[0-9a-f]{64}$/i.test(text)) return Buffer.from(text, "hex");
-  const decoded = /^[A-Za-z0-9+/_-]{43}=?$/.test(text) ? Buffer.from(text, "base64") : undefined;
-  if (decoded?.length === 32) return decoded;
-  if (text.length >= 32)
-    return Buffer.from(hkdfSync("sha256", text, "mcpproxy-store", "mcpproxy store key", 32));
-  throw new ProxyError(
-    "CONFIG_INVALID",
-    `${STORE_KEY_ENV} is too short: give 32 bytes as 64 hex characters (\`openssl rand -hex 32\`) or base64, ` +
-      "or a passphrase of at least 32 characters.",
-  );
-}
-
-export function createStoreKey(key: Buffer): StoreKey {
+export function createStoreKey(key: Buffer, derivation: StoreKey["derivation"] = "random"): StoreKey {
   if (key.length !== 32) throw new Error("a store key is 32 bytes");
   return {
+    derivation,
     check: createHmac("sha256", key).update("mcpproxy store key check").digest("hex").slice(0, 32),
     subkey: (purpose) => Buffer.from(hkdfSync("sha256", key, "mcpproxy-store", `subkey:${purpose}`, 32)),
     seal(plain, purpose) {

@@ -88,6 +88,19 @@ export function openWriterLock(dataDir: string, role: WriterRole): WriterLock {
   };
 }
 
+/**
+ * The lock of a data dir that cannot be written (a read-only mount): never held, so the catalog is
+ * opened for reading and nothing is written there; no file is made.
+ */
+export function unwritableDirLock(): WriterLock {
+  return {
+    isHeld: false,
+    tryAcquire: () => false,
+    holder: () => undefined,
+    release: () => {},
+  };
+}
+
 function holderOf(path: string): LockHolder | undefined {
   try {
     const [pidText, role] = readFileSync(path, "utf8").trim().split(/\s+/);
