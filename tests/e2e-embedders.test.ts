@@ -16,7 +16,7 @@ import {
   runProcess,
   type Sandbox,
 } from "./helpers.ts";
-import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
+import { startEmbeddingsServer, testModel } from "./model-assets.ts";
 
 setDefaultTimeout(60_000);
 
@@ -41,10 +41,10 @@ async function indexAndSearch(sandbox: Sandbox, env: Record<string, string>, que
   return JSON.parse(searched.stdout) as { tools: { name: string; score: number }[] };
 }
 
-const glove = sharedModel("glove-sif-50k-f16");
+const glove = testModel("glove-sif-50k-f16");
 /** unshare(1) runs a process in a network namespace of its own: no interface but a loopback that is down. */
 const canCutNetwork = spawnSync("unshare", ["-rn", "true"]).status === 0;
-const tinyBert = sharedModel("tiny-random-bert-onnx");
+const tinyBert = testModel("tiny-random-bert-onnx");
 
 describe("embedders in the compiled binary", () => {
   test.skipIf(!glove)(

@@ -3,15 +3,30 @@ import { join } from "node:path";
 import { ROOT, watchOutput } from "./helpers.ts";
 
 /**
- * The offline model assets in ../shared/models (never copied into the repo). Tests that need one
- * run only where it exists and otherwise say why they were skipped.
+ * The offline model assets some tests and benchmarks use (a word-level static table, a tiny ONNX
+ * BERT, model2vec fixtures). They are too large for the repository; MCPPROXY_TEST_MODELS names
+ * the folder that holds them, one subfolder per model (README, Development). Where it is unset
+ * or lacks a model, the tests that need it are skipped and say why.
  */
-export const SHARED_MODELS = join(ROOT, "..", "shared", "models");
+export const TEST_MODELS_ENV = "MCPPROXY_TEST_MODELS";
 
-export function sharedModel(name: string): string | undefined {
-  const dir = join(SHARED_MODELS, name);
-  if (existsSync(dir)) return dir;
-  process.stderr.write(`skipping tests that need ${dir}: the shared model assets are not on this machine\n`);
+/** The model's folder, when MCPPROXY_TEST_MODELS is set and holds it. */
+export function modelDir(name: string): string | undefined {
+  const root = process.env[TEST_MODELS_ENV];
+  const dir = root ? join(root, name) : undefined;
+  return dir && existsSync(dir) ? dir : undefined;
+}
+
+/** modelDir, and a line on stderr saying which tests are skipped and why when it is not there. */
+export function testModel(name: string): string | undefined {
+  const dir = modelDir(name);
+  if (dir) return dir;
+  const root = process.env[TEST_MODELS_ENV];
+  process.stderr.write(
+    root
+      ? `skipping tests that need the ${name} model: ${join(root, name)} does not exist\n`
+      : `skipping tests that need the ${name} model: set ${TEST_MODELS_ENV} to the folder of the offline test models\n`,
+  );
   return undefined;
 }
 
