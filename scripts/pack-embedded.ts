@@ -7,7 +7,7 @@
  */
 
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { BunPlugin } from "bun";
 import { type Planes, packBytes } from "../src/index/embedders/packed-file.ts";
 
@@ -65,6 +65,9 @@ function packedCopy(path: string, rule: PackRule, cacheDir: string): Uint8Array 
     return readFileSync(cached);
   } catch {
     const packed = packBytes(bytes, rule.planes, rule.level);
+    // Said because it takes seconds, once after `npm ci` or a package upgrade.
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    process.stderr.write(`packed ${basename(path)}: ${mb(bytes.length)} MB -> ${mb(packed.length)} MB\n`);
     mkdirSync(cacheDir, { recursive: true });
     // Renamed into place whole: builds running side by side never read half a file.
     const partial = `${cached}.${process.pid}.partial`;
