@@ -29,9 +29,8 @@ import { openToolCatalog, type ToolCatalog } from "../src/index/tool-catalog.ts"
 import { silentLogger } from "../src/log.ts";
 import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
 import { retrieveRankedAll } from "../src/server/ranked-retrieve.ts";
-import { type EvalQuery, loadEvalCatalog, splitGroupOf, toolId } from "./eval-catalog.ts";
+import { type EvalQuery, loadEvalCatalog, requireEvalSet, splitGroupOf, toolId } from "./eval-catalog.ts";
 import { bootstrapMean, type QueryScore, scoreQuery } from "./metrics.ts";
-import { ROOT } from "./proxy-process.ts";
 
 const TOP_K = 5;
 const MIN_SCORE = 0.05;
@@ -271,6 +270,6 @@ export async function runAdaptiveExperiment(file: string): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const file = process.argv[2] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+  const file = requireEvalSet(process.argv[2]);
   process.stdout.write(`${(await runAdaptiveExperiment(file)).join("\n")}\n`);
 }

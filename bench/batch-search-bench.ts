@@ -18,9 +18,9 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectHttp, type Sandbox, seededRandom, startHttpProxy } from "../tests/helpers.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 const BATCH = 5;
 const WARM_UP_ROUNDS = 5;
@@ -194,7 +194,7 @@ if (import.meta.main) {
     },
     allowPositionals: true,
   });
-  const file = positionals[0] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+  const file = requireEvalSet(positionals[0]);
   const results = await runBatchSearchBench(file, {
     rounds: Number(values.rounds),
     maxSeconds: Number(values["max-seconds"]),

@@ -22,10 +22,11 @@ import { toolFields, toolText } from "../src/index/tool-document.ts";
 import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../src/index/tool-vectors.ts";
 import { createVectorIndex } from "../src/index/vector-index.ts";
 import { openEmbeddingCache } from "./embedding-cache.ts";
+import { requireEvalSet } from "./eval-catalog.ts";
 import { data, longTasks, operationRanked, runExperiment, searchTextOf } from "./retrieval-experiment.ts";
 
 const MIN_SCORE = 0.05;
-const file = process.argv.slice(2).find((arg) => arg.endsWith(".json")) ?? "etom-msc-bench.json";
+const file = requireEvalSet(process.argv.slice(2).find((arg) => arg.endsWith(".json")));
 // --table=DIR: the same variants with a static word table (scripts/distill-use-table.ts) instead.
 const table = process.argv.find((arg) => arg.startsWith("--table="))?.slice(8);
 mkdirSync("/tmp/use-cache", { recursive: true });

@@ -1,9 +1,13 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { EvalQuery } from "../src/eval/eval-queries.ts";
 
 export type { EvalQuery };
 
-/** The retrieval-eval file format of `../shared/eval` (see its README). */
+/**
+ * The retrieval-eval file format: the tools of many servers and the queries asked of them, each
+ * query with `expected_groups` (every group one tool the query needs, found when any of its
+ * alternatives is retrieved). The public etom-msc-bench set (README, Benchmarks) is in this format.
+ */
 export interface EvalTool {
   server: string;
   name: string;
@@ -16,6 +20,31 @@ export interface EvalCatalog {
   servers?: Record<string, { description?: string }>;
   tools: EvalTool[];
   queries: EvalQuery[];
+}
+
+/** The variable that names the eval set when no path is given (README, Benchmarks). */
+export const EVAL_SET_ENV = "MCPPROXY_EVAL_SET";
+
+/** The eval set: the path given, else MCPPROXY_EVAL_SET's; undefined when neither is there. */
+export function evalSetPath(given?: string): string | undefined {
+  const path = given || process.env[EVAL_SET_ENV];
+  return path && existsSync(path) ? path : undefined;
+}
+
+/** Why there is no eval set, in one line that says what to do. */
+export function missingEvalSet(given?: string): string {
+  const path = given || process.env[EVAL_SET_ENV];
+  return path
+    ? `the eval set ${path} does not exist`
+    : `no eval set: pass the path of an eval catalog (such as etom-msc-bench.json) or set ${EVAL_SET_ENV} to it`;
+}
+
+/** The eval set's path; a bench that cannot run without it exits 2 with the reason. */
+export function requireEvalSet(given?: string): string {
+  const path = evalSetPath(given);
+  if (path) return path;
+  process.stderr.write(`${missingEvalSet(given)}\n`);
+  process.exit(2);
 }
 
 export function loadEvalCatalog(path: string): EvalCatalog {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * What `llm` search mode adds to retrieve_tools on the proxy's side: the eval catalog's tools
- * (../shared/eval) indexed once, then the same requests asked over stdio of a lexical `serve` and of
+ * (MCPPROXY_EVAL_SET) indexed once, then the same requests asked over stdio of a lexical `serve` and of
  * an llm `serve` whose chat model is the fixture on 127.0.0.1 (tests/fixtures/chat-completions-server.ts,
  * which answers at once), interleaved; then the llm serve again with every request repeated (the
  * cache). The fixture answers in well under a millisecond, so the difference is the proxy's own
@@ -19,9 +19,9 @@ import { parseArgs } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startChatServer } from "../tests/fixtures/start-chat-server.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -31,7 +31,7 @@ const { values } = parseArgs({
   },
 });
 const queryCount = Number(values.queries);
-const file = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+const file = requireEvalSet();
 const catalog = loadEvalCatalog(file);
 const queries = catalog.queries.slice(0, queryCount).map((q) => q.query);
 

@@ -3,7 +3,7 @@
  * How well the poisoning scan finds poisoned definitions and leaves real ones alone. Recall on the
  * labelled corpus (bench/poisoning-corpus.json: poisoned tools, prompts and resources, each with
  * the finding kind it must raise, and hand-written benign ones that must raise nothing), and false
- * positives on the 2,375 real tools of ../shared/eval, scanned as the proxy scans them
+ * positives on the 2,375 real tools of the eval set (MCPPROXY_EVAL_SET), scanned as the proxy scans them
  * (`scanTool({ name, description, inputSchema }, server, serverMentions(every server))`), with the
  * time that takes, and the slowest scan of a hostile 100,000-character description (the scan's
  * expressions must stay close to linear). Figures, not pass/fail: src/security/poisoning-scan.test.ts holds the corpus to
@@ -21,11 +21,11 @@ import {
   scanTool,
   serverMentions,
 } from "../src/security/poisoning-scan.ts";
+import { evalSetPath, missingEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
 import { ROOT } from "./proxy-process.ts";
 
 export const CORPUS_FILE = join(ROOT, "bench", "poisoning-corpus.json");
-export const EVAL_FILE = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
 
 export interface CorpusCase {
   id: string;
@@ -58,7 +58,7 @@ export const HELDOUT_FILES = ["poisoning-holdout.json", "poisoning-holdout-2.jso
   join(ROOT, "bench", name),
 );
 
-export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE, timingRuns = 5) {
+export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = evalSetPath(), timingRuns = 5) {
   const corpus = scoreCorpus(corpusFile);
   return {
     ...corpus,
@@ -66,9 +66,8 @@ export function runPoisoningBench(corpusFile = CORPUS_FILE, evalFile = EVAL_FILE
       file: file.slice(ROOT.length + 1),
       ...scoreCorpus(file),
     })),
-    real: existsSync(evalFile) ? scanRealTools(evalFile, timingRuns) : undefined,
+    real: evalFile ? scanRealTools(evalFile, timingRuns) : undefined,
     hostile: scanHostile(corpus.mentions),
-    evalFile,
   };
 }
 
@@ -216,7 +215,7 @@ export function formatPoisoningReport(report: ReturnType<typeof runPoisoningBenc
   );
   const real = report.real;
   if (!real) {
-    lines.push(`(real tools skipped: ${report.evalFile} is not here)`);
+    lines.push(`(real tools skipped: ${missingEvalSet()})`);
     return lines.join("\n");
   }
   lines.push(

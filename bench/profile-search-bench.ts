@@ -15,7 +15,7 @@ import { openToolCatalog, type ToolCatalog } from "../src/index/tool-catalog.ts"
 import { silentLogger } from "../src/log.ts";
 import { createProfileSelector } from "../src/profiles/profile-selector.ts";
 import { scopedCatalog } from "../src/profiles/scoped-views.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
 
 const { values, positionals } = parseArgs({
@@ -26,9 +26,7 @@ const { values, positionals } = parseArgs({
     every: { type: "string", default: "20" },
   },
 });
-const file = resolve(
-  positionals[0] ?? join(import.meta.dir, "..", "..", "shared", "eval", "etom-msc-bench.json"),
-);
+const file = resolve(requireEvalSet(positionals[0]));
 const evalCatalog = loadEvalCatalog(file);
 const dataDir = mkdtempSync(join(tmpdir(), "mcpproxy-profile-bench-"));
 try {

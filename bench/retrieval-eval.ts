@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * Retrieval eval through the real proxy. Two modes:
- *  - a catalog file (the ../shared/eval format): its servers are served as real MCP servers over
+ *  - a catalog file (the format of eval-catalog.ts; the eval set when none is given, MCPPROXY_EVAL_SET): its servers are served as real MCP servers over
  *    HTTP by one process, indexed with the compiled `mcpproxy index`, and every query is asked
  *    through `retrieve_tools` over MCP stdio;
  *  - your own setup: `--config mcp_config.json --queries queries.json` indexes the servers of your
@@ -12,7 +12,7 @@
  * retrieve_tools, the index time, the cold start and the proxy's peak RSS. MCPPROXY_* variables
  * (MCPPROXY_EMBEDDER, MCPPROXY_HF_MODEL, …) and OPENAI_API_KEY are passed to the proxy.
  *
- *   npm run eval -- FILE.json [--top-k 10] [--limit N] [--json OUT.json]
+ *   npm run eval -- [FILE.json] [--top-k 10] [--limit N] [--json OUT.json]
  *   npm run eval -- --config mcp_config.json --queries queries.json [--top-k 10] [--json OUT.json]
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -21,9 +21,9 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadQueries } from "../src/eval/eval-queries.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { type EvalQuery, loadEvalCatalog, splitGroupOf, toolId } from "./eval-catalog.ts";
+import { type EvalQuery, loadEvalCatalog, requireEvalSet, splitGroupOf, toolId } from "./eval-catalog.ts";
 import { bootstrapMean, meanScores, percentile, type QueryScore, scoreQuery } from "./metrics.ts";
-import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, peakRssMiB, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 export interface EvalReport {
   file: string;
@@ -222,10 +222,7 @@ if (import.meta.main) {
   }
   const report = values.config
     ? await runConfigEval(values.config, values.queries!, options)
-    : await runRetrievalEval(
-        positionals[0] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json"),
-        options,
-      );
+    : await runRetrievalEval(requireEvalSet(positionals[0]), options);
   process.stdout.write(`${formatEvalReport(report)}\n`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
 }

@@ -20,7 +20,7 @@ import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../src/index/request-
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
 import { toolFields, type UpstreamTool } from "../src/index/tool-document.ts";
 import { seededRandom } from "../tests/helpers.ts";
-import { splitGroupOf } from "./eval-catalog.ts";
+import { requireEvalSet, splitGroupOf } from "./eval-catalog.ts";
 import { bootstrapMean, meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
 
 interface EvalTool extends UpstreamTool {
@@ -32,8 +32,7 @@ export interface EvalQuery {
   expected_groups: string[][];
   subset: string;
 }
-const file =
-  process.argv.slice(2).find((arg) => arg.endsWith(".json")) ?? "../shared/eval/etom-msc-bench.json";
+const file = requireEvalSet(process.argv.slice(2).find((arg) => arg.endsWith(".json")));
 export const data = JSON.parse(readFileSync(file, "utf8")) as { tools: EvalTool[]; queries: EvalQuery[] };
 
 /**

@@ -13,9 +13,9 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 export interface RoutingReport {
   tools: number;
@@ -99,7 +99,7 @@ if (import.meta.main) {
     options: { queries: { type: "string" } },
     allowPositionals: true,
   });
-  const file = positionals[0] ?? join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
+  const file = requireEvalSet(positionals[0]);
   process.stdout.write(
     `${formatRoutingReport(await runRoutingBench(file, Number(values.queries ?? 500)))}\n`,
   );

@@ -1,16 +1,10 @@
 #!/usr/bin/env bun
-/**
- * `npm run bench`: every benchmark of the repo, against the compiled binary. Figures, not
- * pass/fail: they go into the README and the closing notes of issues.
- */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { formatOverheadReport, measureCallOverhead } from "./call-overhead.ts";
 import { formatConfigReloadReport, measureConfigReload } from "./config-reload-bench.ts";
+import { evalSetPath, missingEvalSet } from "./eval-catalog.ts";
 import { formatLimitsReport, runLimitsBench } from "./http-limits-bench.ts";
 import { formatLoadReport, runLoadBench } from "./load-bench.ts";
 import { formatPoisoningReport, runPoisoningBench } from "./poisoning-bench.ts";
-import { ROOT } from "./proxy-process.ts";
 import { formatRelayReport, measureRelay } from "./relay-bench.ts";
 import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
@@ -19,8 +13,8 @@ import { formatServerScaleReport, runServerScaleBench } from "./server-scale-ben
 import { formatTransportReport, measureTransportOverhead } from "./transport-overhead.ts";
 import { formatUpstreamBoundsReport, runUpstreamBoundsBench } from "./upstream-bounds-bench.ts";
 
-const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
-if (existsSync(evalFile)) {
+const evalFile = evalSetPath();
+if (evalFile) {
   process.stdout.write(`${formatEvalReport(await runRetrievalEval(evalFile))}\n\n`);
   process.stdout.write(`${formatScaleReport(await runScaleBench(), 10_000)}\n\n`);
   process.stdout.write(
@@ -28,9 +22,7 @@ if (existsSync(evalFile)) {
   );
   process.stdout.write(`${formatRoutingReport(await runRoutingBench(evalFile))}\n\n`);
 } else {
-  process.stdout.write(
-    `(retrieval eval skipped: ${evalFile} is not here; pass a catalog to \`npm run eval -- FILE\`)\n\n`,
-  );
+  process.stdout.write(`(retrieval eval, scale and routing benches skipped: ${missingEvalSet()})\n\n`);
 }
 process.stdout.write(`${formatPoisoningReport(runPoisoningBench())}\n\n`);
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);

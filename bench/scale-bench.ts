@@ -11,7 +11,7 @@
  *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25 --table DIR]
  *   npm run bench:scale -- --only servers [--servers 2000,20000 --max-seconds 300]
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -20,14 +20,12 @@ import { createEmbedder } from "../src/index/embedders/create-embedder.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { createLogger } from "../src/log.ts";
 import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
-import { startEmbeddingsServer } from "../tests/shared-assets.ts";
+import { modelDir, startEmbeddingsServer } from "../tests/model-assets.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
+import { type EvalCatalog, evalSetPath, loadEvalCatalog, missingEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, peakRssMiB, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { benchEnv, peakRssMiB, runBinary, startProxyStdio } from "./proxy-process.ts";
 import { formatServerScaleReport, runServerScaleBench } from "./server-scale-bench.ts";
-
-const SHARED = join(ROOT, "..", "shared");
 
 export interface ScaleVariant {
   name: string;
@@ -70,8 +68,8 @@ function dirMiB(dir: string): number {
 export async function runScaleBench(
   options: { tools?: number; queries?: number; only?: string; table?: string } = {},
 ): Promise<ScaleRow[]> {
-  const evalFile = join(SHARED, "eval", "etom-msc-bench.json");
-  if (!existsSync(evalFile)) throw new Error(`${evalFile} is needed to build the 10k corpus`);
+  const evalFile = evalSetPath();
+  if (!evalFile) throw new Error(`the 10k corpus is built from the eval set: ${missingEvalSet()}`);
   const size = options.tools ?? 10_000;
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-scale-"));
   const corpus = replicateCatalog(loadEvalCatalog(evalFile), size);
@@ -82,14 +80,14 @@ export async function runScaleBench(
   const embeddings = await startEmbeddingsServer();
 
   const variants: ScaleVariant[] = [{ name: "BM25", env: {} }];
-  const glove = join(SHARED, "models", "glove-sif-50k-f16");
-  if (existsSync(glove))
+  const glove = modelDir("glove-sif-50k-f16");
+  if (glove)
     variants.push({
       name: "HF static (glove-sif-50k)",
       env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: glove },
     });
-  const tinyBert = join(SHARED, "models", "tiny-random-bert-onnx");
-  if (existsSync(tinyBert))
+  const tinyBert = modelDir("tiny-random-bert-onnx");
+  if (tinyBert)
     variants.push({
       name: "HF ONNX (tiny BERT, q8)",
       env: { MCPPROXY_EMBEDDER: "HF", MCPPROXY_HF_MODEL: tinyBert },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * How large retrieve_tools' description gets (server/search-description.ts) with 3, 20 and 100
- * servers of the eval catalog (../shared/eval/etom-msc-bench.json: real servers' descriptions,
+ * servers of the eval catalog (etom-msc-bench.json, MCPPROXY_EVAL_SET: real servers' descriptions,
  * used as their instructions, and their tools), in process. Tokens are estimated as characters / 4
  * (no tokenizer: the ratio is the usual one for English text and JSON). For scale, beside each: what
  * the same servers' tools would cost listed one by one (name, description and input schema as
@@ -11,7 +11,7 @@
  * the proxy's once-a-second look takes (the stamp of every approved tool) and a full rebuild (every
  * definition read, the lines built). Figures, not pass/fail.
  *
- *   bun bench/search-description-bench.ts [--catalog ../shared/eval/etom-msc-bench.json]
+ *   bun bench/search-description-bench.ts [--catalog FILE.json]   (default: MCPPROXY_EVAL_SET)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,12 +29,13 @@ import { silentLogger } from "../src/log.ts";
 import { serverMentions } from "../src/security/poisoning-scan.ts";
 import { builtinToolDefinitions } from "../src/server/builtin-tools.ts";
 import { describeServers, type ServerSketch, serverLine } from "../src/server/search-description.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 
 const { values } = parseArgs({
-  options: { catalog: { type: "string", default: "../shared/eval/etom-msc-bench.json" } },
+  options: { catalog: { type: "string" } },
 });
-const catalog = loadEvalCatalog(values.catalog!);
+const catalogFile = requireEvalSet(values.catalog);
+const catalog = loadEvalCatalog(catalogFile);
 const byServer = new Map<string, typeof catalog.tools>();
 for (const tool of catalog.tools) byServer.set(tool.server, [...(byServer.get(tool.server) ?? []), tool]);
 const ordered = [...byServer].sort(([a, x], [b, y]) => y.length - x.length || (a < b ? -1 : 1));
@@ -42,7 +43,7 @@ const ordered = [...byServer].sort(([a, x], [b, y]) => y.length - x.length || (a
 const tokens = (chars: number) => Math.round(chars / 4);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const fixedChars = builtinToolDefinitions(10)[0]!.description!.length;
-say(`catalog: ${values.catalog} (${byServer.size} servers, ${catalog.tools.length} tools)`);
+say(`catalog: ${catalogFile} (${byServer.size} servers, ${catalog.tools.length} tools)`);
 say(`fixed text of the description: ${fixedChars} chars, ~${tokens(fixedChars)} tokens (chars/4)\n`);
 say(
   "servers | tools | description chars | ~tokens | of which servers part | lines named | build ms (cold) | tools listed directly ~tokens",

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launchCatalog } from "./catalog-launcher.ts";
-import { type EvalCatalog, loadEvalCatalog } from "./eval-catalog.ts";
-import { benchEnv, ROOT, requireBinary } from "./proxy-process.ts";
+import { type EvalCatalog, evalSetPath, loadEvalCatalog, missingEvalSet } from "./eval-catalog.ts";
+import { benchEnv, requireBinary } from "./proxy-process.ts";
 
 /**
  * Indexing speed by the number of configured servers (`npm run bench:scale -- --only servers`):
@@ -44,8 +44,8 @@ export async function runServerScaleBench(
   counts: readonly number[],
   maxSeconds: number,
 ): Promise<ServerScaleRow[]> {
-  const evalFile = join(ROOT, "..", "shared", "eval", "etom-msc-bench.json");
-  if (!existsSync(evalFile)) throw new Error(`${evalFile} is needed to build the server catalogs`);
+  const evalFile = evalSetPath();
+  if (!evalFile) throw new Error(`the server catalogs are built from the eval set: ${missingEvalSet()}`);
   const source = loadEvalCatalog(evalFile);
   const rows: ServerScaleRow[] = [];
   for (const servers of counts) {

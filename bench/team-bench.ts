@@ -1,6 +1,5 @@
 #!/usr/bin/env bun
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 /**
  * The team deployment's figures (issue 26), in one run on this machine: requests per second and
@@ -20,7 +19,7 @@ import { type Replica, startReplica, storeCommandEnv } from "../tests/support/re
 import { freshDatabase } from "../tests/support/store-databases.ts";
 import { startTeam, type Team } from "../tests/support/team.ts";
 import { startTempPostgres, type TempPostgres } from "../tests/support/temp-postgres.ts";
-import { loadEvalCatalog } from "./eval-catalog.ts";
+import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
 
 const { values } = parseArgs({
@@ -31,7 +30,7 @@ const { values } = parseArgs({
   },
 });
 /** The public eval's tool definitions: realistic sizes for the store's size figure. */
-const EVAL_PATH = join(import.meta.dir, "..", "..", "shared", "eval", "etom-msc-bench.json");
+const EVAL_PATH = requireEvalSet();
 const CLIENTS = Number(values.clients);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const CALLS = Number(values.calls);

@@ -8,10 +8,17 @@ repo=$(git rev-parse --show-toplevel)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git clone --quiet "$repo" "$work/clone"
-# CI puts shared/ next to the clone; do the same where it exists.
-[ -d "$repo/../shared" ] && ln -s "$repo/../shared" "$work/shared"
 mkdir "$work/home"
+# The documented variables that name the assets kept out of the repository (README, Development):
+# as set here, or where CI keeps them as seen from this checkout (.ci/assets.sh), since the clone
+# below sits elsewhere.
+mapfile -t assets < <(
+  cd "$repo" && . .ci/assets.sh &&
+    for name in MCPPROXY_TEST_MODELS MCPPROXY_EVAL_SET; do
+      [ -n "${!name:-}" ] && printf '%s=%s\n' "$name" "${!name}"
+    done
+)
 cd "$work/clone"
 # The system's directories and Node's, nothing a user added by hand (a Bun in ~/.bun/bin, say).
 path="$(dirname "$(command -v node)"):/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-env -i PATH="$path" HOME="$work/home" CI=true bash .ci/run
+env -i PATH="$path" HOME="$work/home" CI=true "${assets[@]}" bash .ci/run

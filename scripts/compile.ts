@@ -4,7 +4,8 @@
  * so a binary from either says where it came from.
  */
 import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { packEmbeddedPlugin } from "./pack-embedded.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
 
@@ -31,19 +32,29 @@ export function buildInfo(): BuildInfo {
 }
 
 /** Compiles the binary for `target` (a Bun target such as bun-darwin-arm64; this machine when absent). */
-export function compile(outfile: string, info: BuildInfo, target?: string): void {
-  const args = [
-    "build",
-    resolve(ROOT, "main.ts"),
-    "--compile",
-    "--minify",
-    `--define=MCPPROXY_BUILD_COMMIT=${JSON.stringify(info.commit)}`,
-    `--define=MCPPROXY_BUILD_DATE=${JSON.stringify(info.date)}`,
-    ...(target ? [`--target=${target}`] : []),
-    `--outfile=${outfile}`,
-  ];
-  const result = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
-  if (result.status !== 0) throw new Error(`bun build --compile failed for ${target ?? "this machine"}`);
+export async function compile(
+  outfile: string,
+  info: BuildInfo,
+  target?: Bun.Build.CompileTarget,
+): Promise<void> {
+  const packing = packEmbeddedPlugin(join(ROOT, "node_modules", ".cache", "mcpproxy-packed"));
+  const result = await Bun.build({
+    entrypoints: [resolve(ROOT, "main.ts")],
+    compile: { outfile, ...(target ? { target } : {}) },
+    minify: true,
+    define: {
+      MCPPROXY_BUILD_COMMIT: JSON.stringify(info.commit),
+      MCPPROXY_BUILD_DATE: JSON.stringify(info.date),
+    },
+    plugins: [packing.plugin],
+    throw: false,
+  });
+  if (!result.success) {
+    throw new Error(`bun build --compile failed for ${target ?? "this machine"}:\n${result.logs.join("\n")}`);
+  }
+  const unused = packing.unused();
+  if (unused.length > 0)
+    throw new Error(`scripts/pack-embedded.ts: no embedded file matched ${unused.join(", ")}`);
 }
 
-if (import.meta.main) compile(resolve(ROOT, "dist", "mcpproxy"), buildInfo());
+if (import.meta.main) await compile(resolve(ROOT, "dist", "mcpproxy"), buildInfo());

@@ -74,7 +74,7 @@ export async function release(options: {
       const stage = join(work, target);
       mkdirSync(stage);
       const binary = join(stage, isWindows ? "mcpproxy.exe" : "mcpproxy");
-      compile(binary, info, TARGETS[target]);
+      await compile(binary, info, TARGETS[target]);
       const binaryBytes = statSync(binary).size;
       if (isWindows) copyFileSync(binary, join(dir, file));
       else {

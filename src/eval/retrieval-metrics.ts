@@ -1,6 +1,10 @@
 /**
- * Retrieval metrics as `../shared/eval/README.md` defines them: each expected group is one needed
- * tool, found when any of its alternatives is retrieved.
+ * Retrieval metrics over expected groups: each group is one tool the query needs, found when any
+ * of its alternatives is retrieved. recall@k is the share of groups found in the top k (a query
+ * that needs m tools scores at most k/m below k = m), MRR@10 takes the first hit, nDCG@10 gives
+ * one unit of gain per group, all@10 is 1 when every group is in the top 10. These are the
+ * definitions of the public etom-msc-bench set (README, Benchmarks), so figures compare with its
+ * plain BM25 reference.
  */
 export interface QueryScore {
   recall1: number;

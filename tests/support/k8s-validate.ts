@@ -15,22 +15,17 @@ import { Service } from "kubernetes-models/v1/Service";
  */
 interface ModelClass {
   new (data: never): { validate(): void; toJSON(): unknown };
+  prototype: { validate(this: unknown): void };
 }
 
-const KINDS: Record<string, { model: ModelClass; schema: string }> = {
-  "apps/v1 Deployment": { model: Deployment, schema: "IoK8sApiAppsV1Deployment" },
-  "v1 Service": { model: Service, schema: "IoK8sApiCoreV1Service" },
-  "v1 ConfigMap": { model: ConfigMap, schema: "IoK8sApiCoreV1ConfigMap" },
-  "v1 Secret": { model: Secret, schema: "IoK8sApiCoreV1Secret" },
-  "autoscaling/v2 HorizontalPodAutoscaler": {
-    model: HorizontalPodAutoscaler,
-    schema: "IoK8sApiAutoscalingV2HorizontalPodAutoscaler",
-  },
-  "policy/v1 PodDisruptionBudget": {
-    model: PodDisruptionBudget,
-    schema: "IoK8sApiPolicyV1PodDisruptionBudget",
-  },
-  "networking.k8s.io/v1 Ingress": { model: Ingress, schema: "IoK8sApiNetworkingV1Ingress" },
+const KINDS: Record<string, ModelClass> = {
+  "apps/v1 Deployment": Deployment,
+  "v1 Service": Service,
+  "v1 ConfigMap": ConfigMap,
+  "v1 Secret": Secret,
+  "autoscaling/v2 HorizontalPodAutoscaler": HorizontalPodAutoscaler,
+  "policy/v1 PodDisruptionBudget": PodDisruptionBudget,
+  "networking.k8s.io/v1 Ingress": Ingress,
 };
 
 type Reads = Map<object, Set<PropertyKey>>;
@@ -58,18 +53,17 @@ function unread(value: unknown, reads: Reads, path: string): string[] {
 /** What is wrong with one manifest (empty when nothing is). */
 export async function manifestProblems(manifest: Record<string, unknown>): Promise<string[]> {
   const name = `${manifest.apiVersion} ${manifest.kind}`;
-  const kind = KINDS[name];
-  if (!kind) return [`${name}: not a kind this check knows (${Object.keys(KINDS).join(", ")})`];
+  const model = KINDS[name];
+  if (!model) return [`${name}: not a kind this check knows (${Object.keys(KINDS).join(", ")})`];
   try {
-    new kind.model(manifest as never).validate();
+    new model(manifest as never).validate();
   } catch (error) {
     return [`${name}: ${(error as Error).message}`];
   }
-  const { validate } = (await import(`kubernetes-models/_schemas/${kind.schema}`)) as {
-    validate: (data: unknown) => boolean;
-  };
+  // A model's validate() runs its schema's validator over `this`; run over a proxy of a copy, it
+  // tells which properties the schema looked at (the package does not export its validators).
   const reads: Reads = new Map();
   const copy = structuredClone(manifest);
-  validate(tracked(copy, reads));
+  model.prototype.validate.call(tracked(copy, reads));
   return unread(copy, reads, "").map((path) => `${name}: ${path} is not a field of the schema`);
 }

@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sharedModel } from "../../../tests/shared-assets.ts";
+import { testModel } from "../../../tests/model-assets.ts";
 import { loadOnnxEmbedder } from "./onnx-embedder.ts";
 
-const tinyBert = sharedModel("tiny-random-bert-onnx");
+const tinyBert = testModel("tiny-random-bert-onnx");
 
 // Golden values from the model's README: transformers.js feature-extraction, mean pooling,
 // normalized; first 4 of 32 dimensions, onnxruntime-web (WASM).

@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-// Embedded into the compiled binary; onnxruntime would otherwise fetch it from a CDN.
+// Embedded into the compiled binary, packed (packed-file.ts); onnxruntime would otherwise fetch it from a CDN.
 import ortWasmPath from "onnxruntime-web/ort-wasm-simd-threaded.wasm" with { type: "file" };
 import * as ort from "onnxruntime-web/wasm";
 import { batchedEmbedder, type Embedder } from "./embedder.ts";
+import { readEmbeddedFile } from "./packed-file.ts";
 
 /**
  * Sentence-embedding transformer models in ONNX form (the transformers.js layout: config.json,
@@ -58,7 +59,7 @@ let transformers: Promise<Transformers> | undefined;
  */
 function loadTransformers(): Promise<Transformers> {
   transformers ??= (async () => {
-    ort.env.wasm.wasmBinary = await Bun.file(ortWasmPath).arrayBuffer();
+    ort.env.wasm.wasmBinary = readEmbeddedFile(ortWasmPath);
     // Set so that transformers.js does not point the runtime at its CDN; the glue code is part
     // of this bundle and the binary is `wasmBinary`, so the path itself is never fetched.
     ort.env.wasm.wasmPaths = { wasm: ortWasmPath };

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { startEmbeddingsServer } from "../../../tests/shared-assets.ts";
+import { startEmbeddingsServer } from "../../../tests/model-assets.ts";
 import { createOpenAiEmbedder } from "./openai-embedder.ts";
 
 const servers: { stop(): void }[] = [];

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { sharedModel } from "../../../tests/shared-assets.ts";
+import { testModel } from "../../../tests/model-assets.ts";
 import { loadStaticEmbedder } from "./static-embedder.ts";
 
-const fixtures = sharedModel("model2vec-rs-test-fixtures");
-const glove = sharedModel("glove-sif-50k-f16");
+const fixtures = testModel("model2vec-rs-test-fixtures");
+const glove = testModel("glove-sif-50k-f16");
 const reference = (file: string) => JSON.parse(readFileSync(join(fixtures!, file), "utf8"))[0] as number[];
 const LONG = Array(1000).fill("hello").join(" ");
 

