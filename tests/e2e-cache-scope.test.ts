@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import {
+  clientCredentialsToken,
   createSandbox,
   eventually,
   fixtureEntry,
+  jsonRpcText,
   modernEntry,
   ROOT,
   type Sandbox,
@@ -31,17 +33,7 @@ let asPort = 0;
 let proxy: Awaited<ReturnType<typeof startHttpProxy>>;
 const stops: (() => unknown)[] = [];
 
-async function tokenFor(client: string): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${asPort}/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client,
-      client_secret: `${client}-secret`,
-    }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+const tokenFor = (client: string) => clientCredentialsToken(asPort, client);
 
 type Answer = Record<string, unknown> & { ttlMs?: number; cacheScope?: string };
 
@@ -78,14 +70,7 @@ async function modern(
     }),
   });
   const text = await response.text();
-  const data = response.headers.get("content-type")?.includes("text/event-stream")
-    ? text
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).trim())
-        .at(-1)
-    : text;
-  const body = JSON.parse(data ?? "{}") as { result?: Answer; error?: unknown };
+  const body = JSON.parse(jsonRpcText(response, text) ?? "{}") as { result?: Answer; error?: unknown };
   if (!body.result) throw new Error(`${method} at ${path} answered ${response.status}: ${text}`);
   return body.result;
 }

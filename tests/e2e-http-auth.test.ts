@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startOtlpReceiver } from "./fixtures/otlp-receiver.ts";
 import {
+  clientCredentialsToken,
   createSandbox,
   eventually,
   FIXTURE,
@@ -46,16 +47,7 @@ const asUrl = (path: string) => `http://127.0.0.1:${as.port}${path}`;
 const at = (path: string) => new URL(path, proxy.url);
 
 async function tokenFor(client: string, scope = "mcp:tools"): Promise<string> {
-  const response = await fetch(asUrl("/token"), {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client,
-      client_secret: `${client}-secret`,
-      scope,
-    }),
-  });
-  const token = ((await response.json()) as { access_token: string }).access_token;
+  const token = await clientCredentialsToken(as.port, client, scope);
   issued.push(token);
   return token;
 }

@@ -14,6 +14,7 @@ import {
   connectStdio,
   eventually,
   fixtureEntry,
+  jsonRpcText,
   modernEntry,
   OWN_TOOLS,
   ROOT,
@@ -287,14 +288,7 @@ async function post(
     headers: sent,
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...message }),
   });
-  const text = await response.text();
-  const data = response.headers.get("content-type")?.includes("text/event-stream")
-    ? text
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).trim())
-        .at(-1)
-    : text;
+  const data = jsonRpcText(response, await response.text());
   return { status: response.status, body: data ? JSON.parse(data) : undefined };
 }
 

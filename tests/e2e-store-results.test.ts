@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, Client as V2Client } from "@modelcontext
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
+  clientCredentialsToken,
   createSandbox,
   eventually,
   FIXTURE,
@@ -79,18 +80,7 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-async function tokenFor(client: string): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${asPort}/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client,
-      client_secret: `${client}-secret`,
-      scope: "mcp:tools",
-    }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+const tokenFor = (client: string) => clientCredentialsToken(asPort, client, "mcp:tools");
 
 /** A 2026-07-28 client of `principal` on `replica` (no session: every request stands alone). */
 async function clientOf(replica: Replica, principal: string) {

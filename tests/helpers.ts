@@ -369,6 +369,36 @@ export async function httpProxyWithClient(
   return { sandbox, proxy, client, health };
 }
 
+/**
+ * The JSON-RPC text a streamable HTTP POST answered: the body as it is, or the last `data:` event
+ * when the server answered with an SSE stream; undefined for an empty answer.
+ */
+export function jsonRpcText(response: Response, text: string): string | undefined {
+  if (!response.headers.get("content-type")?.includes("text/event-stream")) return text || undefined;
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => line.slice(5).trim())
+    .at(-1);
+}
+
+/**
+ * An access token from the authorization server fixture (tests/fixtures/authorization-server.ts) on
+ * `port`, by the client-credentials grant: client `client` with the secret `<client>-secret`.
+ */
+export async function clientCredentialsToken(port: number, client: string, scope?: string): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: client,
+      client_secret: `${client}-secret`,
+      ...(scope !== undefined ? { scope } : {}),
+    }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
 /** mulberry32: a small seeded generator in [0, 1), for fuzz inputs and bootstrap resampling that can be replayed. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
