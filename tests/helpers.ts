@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { stopAfterTest } from "./test-scope.ts";
 
 /** Shared plumbing for the end-to-end tests: the compiled binary, real fixture servers, temp homes. */
 export const ROOT = resolve(import.meta.dir, "..");
@@ -110,8 +111,9 @@ export async function startModernHttpFixture(args: string[] = [], env: Record<st
     stdout: "pipe",
     stderr: "ignore",
   });
+  const stop = stopAfterTest(() => child.kill());
   const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
-  return { url: `http://127.0.0.1:${port}/mcp`, child, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}/mcp`, child, stop };
 }
 
 /** The published reference server, run with Node as users run it through npx. */
@@ -162,8 +164,9 @@ export async function connectStdio(
     stderr += chunk.toString();
   });
   const client = new Client({ name: "e2e-test", version: "1.0.0" });
+  const close = stopAfterTest(() => client.close());
   await client.connect(transport);
-  return { client, stderr: () => stderr, close: () => client.close() };
+  return { client, stderr: () => stderr, close };
 }
 
 /** Starts `mcpproxy serve --transport http --port 0` and waits for the address it prints. */
@@ -188,17 +191,13 @@ export async function startHttpProxy(
     ],
     { env: sandbox.env(env), stdout: "pipe", stderr: "pipe" },
   );
+  const stop = stopAfterTest(() => {
+    child.kill("SIGTERM");
+    return child.exited;
+  });
   const stderr = watchOutput(child.stderr);
   const url = await stderr.waitFor(/serving MCP at (http:\/\/\S+?);/, 15_000);
-  return {
-    url: new URL(url),
-    child,
-    stderr,
-    async stop() {
-      child.kill("SIGTERM");
-      return child.exited;
-    },
-  };
+  return { url: new URL(url), child, stderr, stop };
 }
 
 /** Starts the fixture server over HTTP on a free port (`args`: more of its flags). */
@@ -207,12 +206,14 @@ export async function startHttpFixture(name = "web", args: string[] = []) {
     stdout: "pipe",
     stderr: "inherit",
   });
+  const stop = stopAfterTest(() => child.kill());
   const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
-  return { url: `http://127.0.0.1:${port}/mcp`, child, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}/mcp`, child, stop };
 }
 
 export async function connectHttp(url: URL) {
   const client = new Client({ name: "e2e-test", version: "1.0.0" });
+  stopAfterTest(() => client.close());
   await client.connect(new StreamableHTTPClientTransport(url));
   return client;
 }
@@ -276,10 +277,11 @@ export async function startEverythingHttp(mode: "sse" | "streamableHttp", port?:
     stdout: "pipe",
     stderr: "pipe",
   });
+  const stop = stopAfterTest(() => child.kill());
   watchOutput(child.stdout);
   await watchOutput(child.stderr).waitFor(/(running|listening) on port (\d+)/, 15_000);
   const url = `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`;
-  return { url, port, child, stop: () => child.kill() };
+  return { url, port, child, stop };
 }
 
 /** The pids of running processes whose command line contains `token` (a unique server name, say). */

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, watchOutput } from "./helpers.ts";
+import { stopAfterTest } from "./test-scope.ts";
 
 /**
  * The offline model assets some tests and benchmarks use (a word-level static table, a tiny ONNX
@@ -36,6 +37,7 @@ export async function startEmbeddingsServer(env: Record<string, string> = {}) {
     stdout: "pipe",
     env: { ...process.env, ...env },
   });
+  const stop = stopAfterTest(() => child.kill());
   const port = await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
   const base = `http://127.0.0.1:${port}`;
   return {
@@ -43,6 +45,6 @@ export async function startEmbeddingsServer(env: Record<string, string> = {}) {
     stats: async () => (await (await fetch(`${base}/stats`)).json()) as { requests: number; inputs: number },
     /** With FIXTURE_HOLD: lets the held batches through. */
     release: async () => void (await fetch(`${base}/release`, { method: "POST" })),
-    stop: () => child.kill(),
+    stop,
   };
 }

@@ -1,15 +1,18 @@
 import { dlopen, FFIType } from "bun:ffi";
-import { afterAll, setDefaultTimeout } from "bun:test";
+import { afterAll, afterEach, beforeEach, setDefaultTimeout } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
+import { markTestStart, stopStartedInTest } from "./test-scope.ts";
 
 /**
- * Preloaded into every `bun test` run (bunfig.toml). Two guards a busy machine and a forgetful test
+ * Preloaded into every `bun test` run (bunfig.toml). Three guards a busy machine and a forgetful test
  * need:
  *
  * - No test runs on Bun's 5 s default timeout: on a loaded 2-core machine a test that starts a proxy
  *   and its servers can take longer than that without anything being wrong. Files that need more
  *   still say so with their own `setDefaultTimeout` or a per-test timeout.
+ * - What the test helpers start during a test (a proxy, a fixture server, a client) is stopped when
+ *   the test ends, pass or fail (test-scope.ts).
  * - The run ends with a check that no process it started is still running: every test closes what
  *   it starts, even when it fails. The runner becomes a child subreaper (Linux), so a server whose
  *   proxy was killed, and would otherwise be adopted by init and escape notice, is adopted by the
@@ -35,6 +38,9 @@ Bun.spawn = ((...args: Parameters<typeof Bun.spawn>) => {
 }) as typeof Bun.spawn;
 
 becomeSubreaper();
+
+beforeEach(markTestStart);
+afterEach(stopStartedInTest);
 
 afterAll(async () => {
   const deadline = Date.now() + GRACE_MS;
