@@ -13,6 +13,7 @@ import {
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
+import { keepStartedAcrossTests } from "./test-scope.ts";
 
 // A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
 setDefaultTimeout(60_000);
@@ -25,6 +26,9 @@ setDefaultTimeout(60_000);
  * so a refresh happens during the test.
  */
 const TOKEN_TTL_S = 3;
+// The tests are the steps of one login's life: the proxy the first starts, the next ones use
+// (afterAll stops it).
+keepStartedAcrossTests();
 
 interface FixtureStats {
   registrations: number;

@@ -7,6 +7,8 @@
  */
 const started: (() => unknown)[] = [];
 let isInTest = false;
+/** The test file (Bun.main) whose tests share what they start: see keepStartedAcrossTests. */
+let sharingFile: string | undefined;
 
 export function markTestStart(): void {
   isInTest = true;
@@ -26,6 +28,15 @@ export async function stopStartedInTest(): Promise<void> {
 
 /** Has `stop` called when the current test ends (when one is running); returns it. */
 export function stopAfterTest<T extends () => unknown>(stop: T): T {
-  if (isInTest) started.push(stop);
+  if (isInTest && sharingFile !== Bun.main) started.push(stop);
   return stop;
+}
+
+/**
+ * For a file whose tests are the steps of one story (a proxy started by the first step is used by
+ * the next): what its tests start is kept until the file's `afterAll` stops it. Only that file: the
+ * choice is keyed to it.
+ */
+export function keepStartedAcrossTests(): void {
+  sharingFile = Bun.main;
 }
