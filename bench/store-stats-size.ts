@@ -2,10 +2,10 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { silentLogger } from "../src/log.ts";
+import type { CallRecord } from "../src/stats/call-record.ts";
 import { openSharedCallStats, type SharedCallStats } from "../src/stats/shared-call-stats.ts";
 import { statsTablesOf } from "../src/store/postgres/stats-tables.ts";
 import { openSharedStore, type SharedStore } from "../src/store/shared-store.ts";
-import type { CallRecord } from "../src/store/sqlite/call-stats.ts";
 import { startTempPostgres } from "../tests/support/temp-postgres.ts";
 
 /**

@@ -4,11 +4,11 @@ import { limitRefusalOf } from "../src/limits/call-gate.ts";
 import { createSharedBuckets } from "../src/limits/shared-buckets.ts";
 import { createSharedRateGate } from "../src/limits/shared-rate-gate.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
+import type { CallRecord } from "../src/stats/call-record.ts";
 import { openSharedCallStats } from "../src/stats/shared-call-stats.ts";
 import { rateBucketsOf } from "../src/store/postgres/rate-buckets.ts";
 import { statsTablesOf } from "../src/store/postgres/stats-tables.ts";
 import { openSharedStore, type SharedStore } from "../src/store/shared-store.ts";
-import type { CallRecord } from "../src/store/sqlite/call-stats.ts";
 import {
   POSTGRES_MISSING,
   postgresBinDir,

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
-import { writeFileAtomicSync } from "../index/atomic-file.ts";
 import type { Logger } from "../log.ts";
+import { writeFileAtomicSync } from "../store/atomic-file.ts";
 import { isAlive } from "../store/sqlite/writer-lock.ts";
 import type { IndexSummary } from "./index-summary.ts";
 

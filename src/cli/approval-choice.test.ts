@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { QuarantinedCapability } from "../index/capability-approvals.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
-import type { CatalogTool } from "../index/tool-catalog.ts";
 import { choose, namesOf, type Waiting } from "./approval-choice.ts";
 
 const tool = (server: string, name: string, findings: string[] = []) =>

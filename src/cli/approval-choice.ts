@@ -1,7 +1,8 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { QuarantinedCapability } from "../index/capability-approvals.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { type PendingLaunch, pendingLaunches } from "../security/launch-spec.ts";
 import type { ServerEntries } from "../store/server-registry.ts";
 

@@ -3,8 +3,9 @@ import { readConfigServers, updateConfigServers } from "../config/config-writer.
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { ProxyError } from "../errors.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";

@@ -1,5 +1,6 @@
 import { watchStopSignals } from "../app/stop-signals.ts";
-import { type Finding, runDoctor } from "../doctor/doctor-checks.ts";
+import { runDoctor } from "../doctor/doctor-checks.ts";
+import type { Finding } from "../doctor/finding.ts";
 import { COMMON_OPTIONS, type Command } from "./command.ts";
 import { STORE_OPTION } from "./command-store.ts";
 

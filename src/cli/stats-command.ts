@@ -3,11 +3,12 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
+import type { CallStats, ToolStats } from "../stats/call-record.ts";
+import { openCallStats } from "../stats/call-stats.ts";
 import { openSharedCallStats } from "../stats/shared-call-stats.ts";
 import { statsReport } from "../stats/stats-report.ts";
 import { statsTablesOf } from "../store/postgres/stats-tables.ts";
 import type { SharedStore } from "../store/shared-store.ts";
-import { type CallStats, openCallStats, type ToolStats } from "../store/sqlite/call-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 import { storeOverrides, withCommandStore, withStoreView } from "./command-store.ts";
 

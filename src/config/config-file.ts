@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "n
 import { dirname } from "node:path";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { ProxyError } from "../errors.ts";
-import { tempPathFor } from "../index/atomic-file.ts";
+import { tempPathFor } from "../store/atomic-file.ts";
 
 /**
  * The config file on disk. It may be JSONC, as VS Code, Cursor and Zed users write their files:

@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { applyEdits, modify, parse } from "jsonc-parser";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
-import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../index/atomic-file.ts";
+import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../store/atomic-file.ts";
 import { withConfigLock } from "../store/sqlite/config-lock.ts";
 import { parseConfigText, readConfigFile } from "./config-file.ts";
 import { renameNoReplace, swapFiles } from "./swap-file.ts";

@@ -23,22 +23,9 @@ import { CATALOG_FILE } from "../store/sqlite/catalog-store.ts";
 import { storeLocationOf } from "../store/store-setting.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
 import { connectUpstream, type UpstreamBounds, upstreamBounds } from "../upstream/upstream-connection.ts";
+import type { Finding } from "./finding.ts";
 import { failureFix, missingCommand } from "./server-hints.ts";
 import { checkStore } from "./store-checks.ts";
-
-/**
- * What `mcpproxy doctor` checks, each finding one line a user can act on: the config (which file
- * and why), the data dir and its index, every enabled server (started for real), the embedder,
- * the plugins, and whether the user's MCP clients point at mcpproxy.
- */
-export interface Finding {
-  area: "config" | "data" | "store" | "server" | "embedder" | "plugins" | "client";
-  subject: string;
-  status: "ok" | "warn" | "fail" | "info";
-  detail: string;
-  /** What to do about it, for warn and fail. */
-  fix?: string;
-}
 
 export interface DoctorOptions {
   configFlag?: string | undefined;

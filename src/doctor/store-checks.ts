@@ -3,7 +3,7 @@ import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../confi
 import { configTextWithServers } from "../config/registry-text.ts";
 import { describeError } from "../errors.ts";
 import { inspectStore, type StoreInspection } from "../store/store-admin.ts";
-import type { Finding } from "./doctor-checks.ts";
+import type { Finding } from "./finding.ts";
 
 /**
  * `doctor` with a shared store (`--store`, MCPPROXY_STORE, mcpproxy.store): the store checked as a

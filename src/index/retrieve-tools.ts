@@ -1,5 +1,6 @@
 import type { SearchHit } from "../plugin-api.ts";
-import type { CatalogTool, ToolCatalog } from "./tool-catalog.ts";
+import type { CatalogTool } from "./catalog-types.ts";
+import type { ToolCatalog } from "./tool-catalog.ts";
 import type { UpstreamTool } from "./tool-document.ts";
 
 /**

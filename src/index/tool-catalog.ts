@@ -2,12 +2,13 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { CATALOG_FILE, type ToolRow } from "../store/sqlite/catalog-store.ts";
+import { CATALOG_FILE } from "../store/sqlite/catalog-store.ts";
 import type { EraStore } from "../store/sqlite/era-store.ts";
 import type { InstructionStore } from "../store/sqlite/server-instructions.ts";
 import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-approvals.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
 import { createCatalogSearch } from "./catalog-search.ts";
+import type { CatalogTool, RankedTool, SearchFound } from "./catalog-types.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { createSearchIndex, loadSearchIndex, type SearchIndex } from "./search-index.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
@@ -16,16 +17,6 @@ import { assignToolNames, toolKey } from "./tool-naming.ts";
 import { createOverrideView } from "./tool-override-view.ts";
 import { NO_OVERRIDES, type ToolOverrides } from "./tool-overrides.ts";
 import { openToolVectors } from "./tool-vectors.ts";
-
-/**
- * Every known upstream tool with its public name, kept in step across the SQLite catalog (truth),
- * the Orama index (lexical search), the tool vectors when an embedder is set (tool-vectors.ts) and
- * an in-memory map (lookups on the call path).
- * Changes are serialized so servers that connect at the same time cannot interleave.
- */
-export interface CatalogTool extends ToolRow {
-  key: string;
-}
 
 /** A tool that is new or changed, with the definition it was listed with. */
 interface FreshTool extends CatalogTool {
@@ -39,18 +30,12 @@ export interface SyncCounts {
   unchanged: number;
 }
 
-export interface RankedTool {
-  tool: CatalogTool;
-  definition: UpstreamTool;
-  score: number;
-}
-
-/** A search's approved hits, and the quarantined tools it left out. */
-export interface SearchFound {
-  hits: RankedTool[];
-  held: CatalogTool[];
-}
-
+/**
+ * Every known upstream tool with its public name, kept in step across the SQLite catalog (truth),
+ * the Orama index (lexical search), the tool vectors when an embedder is set (tool-vectors.ts) and
+ * an in-memory map (lookups on the call path).
+ * Changes are serialized so servers that connect at the same time cannot interleave.
+ */
 export interface ToolCatalog {
   /** Set when the catalog file was damaged and a new one was started: what happened, for the user. */
   readonly recovered?: string;

@@ -1,6 +1,6 @@
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { Profiles } from "../config/profile-settings.ts";
-import type { ProxyServerDeps } from "../server/proxy-server.ts";
+import type { ProxyServerDeps } from "../server/proxy-deps.ts";
 import { createProfileSelector, type ProfileSelector } from "./profile-selector.ts";
 import { scopedCatalog, scopedPool, scopedStats } from "./scoped-views.ts";
 

@@ -1,6 +1,7 @@
 import { ProxyError } from "../errors.ts";
-import type { CatalogTool, SearchFound, ToolCatalog } from "../index/tool-catalog.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
+import type { CatalogTool, SearchFound } from "../index/catalog-types.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { CallStats } from "../stats/call-record.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { ProfileSelector } from "./profile-selector.ts";
 

@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { UpstreamTool } from "../index/tool-document.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
+import type { CallStats } from "../stats/call-record.ts";
 import { ALWAYS_LOAD_META_KEY, alwaysLoaded, type UsageScore, usageScores } from "./always-load.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ToolStats } from "../store/sqlite/call-stats.ts";
+import type { ToolStats } from "../stats/call-record.ts";
 import { alwaysLoaded, USAGE_WINDOW_MS, usageScores } from "./always-load.ts";
 
 const NOW = Date.parse("2026-11-24T12:00:00Z");

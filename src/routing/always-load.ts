@@ -1,5 +1,5 @@
 import { toolKey } from "../index/tool-naming.ts";
-import type { ToolStats } from "../store/sqlite/call-stats.ts";
+import type { ToolStats } from "../stats/call-record.ts";
 
 /**
  * Which tools of the `all` list carry `"anthropic/alwaysLoad": true` in `_meta`: the ones this

@@ -2,7 +2,7 @@ import type { Server, Tool } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { AllTools } from "../routing/all-tools.ts";
 import { pageOf } from "../routing/list-pages.ts";
-import type { ProxyServerDeps } from "./proxy-server.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 
 /**
  * tools/list in `all` routing, either era: the proxy's own tools, then every approved tool of the

@@ -1,5 +1,6 @@
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import { ajvFor } from "../json-schema-dialects.ts";
 import type { Logger } from "../log.ts";
 

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MiddlewareHandler } from "hono";
 import { ProxyError } from "../errors.ts";
-import { writeFileAtomic } from "../index/atomic-file.ts";
+import { writeFileAtomic } from "../store/atomic-file.ts";
 import { isLoopbackHost } from "./host-guard.ts";
 
 /**

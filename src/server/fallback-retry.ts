@@ -2,7 +2,8 @@ import type { CallToolResult, InputRequiredResult } from "@modelcontextprotocol/
 import { isInputRequiredResult } from "@modelcontextprotocol/server";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import type { ArgumentValidator } from "./argument-validator.ts";

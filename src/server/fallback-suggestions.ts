@@ -1,7 +1,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { CatalogTool, ToolCatalog } from "../index/tool-catalog.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
-import type { ServerState, UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { CallStats } from "../stats/call-record.ts";
+import type { ServerState } from "../upstream/pool-types.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { riskOf } from "./tool-risk.ts";
 
 /**

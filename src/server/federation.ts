@@ -23,10 +23,10 @@ import type { Tracer } from "../tracing/tracer.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { type Audience, mergedHint, UNCACHED } from "./cache-hints.ts";
 import { callOptionsFor } from "./call-options.ts";
+import type { ClientEra } from "./client-era.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";
 import { type InputRounds, isRetry, withInputRounds } from "./input-rounds.ts";
-import type { ClientEra } from "./proxy-server.ts";
 import { forwardTraced, traced } from "./request-spans.ts";
 
 /**

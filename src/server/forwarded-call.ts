@@ -11,20 +11,21 @@ import {
   ProtocolErrorCode,
 } from "@modelcontextprotocol/server";
 import { describeError, isProxyError } from "../errors.ts";
-import type { CatalogTool } from "../index/tool-catalog.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
 import { LIMIT_META_KEY, limitMeta, limitRefusalOf } from "../limits/call-gate.ts";
 import type { ToolCall, ToolResult } from "../plugin-api.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import type { CallOutcome } from "../store/sqlite/call-stats.ts";
+import type { CallOutcome } from "../stats/call-record.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { argumentShape } from "./argument-shape.ts";
 import { RETRIEVE_TOOLS } from "./builtin-tools.ts";
 import type { ForwardOptions } from "./call-options.ts";
+import type { ClientEra } from "./client-era.ts";
 import { retryOnFallback } from "./fallback-retry.ts";
 import { alternativesFor, withAlternatives } from "./fallback-suggestions.ts";
 import { withInputRounds } from "./input-rounds.ts";
-import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 import { forwardTraced } from "./request-spans.ts";
 
 /**

@@ -20,8 +20,8 @@ import {
   type StateBinding,
 } from "../security/request-state.ts";
 import type { AskClient, InputMethod } from "../upstream/forward-call.ts";
+import type { ClientEra } from "./client-era.ts";
 import type { ParkedCalls } from "./parked-calls.ts";
-import type { ClientEra } from "./proxy-server.ts";
 
 /**
  * Multi-round-trip requests (MRTR, 2026-07-28) across the proxy, for tools/call, prompts/get and

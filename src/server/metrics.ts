@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { GateStatus, LimitKind } from "../limits/call-gate.ts";
-import type { CallOutcome } from "../store/sqlite/call-stats.ts";
+import type { CallOutcome } from "../stats/call-record.ts";
 
 /**
  * `/metrics` in the Prometheus text format (`mcpproxy.metrics: true`), with prom-client rather

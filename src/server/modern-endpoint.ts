@@ -2,8 +2,8 @@ import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
 import type { ChangeFeed } from "./change-feed.ts";
+import type { ClientEra } from "./client-era.ts";
 import { isListenRequest, type ListenAdmission } from "./listen-admission.ts";
-import type { ClientEra } from "./proxy-server.ts";
 import { releasedAtEnd } from "./released-at-end.ts";
 
 /**

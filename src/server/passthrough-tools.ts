@@ -9,9 +9,10 @@ import type {
 import { approvedTool } from "../index/retrieve-tools.ts";
 import { NAME_SEPARATOR } from "../index/tool-naming.ts";
 import { callOptionsFor } from "./call-options.ts";
+import type { ClientEra } from "./client-era.ts";
 import type { ClientSession, ClientSessions } from "./client-sessions.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
-import type { ClientEra, ProxyServerDeps } from "./proxy-server.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 import { traced } from "./request-spans.ts";
 
 /**

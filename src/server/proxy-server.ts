@@ -7,22 +7,12 @@ import type {
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
-import type { Reranker } from "../index/llm-rerank.ts";
-import type { ToolCatalog } from "../index/tool-catalog.ts";
-import type { PrincipalQuotas } from "../limits/principal-quotas.ts";
-import type { Logger } from "../log.ts";
-import type { PluginRunner } from "../plugins/plugin-runner.ts";
-import type { AllTools } from "../routing/all-tools.ts";
-import type { SessionRegistry } from "../routing/session-registry.ts";
 import { type RoutingMode, type SessionRouting, sessionlessNote } from "../routing/session-routing.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
-import type { Tracer } from "../tracing/tracer.ts";
 import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 import { serveAllToolsList } from "./all-tools-list.ts";
-import type { ArgumentValidator } from "./argument-validator.ts";
 import {
   BUILTIN_TOOL_NAMES,
   builtinToolDefinitions,
@@ -34,14 +24,13 @@ import {
 } from "./builtin-tools.ts";
 import { type Audience, ownHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
-import type { ClientSessions } from "./client-sessions.ts";
-import type { FallbackPolicy } from "./fallback-retry.ts";
+import type { ClientEra } from "./client-era.ts";
 import { passthroughNaming } from "./federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
-import { type InputRounds, verifyRequestState } from "./input-rounds.ts";
-import type { ProxyMetrics } from "./metrics.ts";
+import { verifyRequestState } from "./input-rounds.ts";
 import { servePassthroughTools } from "./passthrough-tools.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 import {
   keepingOut,
   READ_RESULT,
@@ -53,9 +42,7 @@ import {
 } from "./read-result-tool.ts";
 import { traced } from "./request-spans.ts";
 import { callerOf } from "./resource-guard.ts";
-import type { ResultSpill } from "./result-spill.ts";
 import { DEFAULT_TOOLS_LIMIT, retrieveToolsCall } from "./retrieve-tools-call.ts";
-import type { SearchableServers } from "./search-description.ts";
 import {
   GET_TOOL_ALTERNATIVES,
   ToolAlternativesArgs,
@@ -65,83 +52,10 @@ import {
 import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
 import {
   runUpstreamServers,
-  type ServerEditor,
   UPSTREAM_SERVERS,
   upstreamServersArgs,
   upstreamServersDefinition,
 } from "./upstream-servers-tool.ts";
-
-/**
- * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
- * session with `createProxyServer`. Every failure a tool call can meet becomes an `isError`
- * result the agent can read and act on; only protocol misuse becomes a JSON-RPC error.
- * Plugins run at two seams only: around a forwarded call, and over the hits of a search.
- */
-export interface ProxyServerDeps {
-  catalog: ToolCatalog;
-  pool: UpstreamPool;
-  topK: number;
-  /** Hits scoring below this (0–1) are left out: an empty answer with a hint beats filler. */
-  minScore: number;
-  logger: Logger;
-  plugins?: PluginRunner | undefined;
-  /** Checks arguments against the tool's input schema before a call is forwarded. */
-  arguments?: ArgumentValidator | undefined;
-  /** `call-tool` (default), `dynamic`, `auto` (those two need `sessions`) or `all` (needs `allTools`). */
-  routing?: RoutingMode;
-  /** `--routing all`: every approved tool listed (routing/all-tools.ts). */
-  allTools?: AllTools | undefined;
-  /** How many tools one session may have registered (dynamic routing). */
-  toolsLimit?: number;
-  sessions?: SessionRegistry | undefined;
-  /**
-   * Every client session, for what upstreams send back (sampling, elicitation, roots, log
-   * messages, resource updates) and for resources, prompts, completion and logging. Unset, the
-   * proxy serves tools only.
-   */
-  clients?: ClientSessions | undefined;
-  /** The servers of a running proxy, for `upstream_servers` (serve only); `readOnly` hides changes. */
-  servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
-  /** `autoRetryFallback` (fallback-retry.ts); unset, a failed call is never retried elsewhere. */
-  fallback?: FallbackPolicy | undefined;
-  /** Where calls are counted (stats.db); unset, nothing is recorded. */
-  stats?: CallStats | undefined;
-  /** Cut each ranked list where its scores fall off (`mcpproxy.adaptiveTopK`); a call's `adaptive` wins. */
-  adaptiveTopK?: boolean | undefined;
-  /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
-  prior?: ((server: string, tool: string) => number) | undefined;
-  /** The chat model that re-ranks searches in `llm` search mode (`mcpproxy.search`). */
-  rerank?: Reranker | undefined;
-  /** Prometheus metrics (`mcpproxy.metrics`). */
-  metrics?: ProxyMetrics | undefined;
-  /**
-   * Settles when the first indexing pass is over. Set only when the proxy started with an empty
-   * index: then a search that finds nothing yet, or a call of a tool not indexed yet, waits for it
-   * rather than answering "no tools" on a first run (search-while-connecting.ts).
-   */
-  firstIndexing?: Promise<unknown> | undefined;
-  /**
-   * `serve --passthrough SERVER`: the client sees that one server's tools, prompts and resources
-   * under their own names (no retrieve_tools or call_tool), with the rest of the proxy in the path.
-   */
-  passthrough?: string | undefined;
-  /**
-   * Multi-round-trip requests (input-rounds.ts): the seal of the proxy's requestState and the calls
-   * parked for a 2026 client's input. Unset, a 2026 upstream's input_required fails the call.
-   */
-  inputRounds?: InputRounds | undefined;
-  /** Per-principal call quotas (`mcpproxy.httpAuth`); unset, none. */
-  quotas?: PrincipalQuotas | undefined;
-  /** OpenTelemetry spans of tool calls, prompts/get and resources/read (`mcpproxy.traces`); unset, none. */
-  traces?: Tracer | undefined;
-  /** Large results kept out of the context (`resultSpillBytes`; result-spill.ts); unset, off. */
-  results?: ResultSpill | undefined;
-  /**
-   * What retrieve_tools can find, for its description (search-description.ts); it changes as
-   * servers come and go, and clients are told (tools.listChanged is then declared). Unset, fixed text.
-   */
-  searchable?: SearchableServers | undefined;
-}
 
 export const INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Their tools are not listed directly: call retrieve_tools " +
@@ -153,19 +67,6 @@ export const ALL_TOOLS_INSTRUCTIONS =
   "server__tool: call it directly. retrieve_tools searches them by what you want to do, and call_tool runs one by name.";
 
 /**
- * Which revision a client speaks: `legacy` (2025-11-25 and older: `initialize`, one session per
- * connection) or `modern` (2026-07-28: stateless requests, each carrying its protocol version and
- * capabilities). A modern client has no session, so it gets one cacheable tools/list
- * (`retrieve_tools`, `call_tool` and the management tools) whatever `--routing` says: the revision
- * forbids a list that varies with earlier requests. It changes only with retrieve_tools'
- * description (the servers behind the proxy), announced on listen streams. Dynamic and auto
- * routing stay for legacy sessions.
- * `all` applies to both eras: its list follows the catalog, as a server's own list does, never a
- * client's earlier requests; a change reaches 2026 clients as the listen stream's tools event.
- */
-export type ClientEra = "legacy" | "modern";
-
-/**
  * How long a modern client may keep the proxy's own tools/list and server/discover answers. The
  * list changes when servers come and go; a listening client is told at once, any other sees the
  * change within this long (and gets `ttlMs: 0` while servers start or a change is under way).
@@ -173,6 +74,11 @@ export type ClientEra = "legacy" | "modern";
 export const OWN_LIST_TTL_MS = 60_000;
 
 /**
+ * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per
+ * session. Every failure a tool call can meet becomes an `isError` result the agent can read and
+ * act on; only protocol misuse becomes a JSON-RPC error. Plugins run at two seams only: around a
+ * forwarded call, and over the hits of a search.
+ *
  * `audience`: who the endpoint serving this server answers (cache-hints.ts). A modern answer is
  * `public` only when every caller of that endpoint gets the same one.
  */

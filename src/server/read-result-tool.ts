@@ -10,8 +10,8 @@ import { isInputRequiredResult, ResourceNotFoundError } from "@modelcontextproto
 import * as v from "valibot";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 import { UNCACHED } from "./cache-hints.ts";
+import type { ClientEra } from "./client-era.ts";
 import { principalOf } from "./input-rounds.ts";
-import type { ClientEra } from "./proxy-server.ts";
 import {
   isResultUri,
   PAGE_META_KEY,

@@ -5,7 +5,7 @@ import type { RetrievedTool } from "../index/retrieve-tools.ts";
 import type { SessionRouting } from "../routing/session-routing.ts";
 import type { retrieveToolsArgs } from "./builtin-tools.ts";
 import { errorResult } from "./forwarded-call.ts";
-import type { ProxyServerDeps } from "./proxy-server.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 import { retrieveRankedAll } from "./ranked-retrieve.ts";
 import { answerOf, listsOf, registrationOrder } from "./search-answer.ts";
 import { searchWhileConnecting } from "./search-while-connecting.ts";

@@ -1,4 +1,4 @@
-import type { ServerStatus } from "../upstream/upstream-pool.ts";
+import type { ServerStatus } from "../upstream/pool-types.ts";
 import { hasHits, type RetrieveToolsAnswer } from "./search-answer.ts";
 
 /**

@@ -1,9 +1,9 @@
 import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
 import type { GateStatus } from "../limits/call-gate.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
+import type { ToolStats } from "../stats/call-record.ts";
 import { statsReport } from "../stats/stats-report.ts";
-import type { ToolStats } from "../store/sqlite/call-stats.ts";
-import type { ServerStatus } from "../upstream/upstream-pool.ts";
+import type { ServerStatus } from "../upstream/pool-types.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 
 /**

@@ -2,8 +2,8 @@ import type { Server } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "../log.ts";
 import { type ChangeFeed, serverNotifier } from "./change-feed.ts";
+import type { ClientEra } from "./client-era.ts";
 import { type ListenAdmission, stdioListens } from "./listen-admission.ts";
-import type { ClientEra } from "./proxy-server.ts";
 import { LineStdioServerTransport } from "./stdio-transport.ts";
 
 /**

@@ -1,12 +1,12 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import { isProxyError } from "../errors.ts";
+import type { CatalogTool } from "../index/catalog-types.ts";
 import { approvedTool, publicDefinition } from "../index/retrieve-tools.ts";
-import type { CatalogTool } from "../index/tool-catalog.ts";
 import { RESERVED_TOOL_NAMES, RETRIEVE_TOOLS } from "./builtin-tools.ts";
 import { type Alternative, alternativesFor } from "./fallback-suggestions.ts";
 import { errorResult } from "./forwarded-call.ts";
-import type { ProxyServerDeps } from "./proxy-server.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
 
 /**
  * `get_tool_alternatives {name}`: the fallback list a failed call carries, on demand (Gobby design

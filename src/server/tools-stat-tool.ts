@@ -1,8 +1,8 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { CallStats } from "../stats/call-record.ts";
 import { statsReport } from "../stats/stats-report.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 

@@ -7,7 +7,8 @@ import type { GateStatus } from "../limits/call-gate.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../security/agent-edits.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";
 import { serverNameProblem } from "../security/server-names.ts";
-import type { ServerStatus, UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ServerStatus } from "../upstream/pool-types.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";
 
 /**

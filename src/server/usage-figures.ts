@@ -1,5 +1,5 @@
 import type { RetrievedTool, RetrieveToolsResult } from "../index/retrieve-tools.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
+import type { CallStats } from "../stats/call-record.ts";
 
 /**
  * `retrieve_tools {include_metrics: true}`: each hit with how it has done through this proxy

@@ -1,4 +1,4 @@
-import type { CallRecord } from "../store/sqlite/call-stats.ts";
+import type { CallRecord } from "./call-record.ts";
 import {
   addRerank,
   emptyRerankTally,

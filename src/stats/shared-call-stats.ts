@@ -1,7 +1,7 @@
 import { describeError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import type { StatsFilter, StatsRow, StatsTables } from "../store/postgres/stats-tables.ts";
-import type { CallStats } from "../store/sqlite/call-stats.ts";
+import type { CallStats } from "./call-record.ts";
 import { createCallRecorder, MAX_PENDING_TOOLS, type PendingBatch, toolKey } from "./call-recorder.ts";
 import { fromStored } from "./latency-histogram.ts";
 import { addRerank, emptyRerankTally, type RerankTally, rerankFigures } from "./rerank-stats.ts";

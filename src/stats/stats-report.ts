@@ -1,4 +1,4 @@
-import type { ToolStats } from "../store/sqlite/call-stats.ts";
+import type { ToolStats } from "./call-record.ts";
 import type { RerankFigures } from "./rerank-stats.ts";
 
 /** Totals and rankings for tools_stat and `mcpproxy stats`. */

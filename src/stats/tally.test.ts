@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { CallRecord } from "../store/sqlite/call-stats.ts";
+import type { CallRecord } from "./call-record.ts";
 import { mergeStoredTallies } from "./shared-call-stats.ts";
 import { add, countCall, emptyTally, figures, parseTally, type Tally } from "./tally.ts";
 

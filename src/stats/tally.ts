@@ -1,5 +1,5 @@
 import { redactSecrets } from "../security/redact-secrets.ts";
-import type { CallRecord, ToolStats } from "../store/sqlite/call-stats.ts";
+import type { CallRecord, ToolStats } from "./call-record.ts";
 import {
   emptyHistogram,
   fromStored,

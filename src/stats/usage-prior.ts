@@ -1,4 +1,4 @@
-import type { CallStats, ToolStats } from "../store/sqlite/call-stats.ts";
+import type { CallStats, ToolStats } from "./call-record.ts";
 
 /**
  * A small, bounded prior from how tools have done (`mcpproxy.learnedPrior`, off by default): tools

@@ -5,6 +5,7 @@ import { type CallGate, type CallGateFactory, createCallGate } from "../limits/c
 import { launchRefusal } from "../security/launch-spec.ts";
 import type { EraStore } from "../store/sqlite/era-store.ts";
 import type { ActiveCall } from "./forward-call.ts";
+import type { ConnectOutcome, ServerState, UpstreamPoolOptions } from "./pool-types.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { relayTo } from "./relay-routing.ts";
 import {
@@ -15,7 +16,6 @@ import {
   type RetryPolicy,
 } from "./restart-policy.ts";
 import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
-import type { ConnectOutcome, ServerState, UpstreamPoolOptions } from "./upstream-pool.ts";
 import type { UpstreamSubscriptions } from "./upstream-subscriptions.ts";
 
 /**

@@ -3,9 +3,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { statsReport } from "../../stats/stats-report.ts";
-import { outcomeEvidence, PRIOR_WEIGHT, usagePrior } from "../../stats/usage-prior.ts";
-import { openCallStats, STATS_FILE } from "./call-stats.ts";
+import { STATS_FILE } from "../store/sqlite/stats-db.ts";
+import { openCallStats } from "./call-stats.ts";
+import { statsReport } from "./stats-report.ts";
+import { outcomeEvidence, PRIOR_WEIGHT, usagePrior } from "./usage-prior.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,0 +1,90 @@
+import type { Reranker } from "../index/llm-rerank.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { PrincipalQuotas } from "../limits/principal-quotas.ts";
+import type { Logger } from "../log.ts";
+import type { PluginRunner } from "../plugins/plugin-runner.ts";
+import type { AllTools } from "../routing/all-tools.ts";
+import type { SessionRegistry } from "../routing/session-registry.ts";
+import type { RoutingMode } from "../routing/session-routing.ts";
+import type { CallStats } from "../stats/call-record.ts";
+import type { Tracer } from "../tracing/tracer.ts";
+import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { ArgumentValidator } from "./argument-validator.ts";
+import type { ClientSessions } from "./client-sessions.ts";
+import type { FallbackPolicy } from "./fallback-retry.ts";
+import type { InputRounds } from "./input-rounds.ts";
+import type { ProxyMetrics } from "./metrics.ts";
+import type { ResultSpill } from "./result-spill.ts";
+import type { SearchableServers } from "./search-description.ts";
+import type { ServerEditor } from "./upstream-servers-tool.ts";
+
+/**
+ * What the proxy's MCP server is made of: proxy-server.ts builds one per client session from it.
+ * Types only, apart from the server that uses them, so the helpers that take them never import
+ * the module that uses them.
+ */
+export interface ProxyServerDeps {
+  catalog: ToolCatalog;
+  pool: UpstreamPool;
+  topK: number;
+  /** Hits scoring below this (0–1) are left out: an empty answer with a hint beats filler. */
+  minScore: number;
+  logger: Logger;
+  plugins?: PluginRunner | undefined;
+  /** Checks arguments against the tool's input schema before a call is forwarded. */
+  arguments?: ArgumentValidator | undefined;
+  /** `call-tool` (default), `dynamic`, `auto` (those two need `sessions`) or `all` (needs `allTools`). */
+  routing?: RoutingMode;
+  /** `--routing all`: every approved tool listed (routing/all-tools.ts). */
+  allTools?: AllTools | undefined;
+  /** How many tools one session may have registered (dynamic routing). */
+  toolsLimit?: number;
+  sessions?: SessionRegistry | undefined;
+  /**
+   * Every client session, for what upstreams send back (sampling, elicitation, roots, log
+   * messages, resource updates) and for resources, prompts, completion and logging. Unset, the
+   * proxy serves tools only.
+   */
+  clients?: ClientSessions | undefined;
+  /** The servers of a running proxy, for `upstream_servers` (serve only); `readOnly` hides changes. */
+  servers?: { manager: ServerEditor; readOnly: boolean; configPath: string } | undefined;
+  /** `autoRetryFallback` (fallback-retry.ts); unset, a failed call is never retried elsewhere. */
+  fallback?: FallbackPolicy | undefined;
+  /** Where calls are counted (stats.db); unset, nothing is recorded. */
+  stats?: CallStats | undefined;
+  /** Cut each ranked list where its scores fall off (`mcpproxy.adaptiveTopK`); a call's `adaptive` wins. */
+  adaptiveTopK?: boolean | undefined;
+  /** The learned prior of each tool (`mcpproxy.learnedPrior`), added to its search score. */
+  prior?: ((server: string, tool: string) => number) | undefined;
+  /** The chat model that re-ranks searches in `llm` search mode (`mcpproxy.search`). */
+  rerank?: Reranker | undefined;
+  /** Prometheus metrics (`mcpproxy.metrics`). */
+  metrics?: ProxyMetrics | undefined;
+  /**
+   * Settles when the first indexing pass is over. Set only when the proxy started with an empty
+   * index: then a search that finds nothing yet, or a call of a tool not indexed yet, waits for it
+   * rather than answering "no tools" on a first run (search-while-connecting.ts).
+   */
+  firstIndexing?: Promise<unknown> | undefined;
+  /**
+   * `serve --passthrough SERVER`: the client sees that one server's tools, prompts and resources
+   * under their own names (no retrieve_tools or call_tool), with the rest of the proxy in the path.
+   */
+  passthrough?: string | undefined;
+  /**
+   * Multi-round-trip requests (input-rounds.ts): the seal of the proxy's requestState and the calls
+   * parked for a 2026 client's input. Unset, a 2026 upstream's input_required fails the call.
+   */
+  inputRounds?: InputRounds | undefined;
+  /** Per-principal call quotas (`mcpproxy.httpAuth`); unset, none. */
+  quotas?: PrincipalQuotas | undefined;
+  /** OpenTelemetry spans of tool calls, prompts/get and resources/read (`mcpproxy.traces`); unset, none. */
+  traces?: Tracer | undefined;
+  /** Large results kept out of the context (`resultSpillBytes`; result-spill.ts); unset, off. */
+  results?: ResultSpill | undefined;
+  /**
+   * What retrieve_tools can find, for its description (search-description.ts); it changes as
+   * servers come and go, and clients are told (tools.listChanged is then declared). Unset, fixed text.
+   */
+  searchable?: SearchableServers | undefined;
+}
