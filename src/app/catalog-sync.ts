@@ -1,15 +1,14 @@
-import type { Tool } from "@modelcontextprotocol/client";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import { approvedTool, publicDefinition } from "../index/retrieve-tools.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
-import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import { registeredToolOf } from "../server/retrieve-tools-call.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { type IndexSummary, summarizeIndexing } from "./index-summary.ts";
 import { toolOverridesOf } from "./open-catalog.ts";
 import { refreshCatalog, summarizeRefresh } from "./refresh-catalog.ts";
@@ -74,7 +73,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       void plugins.toolsChanged({ reason: "catalog", added, removed });
   };
 
-  const registrable = (name: string): { hash: string; definition: Tool } | undefined => {
+  const registrable = (name: string): { hash: string; definition: UpstreamTool } | undefined => {
     const approved = approvedTool(catalog, name);
     return approved
       ? {

@@ -2,10 +2,10 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import type { SyncCounts, ToolCatalog } from "../index/tool-catalog.ts";
-import type { UpstreamTool } from "../index/tool-document.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectOutcome } from "../upstream/pool-types.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 
 /**
  * Connects every enabled server and brings the catalog in line with what they list now:

@@ -40,3 +40,6 @@ export function expandPath(
   if (path === "~" || path.startsWith("~/")) return join(homeDir(env), path.slice(2));
   return isAbsolute(path) ? path : resolve(base, path);
 }
+
+/** Where Hugging Face ids are looked up and downloaded to, under the data dir. */
+export const MODELS_DIR = "models";

@@ -1,10 +1,10 @@
+import type { UpstreamTool } from "../upstream-tool.ts";
 import type { CatalogTool, RankedTool, SearchFound } from "./catalog-types.ts";
 import { askedOperation, OPERATION_CANDIDATES, rescoreByOperation } from "./operation-agreement.ts";
 import { searchedText } from "./query-text.ts";
 import { relevanceFloor } from "./relevance-floor.ts";
 import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "./request-steps.ts";
 import type { SearchHit, SearchIndex } from "./search-index.ts";
-import type { UpstreamTool } from "./tool-document.ts";
 import { HYBRID_CANDIDATES, RELEVANT_COSINE, type ToolVectors } from "./tool-vectors.ts";
 
 /**

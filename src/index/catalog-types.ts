@@ -1,5 +1,5 @@
 import type { ToolRow } from "../store/sqlite/catalog-store.ts";
-import type { UpstreamTool } from "./tool-document.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 
 /**
  * What the catalog's search answers with, apart from the catalog itself (tool-catalog.ts), so that

@@ -1,7 +1,7 @@
 import type { SearchHit } from "../plugin-api.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import type { CatalogTool } from "./catalog-types.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
-import type { UpstreamTool } from "./tool-document.ts";
 
 /**
  * One hit of `retrieve_tools` and `search --json`: the shape of SPEC §5. Plugin rankers see the

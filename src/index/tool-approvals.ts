@@ -1,6 +1,6 @@
 import type { Logger } from "../log.ts";
 import type { CatalogStore } from "../store/sqlite/catalog-store.ts";
-import type { UpstreamTool } from "./tool-document.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { toolKey } from "./tool-naming.ts";
 
 /**

@@ -1,13 +1,6 @@
 import { createHash } from "node:crypto";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { splitIdentifier } from "./tokenizer.ts";
-
-/** A tool as an upstream lists it (the MCP `Tool` shape, kept whole for later use). */
-export interface UpstreamTool {
-  name: string;
-  description?: string | undefined;
-  inputSchema: Record<string, unknown>;
-  [key: string]: unknown;
-}
 
 /** The searchable text of one tool, one field per kind of evidence so each can carry its own weight. */
 export interface ToolFields {

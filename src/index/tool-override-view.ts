@@ -1,4 +1,5 @@
-import { hashTool, type ToolFields, toolFields, type UpstreamTool } from "./tool-document.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
+import { hashTool, type ToolFields, toolFields } from "./tool-document.ts";
 import { toolKey } from "./tool-naming.ts";
 import {
   changedOverrides,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { UpstreamTool } from "./tool-document.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 
 /**
  * A person's changes to how an upstream's tools are shown (a server entry's `tools` and

@@ -1,11 +1,12 @@
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { CatalogStore } from "../store/sqlite/catalog-store.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { type FusedHit, fuseRankings } from "./hybrid-ranking.ts";
 import { contentWordCount, FLOOR_WORDS } from "./relevance-floor.ts";
 import type { SearchHit } from "./search-index.ts";
-import { toolFields, toolText, type UpstreamTool } from "./tool-document.ts";
+import { toolFields, toolText } from "./tool-document.ts";
 import { toolKey } from "./tool-naming.ts";
 import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
 

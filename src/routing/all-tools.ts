@@ -1,7 +1,6 @@
-import type { Tool } from "@modelcontextprotocol/server";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
-import type { UpstreamTool } from "../index/tool-document.ts";
 import type { CallStats } from "../stats/call-record.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { ALWAYS_LOAD_META_KEY, alwaysLoaded, type UsageScore, usageScores } from "./always-load.ts";
 
 /**
@@ -19,7 +18,7 @@ import { ALWAYS_LOAD_META_KEY, alwaysLoaded, type UsageScore, usageScores } from
 export const ALWAYS_LOAD_REFRESH_MS = 3_600_000;
 
 export interface ListedTool {
-  tool: Tool;
+  tool: UpstreamTool;
   name: string;
   /** The size of its JSON, for the page bound (list-pages.ts). */
   bytes: number;
@@ -59,7 +58,7 @@ export function createAllTools(options: AllToolsOptions): AllTools {
   };
   rescore();
   /** What each tool is shown as, by catalog key, for the hash it had: the definitions are on disk. */
-  const shown = new Map<string, { hash: string; tool: Omit<Tool, "name">; bytes: number }>();
+  const shown = new Map<string, { hash: string; tool: Omit<UpstreamTool, "name">; bytes: number }>();
   let generation = 0;
   let seen: { stamp: string; marks: string } | undefined;
   const memo = new WeakMap<ToolCatalog, { generation: number; list: ListedTool[] }>();
@@ -94,9 +93,9 @@ export function createAllTools(options: AllToolsOptions): AllTools {
       const made = shownOf(catalog, entry);
       if (!made) return [];
       const meta = marked.has(entry.name)
-        ? { ...made.tool._meta, [ALWAYS_LOAD_META_KEY]: true }
+        ? { ...(made.tool._meta as Record<string, unknown> | undefined), [ALWAYS_LOAD_META_KEY]: true }
         : made.tool._meta;
-      const tool = { name: entry.name, ...made.tool, ...(meta ? { _meta: meta } : {}) } as Tool;
+      const tool = { name: entry.name, ...made.tool, ...(meta ? { _meta: meta } : {}) } as UpstreamTool;
       return [{ tool, name: entry.name, bytes: made.bytes + (marked.has(entry.name) ? 30 : 0) }];
     });
   };
@@ -134,7 +133,7 @@ export function createAllTools(options: AllToolsOptions): AllTools {
  * upstream's own `anthropic/alwaysLoad` too: which tools take a place in every context is the
  * proxy's call, from its statistics, not a server's claim about itself.
  */
-function listedFields(definition: UpstreamTool): Omit<Tool, "name"> {
+function listedFields(definition: UpstreamTool): Omit<UpstreamTool, "name"> {
   const { title, description, inputSchema, outputSchema, annotations, icons, _meta } = definition;
   const meta = isObject(_meta) ? { ..._meta } : undefined;
   if (meta) delete meta[ALWAYS_LOAD_META_KEY];
@@ -144,10 +143,10 @@ function listedFields(definition: UpstreamTool): Omit<Tool, "name"> {
   return {
     ...(typeof title === "string" ? { title } : {}),
     ...(typeof description === "string" ? { description } : {}),
-    inputSchema: (isObject(inputSchema) ? inputSchema : { type: "object" }) as Tool["inputSchema"],
-    ...(isObject(outputSchema) ? { outputSchema: outputSchema as Tool["outputSchema"] } : {}),
+    inputSchema: (isObject(inputSchema) ? inputSchema : { type: "object" }) as UpstreamTool["inputSchema"],
+    ...(isObject(outputSchema) ? { outputSchema: outputSchema as UpstreamTool["outputSchema"] } : {}),
     ...(isObject(annotations) ? { annotations } : {}),
-    ...(validIcons.length > 0 ? { icons: validIcons as Tool["icons"] } : {}),
+    ...(validIcons.length > 0 ? { icons: validIcons as UpstreamTool["icons"] } : {}),
     ...(meta && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
   };
 }

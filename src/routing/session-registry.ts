@@ -1,5 +1,5 @@
-import type { Tool } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { createSessionRouting, type SessionRouting, type SessionRoutingOptions } from "./session-routing.ts";
 
 /**
@@ -9,7 +9,9 @@ import { createSessionRouting, type SessionRouting, type SessionRoutingOptions }
  */
 export interface SessionRegistry {
   open(options: SessionRoutingOptions): SessionRouting & { close(): void };
-  revalidateAll(lookup: (name: string) => { hash: string; definition: Tool } | undefined): Promise<void>;
+  revalidateAll(
+    lookup: (name: string) => { hash: string; definition: UpstreamTool } | undefined,
+  ): Promise<void>;
   count(): number;
   /**
    * A 2026-07-28 client searched while serve routes `mode`: it has no session, so the operator is

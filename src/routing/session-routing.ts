@@ -1,6 +1,6 @@
-import type { Tool } from "@modelcontextprotocol/server";
 import type { Logger } from "../log.ts";
 import type { ToolsChangedEvent } from "../plugin-api.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 import { createToolPool, type PoolChange } from "./tool-pool.ts";
 
 /**
@@ -34,7 +34,7 @@ export interface RegisteredTool {
   name: string;
   score: number;
   hash: string;
-  definition: Tool;
+  definition: UpstreamTool;
 }
 
 export interface SessionRoutingOptions {
@@ -53,18 +53,18 @@ export interface SessionRouting {
   readonly id: string;
   state(): SessionState;
   /** tools/list: the registered tools this session shows (a re-list may decide an `auto` session). */
-  listed(): Tool[];
+  listed(): UpstreamTool[];
   /** A search's hits: registers them; resolves to the names now registered. */
   register(tools: readonly RegisteredTool[], notify: () => Promise<void>): Promise<string[]>;
   has(name: string): boolean;
   /** A call to a registered tool refreshes it. */
   touch(name: string): void;
   /** The catalog changed: registered tools that went away are dropped, changed ones updated. */
-  revalidate(lookup: (name: string) => { hash: string; definition: Tool } | undefined): Promise<void>;
+  revalidate(lookup: (name: string) => { hash: string; definition: UpstreamTool } | undefined): Promise<void>;
 }
 
 export function createSessionRouting(options: SessionRoutingOptions): SessionRouting {
-  const pool = createToolPool<Tool>(options.limit, options.now);
+  const pool = createToolPool<UpstreamTool>(options.limit, options.now);
   let state: SessionState = options.mode === "dynamic" ? "dynamic" : "undecided";
   // A notification went out and the client has not re-listed since.
   let isAwaitingRelist = false;

@@ -23,7 +23,8 @@ export function serveAllToolsList(
     const page = pageOf(own, allTools.list(deps.catalog), request.params?.cursor);
     if (!page) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "tools/list: unknown cursor");
     return {
-      tools: page.items.map((item) => item.tool),
+      // The catalog keeps each definition as its server listed it, checked then as an MCP Tool.
+      tools: page.items.map((item) => item.tool) as Tool[],
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
   });

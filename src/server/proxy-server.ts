@@ -3,6 +3,7 @@ import type {
   CallToolResult,
   InputRequiredResult,
   ServerContext,
+  Tool,
 } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import * as v from "valibot";
@@ -170,7 +171,8 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
   if (allTools) serveAllToolsList(server, deps, allTools, builtins);
   else
     server.setRequestHandler("tools/list", async () => ({
-      tools: session ? [...builtins(), ...session.listed()] : builtins(),
+      // Registered definitions are as their servers listed them, checked then as MCP Tools.
+      tools: session ? [...builtins(), ...(session.listed() as Tool[])] : builtins(),
       // While servers start or a change is under way, the description is about to change: not to be kept.
       ...(modern && deps.searchable && !deps.searchable.isSettled() ? settling : {}),
     }));

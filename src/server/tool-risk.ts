@@ -1,4 +1,4 @@
-import type { UpstreamTool } from "../index/tool-document.ts";
+import type { UpstreamTool } from "../upstream-tool.ts";
 
 /**
  * How much a tool may change, from the annotations in its definition as shown (the upstream's own,

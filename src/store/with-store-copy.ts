@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MODELS_DIR } from "../index/embedders/create-embedder.ts";
+import { MODELS_DIR } from "../config/paths.ts";
 import type { Logger } from "../log.ts";
 import { openLocalCopy } from "./local-copy.ts";
 import { pullCatalog, startCatalogReplica } from "./postgres/catalog-replica.ts";

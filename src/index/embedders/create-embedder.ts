@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { MODELS_DIR } from "../../config/paths.ts";
 import { describeError, ProxyError } from "../../errors.ts";
 import type { Embedder } from "./embedder.ts";
 import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
@@ -14,9 +15,6 @@ export interface EmbedderSettings {
   openaiModel: string;
   dataDir: string;
 }
-
-/** Where Hugging Face ids are looked up and downloaded to, under the data dir. */
-export const MODELS_DIR = "models";
 
 /** Loaded on demand: onnxruntime and transformers.js are megabytes of code that BM25 users never need. */
 async function loadOnnxEmbedder(options: OnnxEmbedderOptions, id: string): Promise<Embedder> {
