@@ -123,7 +123,7 @@ function vendorGroups(q: EvalQuery): string[] {
 
 const FEATURES = ["exact", "stem", "name", "operation", "coverage"] as const;
 
-/** Pairwise logistic regression over the five terms (as bench/learned-ranker.ts), on the queries of one half. */
+/** Pairwise logistic regression over the five terms (as the learned ranker did; see bench/experiments/README.md), on the queries of one half. */
 async function fitWeights(index: SearchIndex, half: string): Promise<RerankWeights> {
   const pairs: number[][] = [];
   for (const q of data.queries.filter((query) => groupOf(query) === half && query.subset !== "etom-L4")) {
