@@ -10,19 +10,19 @@
  * (the prior is 0 by construction); the replayed requests learn within a round too. Seeded: a
  * rerun prints the same figures.
  *
- *   bun bench/prior-simulation.ts [--rounds 6] [--queries 600] [--rising]
+ *   bun bench/experiments/prior-simulation.ts [--rounds 6] [--queries 600] [--rising]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createSearchIndex } from "../src/index/search-index.ts";
-import { toolFields } from "../src/index/tool-document.ts";
-import { openCallStats } from "../src/stats/call-stats.ts";
-import { outcomeEvidence, usagePrior, usagePriors } from "../src/stats/usage-prior.ts";
-import { seededRandom } from "../tests/helpers.ts";
-import { splitGroupOf } from "./eval-catalog.ts";
-import { data, type EvalQuery, operationRanked, searchTextOf } from "./retrieval-experiment.ts";
+import { createSearchIndex } from "../../src/index/search-index.ts";
+import { toolFields } from "../../src/index/tool-document.ts";
+import { openCallStats } from "../../src/stats/call-stats.ts";
+import { outcomeEvidence, usagePrior, usagePriors } from "../../src/stats/usage-prior.ts";
+import { seededRandom } from "../../tests/helpers.ts";
+import { splitGroupOf } from "../eval-catalog.ts";
+import { data, type EvalQuery, operationRanked, searchTextOf } from "../retrieval-experiment.ts";
 
 export async function simulatePrior(rounds = 6, replayed = 600, rising = false) {
   const random = seededRandom(7);

@@ -1,29 +1,29 @@
 #!/usr/bin/env bun
 /**
- * The sentence encoder (MCPPROXY_EMBEDDER=USE) judged as an experiment (retrieval-experiment.ts):
+ * The sentence encoder (MCPPROXY_EMBEDDER=USE) judged as an experiment (bench/retrieval-experiment.ts):
  * the binary's lexical ranking against the encoder fused the way the binary fuses it now
  * (min-max normalized scores over the union of both top 50s, tool-vectors.ts) and the way it
  * fused before (the absolute sum over the lexical top 50 and the vector top 50, floor on the sum).
  * Vectors are cached under /tmp/use-cache (the encoder takes minutes for the eval).
  *
- *   bun bench/dense-experiment.ts [EVAL.json] [--only=2,8] [--table=DIR]
+ *   bun bench/experiments/dense-experiment.ts [EVAL.json] [--only=2,8] [--table=DIR]
  */
 import { mkdirSync } from "node:fs";
 import { basename } from "node:path";
-import { loadStaticEmbedder } from "../src/index/embedders/static-embedder.ts";
-import { loadUseLiteEmbedder } from "../src/index/embedders/use-lite-embedder.ts";
-import { fuseRankings } from "../src/index/hybrid-ranking.ts";
-import { askedOperation, rescoreByOperation } from "../src/index/operation-agreement.ts";
-import { relevanceFloor } from "../src/index/relevance-floor.ts";
-import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
-import type { SearchHit, SearchIndex } from "../src/index/search-index.ts";
-import { STOP_WORDS, tokenize } from "../src/index/tokenizer.ts";
-import { toolFields, toolText } from "../src/index/tool-document.ts";
-import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../src/index/tool-vectors.ts";
-import { createVectorIndex } from "../src/index/vector-index.ts";
+import { loadStaticEmbedder } from "../../src/index/embedders/static-embedder.ts";
+import { loadUseLiteEmbedder } from "../../src/index/embedders/use-lite-embedder.ts";
+import { fuseRankings } from "../../src/index/hybrid-ranking.ts";
+import { askedOperation, rescoreByOperation } from "../../src/index/operation-agreement.ts";
+import { relevanceFloor } from "../../src/index/relevance-floor.ts";
+import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../../src/index/request-steps.ts";
+import type { SearchHit, SearchIndex } from "../../src/index/search-index.ts";
+import { STOP_WORDS, tokenize } from "../../src/index/tokenizer.ts";
+import { toolFields, toolText } from "../../src/index/tool-document.ts";
+import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../../src/index/tool-vectors.ts";
+import { createVectorIndex } from "../../src/index/vector-index.ts";
+import { requireEvalSet } from "../eval-catalog.ts";
+import { data, longTasks, operationRanked, runExperiment, searchTextOf } from "../retrieval-experiment.ts";
 import { openEmbeddingCache } from "./embedding-cache.ts";
-import { requireEvalSet } from "./eval-catalog.ts";
-import { data, longTasks, operationRanked, runExperiment, searchTextOf } from "./retrieval-experiment.ts";
 
 const MIN_SCORE = 0.05;
 const file = requireEvalSet(process.argv.slice(2).find((arg) => arg.endsWith(".json")));

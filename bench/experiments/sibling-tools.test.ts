@@ -8,7 +8,7 @@ const toolOf = (id: string) => ({
 });
 const ids = (hits: readonly { id: string }[]) => hits.map((hit) => hit.id);
 
-describe("sibling tools (the experiment of bench/stem-sibling-experiment.ts)", () => {
+describe("sibling tools (the experiment of bench/experiments/stem-sibling-experiment.ts)", () => {
   test("names of one resource that differ in one or two words are siblings; unrelated or equal names are not", () => {
     expect(areSiblings("list_parcels", "get_parcel")).toBe(true);
     expect(areSiblings("get_parcel", "get_parcel_label")).toBe(true);

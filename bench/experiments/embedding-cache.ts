@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { Embedder } from "../src/index/embedders/embedder.ts";
+import type { Embedder } from "../../src/index/embedders/embedder.ts";
 
 /**
  * An embedder's vectors kept on disk by text, for experiments that rank the same texts again and

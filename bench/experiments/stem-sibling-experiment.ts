@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * Issue 23, items 3 and 4, judged as an experiment (retrieval-experiment.ts): stem evidence counted
+ * Issue 23, items 3 and 4, judged as an experiment (bench/retrieval-experiment.ts): stem evidence counted
  * once (a five-term re-rank of the best 50 exact-form matches in place of the paired index and the
  * operation re-score) and sibling tools decided on the words their names do not share. Every
  * variant ranks as the binary does (literals set aside, steps merged by score, the floor scaled by
@@ -13,7 +13,7 @@
  * `--fit` fits the re-rank's weights by pairwise logistic regression on each half of the server
  * split and judges each fit on the other half.
  *
- *   bun bench/stem-sibling-experiment.ts [--fit]
+ *   bun bench/experiments/stem-sibling-experiment.ts [--fit]
  */
 import { parseArgs } from "node:util";
 import {
@@ -22,10 +22,18 @@ import {
   OPERATION_WORDS,
   type OperationVocabulary,
   rescoreByOperation,
-} from "../src/index/operation-agreement.ts";
-import { relevanceFloor } from "../src/index/relevance-floor.ts";
-import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
-import type { SearchIndex } from "../src/index/search-index.ts";
+} from "../../src/index/operation-agreement.ts";
+import { relevanceFloor } from "../../src/index/relevance-floor.ts";
+import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../../src/index/request-steps.ts";
+import type { SearchIndex } from "../../src/index/search-index.ts";
+import {
+  data,
+  type EvalQuery,
+  groupOf,
+  runExperiment,
+  searchTextOf,
+  type Variant,
+} from "../retrieval-experiment.ts";
 import {
   namePrecision,
   operationAgreement,
@@ -35,14 +43,6 @@ import {
   requestEvidence,
   rerankByForm,
 } from "./form-rerank.ts";
-import {
-  data,
-  type EvalQuery,
-  groupOf,
-  runExperiment,
-  searchTextOf,
-  type Variant,
-} from "./retrieval-experiment.ts";
 import { areSiblings, decideSiblings } from "./sibling-tools.ts";
 
 const MIN_SCORE = 0.05;
@@ -123,7 +123,7 @@ function vendorGroups(q: EvalQuery): string[] {
 
 const FEATURES = ["exact", "stem", "name", "operation", "coverage"] as const;
 
-/** Pairwise logistic regression over the five terms (as bench/learned-ranker.ts), on the queries of one half. */
+/** Pairwise logistic regression over the five terms (as the learned ranker did; see bench/experiments/README.md), on the queries of one half. */
 async function fitWeights(index: SearchIndex, half: string): Promise<RerankWeights> {
   const pairs: number[][] = [];
   for (const q of data.queries.filter((query) => groupOf(query) === half && query.subset !== "etom-L4")) {
@@ -177,8 +177,8 @@ if (import.meta.main) {
     },
   ];
   if (values.fit) {
-    const { createSearchIndex } = await import("../src/index/search-index.ts");
-    const { toolFields } = await import("../src/index/tool-document.ts");
+    const { createSearchIndex } = await import("../../src/index/search-index.ts");
+    const { toolFields } = await import("../../src/index/tool-document.ts");
     const index = createSearchIndex();
     await index.add(
       data.tools.map((tool) => ({

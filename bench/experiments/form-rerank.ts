@@ -3,9 +3,9 @@ import {
   OPERATION_WORDS,
   operationOfWord,
   statedOperation,
-} from "../src/index/operation-agreement.ts";
-import type { FormHit } from "../src/index/search-index.ts";
-import { STOP_WORDS, stem, tokenize } from "../src/index/tokenizer.ts";
+} from "../../src/index/operation-agreement.ts";
+import type { FormHit } from "../../src/index/search-index.ts";
+import { STOP_WORDS, stem, tokenize } from "../../src/index/tokenizer.ts";
 
 /**
  * An experiment of issue 23, item 3, not in the binary (README, "How a retrieval change is judged",

@@ -16,21 +16,21 @@
  * reads: query, tools with their schemas, notes) divided by 4, the same way with and without.
  * MRR is over the returned list (at most 5 tools), so a right tool cut off counts as not found.
  *
- *   bun bench/adaptive-top-k-experiment.ts [EVAL.json]
+ *   bun bench/experiments/adaptive-top-k-experiment.ts [EVAL.json]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { adaptiveCount, clauseCount, FALL_OFF, fallOffCount } from "../src/index/adaptive-top-k.ts";
-import { searchedText } from "../src/index/query-text.ts";
-import { requestSteps } from "../src/index/request-steps.ts";
-import type { RetrieveToolsResult } from "../src/index/retrieve-tools.ts";
-import { openToolCatalog, type ToolCatalog } from "../src/index/tool-catalog.ts";
-import { silentLogger } from "../src/log.ts";
-import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
-import { retrieveRankedAll } from "../src/server/ranked-retrieve.ts";
-import { type EvalQuery, loadEvalCatalog, requireEvalSet, splitGroupOf, toolId } from "./eval-catalog.ts";
-import { bootstrapMean, type QueryScore, scoreQuery } from "./metrics.ts";
+import { adaptiveCount, clauseCount, FALL_OFF, fallOffCount } from "../../src/index/adaptive-top-k.ts";
+import { searchedText } from "../../src/index/query-text.ts";
+import { requestSteps } from "../../src/index/request-steps.ts";
+import type { RetrieveToolsResult } from "../../src/index/retrieve-tools.ts";
+import { openToolCatalog, type ToolCatalog } from "../../src/index/tool-catalog.ts";
+import { silentLogger } from "../../src/log.ts";
+import { RESERVED_TOOL_NAMES } from "../../src/server/builtin-tools.ts";
+import { retrieveRankedAll } from "../../src/server/ranked-retrieve.ts";
+import { type EvalQuery, loadEvalCatalog, requireEvalSet, splitGroupOf, toolId } from "../eval-catalog.ts";
+import { bootstrapMean, type QueryScore, scoreQuery } from "../metrics.ts";
 
 const TOP_K = 5;
 const MIN_SCORE = 0.05;

@@ -1,4 +1,4 @@
-import { stem } from "../src/index/tokenizer.ts";
+import { stem } from "../../src/index/tokenizer.ts";
 import { explains, nameWords, type RequestEvidence } from "./form-rerank.ts";
 
 /**
