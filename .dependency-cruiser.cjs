@@ -1,0 +1,84 @@
+/**
+ * The import rules of the code (docs/architecture.md, "Folders and what each may import"), checked by
+ * `npm run lint` so they hold without a reviewer. Type-only imports count: a cycle of types is a
+ * cycle of design. Tests next to the code may reach across layers (they are not in the binary); the
+ * cycle rule holds for them too.
+ */
+const FEATURES = "app|cli|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
+const notTest = "\\.test\\.ts$";
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "A module never imports, even for a type, one that imports it back.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "store-imports-nothing-above-it",
+      comment: "store/ is the storage layer: it may use config/, security/ and the ground files, not a feature folder.",
+      severity: "error",
+      from: { path: "^src/store/", pathNot: notTest },
+      to: { path: `^src/(${FEATURES})/` },
+    },
+    {
+      name: "ground-imports-no-feature",
+      comment: "security/, errors.ts and log.ts are the ground every layer stands on: they import no feature folder (nor config/ or store/).",
+      severity: "error",
+      from: { path: "^src/(security/|errors\\.ts$|log\\.ts$)", pathNot: notTest },
+      to: { path: `^src/(${FEATURES}|config|store)/` },
+    },
+    {
+      name: "database-clients-only-in-store",
+      comment: "Only src/store/ imports a database client (bun:sqlite, postgres).",
+      severity: "error",
+      from: { path: "^(src|main\\.ts)", pathNot: ["^src/store/", notTest] },
+      to: { path: "^(bun:sqlite|postgres)$|node_modules/postgres/" },
+    },
+    {
+      name: "mcp-sdk-only-in-server-upstream-auth",
+      comment: "Only src/server/, src/upstream/ and src/auth/ (its OAuth provider) import the MCP SDK.",
+      severity: "error",
+      from: { path: "^(src|main\\.ts)", pathNot: ["^src/(server|upstream|auth)/", notTest] },
+      to: { path: "@modelcontextprotocol/" },
+    },
+    {
+      name: "layers-point-down",
+      comment:
+        "The domain (index/, upstream/, limits/, stats/, tracing/) never imports the MCP surface (server/, routing/, profiles/, plugins/) or the wiring (app/, cli/, doctor/, import/); the MCP surface never imports the wiring.",
+      severity: "error",
+      from: { path: "^src/(index|upstream|limits|stats|tracing|server|routing|profiles|plugins)/", pathNot: notTest },
+      to: { path: "^src/(app|cli|doctor|import)/" },
+    },
+    {
+      name: "domain-below-the-mcp-surface",
+      comment: "The domain (index/, upstream/, limits/, stats/, tracing/) never imports server/, routing/, profiles/ or plugins/.",
+      severity: "error",
+      from: { path: "^src/(index|upstream|limits|stats|tracing)/", pathNot: notTest },
+      to: { path: "^src/(server|routing|profiles|plugins)/" },
+    },
+    {
+      name: "cli-only-from-main",
+      comment: "Only main.ts (and cli/ itself) imports cli/.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/cli/", notTest] },
+      to: { path: "^src/cli/" },
+    },
+    {
+      name: "no-barrels",
+      comment: "No index.ts barrels: import the module you mean.",
+      severity: "error",
+      from: {},
+      to: { path: "^src/index\\.ts$|^src/.*/index\\.ts$" },
+    },
+  ],
+  options: {
+    // TypeScript 7 has no compiler API for the cruiser to parse with; swc parses TypeScript and keeps type imports.
+    parser: "swc",
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "node_modules" },
+    tsConfig: { fileName: "tsconfig.json" },
+  },
+};
