@@ -4,7 +4,8 @@
  * cycle of design. Tests next to the code may reach across layers (they are not in the binary); the
  * cycle rule holds for them too.
  */
-const FEATURES = "app|cli|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
+const FEATURES =
+  "app|cli|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
 const notTest = "\\.test\\.ts$";
 
 module.exports = {
@@ -18,14 +19,16 @@ module.exports = {
     },
     {
       name: "store-imports-nothing-above-it",
-      comment: "store/ is the storage layer: it may use config/, security/ and the ground files, not a feature folder.",
+      comment:
+        "store/ is the storage layer: it may use config/, security/ and the ground files, not a feature folder.",
       severity: "error",
       from: { path: "^src/store/", pathNot: notTest },
       to: { path: `^src/(${FEATURES})/` },
     },
     {
       name: "ground-imports-no-feature",
-      comment: "security/, errors.ts and log.ts are the ground every layer stands on: they import no feature folder (nor config/ or store/).",
+      comment:
+        "security/, errors.ts and log.ts are the ground every layer stands on: they import no feature folder (nor config/ or store/).",
       severity: "error",
       from: { path: "^src/(security/|errors\\.ts$|log\\.ts$)", pathNot: notTest },
       to: { path: `^src/(${FEATURES}|config|store)/` },
@@ -49,12 +52,16 @@ module.exports = {
       comment:
         "The domain (index/, upstream/, limits/, stats/, tracing/) never imports the MCP surface (server/, routing/, profiles/, plugins/) or the wiring (app/, cli/, doctor/, import/); the MCP surface never imports the wiring.",
       severity: "error",
-      from: { path: "^src/(index|upstream|limits|stats|tracing|server|routing|profiles|plugins)/", pathNot: notTest },
+      from: {
+        path: "^src/(index|upstream|limits|stats|tracing|server|routing|profiles|plugins)/",
+        pathNot: notTest,
+      },
       to: { path: "^src/(app|cli|doctor|import)/" },
     },
     {
       name: "domain-below-the-mcp-surface",
-      comment: "The domain (index/, upstream/, limits/, stats/, tracing/) never imports server/, routing/, profiles/ or plugins/.",
+      comment:
+        "The domain (index/, upstream/, limits/, stats/, tracing/) never imports server/, routing/, profiles/ or plugins/.",
       severity: "error",
       from: { path: "^src/(index|upstream|limits|stats|tracing)/", pathNot: notTest },
       to: { path: "^src/(server|routing|profiles|plugins)/" },

@@ -3,7 +3,7 @@
  * exit status at the CLI edge and the wording at the MCP edge. Wire errors (JSON-RPC) are the
  * SDK's own `McpError` and never this class.
  */
-export const ERROR_CODES = {
+const ERROR_CODES = {
   CONFIG_INVALID: { exit: 2, summary: "the configuration is invalid" },
   CONFIG_NOT_FOUND: { exit: 2, summary: "the configuration file was not found" },
   CONFIG_WRITE_FAILED: { exit: 1, summary: "the config file could not be changed" },

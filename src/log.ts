@@ -6,7 +6,7 @@ import { redactSecrets } from "./security/redact-secrets.ts";
  * or to MCPPROXY_LOG_FILE when one is set.
  */
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;

@@ -8,7 +8,7 @@ declare const MCPPROXY_BUILD_COMMIT: string | undefined;
 declare const MCPPROXY_BUILD_DATE: string | undefined;
 
 /** The commit and date the binary was built from; commit "source" when running main.ts directly. */
-export const BUILD = {
+const BUILD = {
   commit: typeof MCPPROXY_BUILD_COMMIT === "string" ? MCPPROXY_BUILD_COMMIT : "source",
   date: typeof MCPPROXY_BUILD_DATE === "string" ? MCPPROXY_BUILD_DATE : "",
 };

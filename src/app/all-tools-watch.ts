@@ -10,7 +10,7 @@ import type { ChangeNotifier } from "../server/change-feed.ts";
  * than an event, because an approval comes from another process (`mcpproxy approve`), like the
  * federated lists' (list-watch.ts). Returns the function that stops.
  */
-export const ALL_TOOLS_WATCH_MS = 1_000;
+const ALL_TOOLS_WATCH_MS = 1_000;
 
 export function watchAllTools(
   allTools: AllTools,

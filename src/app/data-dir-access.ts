@@ -70,7 +70,7 @@ function problemOf(error: unknown): "read-only" | "full" | undefined {
 }
 
 /** A full disk at start: serve keeps its index, logins and keys there, and would lose what it could not save. */
-export function fullDataDir(dataDir: string, detail: string): ProxyError {
+function fullDataDir(dataDir: string, detail: string): ProxyError {
   return new ProxyError(
     "DATA_DIR_UNWRITABLE",
     `The disk of the data dir ${dataDir} is full (${detail}): mcpproxy serve keeps its index, logins and ` +

@@ -42,7 +42,7 @@ export interface DescriptionWatch extends SearchableServers {
 
 type WatchedCatalog = DescriptionWatchOptions["catalog"];
 
-export const DESCRIPTION_WATCH_MS = 1_000;
+const DESCRIPTION_WATCH_MS = 1_000;
 /** How many looks a change may keep moving before the text follows it anyway. */
 const MAX_LOOKS_UNSETTLED = 10;
 

@@ -34,7 +34,7 @@ export interface IndexKeeperOptions {
 }
 
 /** How often a serve without the lock tries it. */
-export const TAKE_OVER_EVERY_MS = 1_000;
+const TAKE_OVER_EVERY_MS = 1_000;
 
 /** Starts keeping (or waiting to keep) the index; returns a function that stops. */
 export function startIndexKeeper(options: IndexKeeperOptions): () => void {

@@ -21,7 +21,7 @@ export interface ListWatchOptions {
   intervalMs?: number;
 }
 
-export const LIST_WATCH_MS = 1_000;
+const LIST_WATCH_MS = 1_000;
 
 /** What decides each list: the offering servers (and since when they are connected), and what is held. */
 export function listStamps(options: Pick<ListWatchOptions, "pool" | "approvals">): {

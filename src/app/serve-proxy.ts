@@ -54,7 +54,7 @@ import { openStoreStats } from "./store-stats-limits.ts";
 import { startToolListHints, type ToolListHints } from "./tool-list-hints.ts";
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
-export const TERMINAL_HINT =
+const TERMINAL_HINT =
   "mcpproxy serve speaks MCP (JSON-RPC) on stdin/stdout, for an MCP client to start it: " +
   'give your client {"command": "mcpproxy", "args": ["serve"]}, try it with ' +
   "`npx @modelcontextprotocol/inspector mcpproxy serve`, or use --transport http. Ctrl-C stops it.\n";
@@ -67,10 +67,10 @@ export interface ServeOptions {
 }
 
 /** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
-export const QUIET_START_MS = 3_000;
+const QUIET_START_MS = 3_000;
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
-export const FIRST_INDEXING_WAIT_MS = 15_000;
+const FIRST_INDEXING_WAIT_MS = 15_000;
 
 /**
  * `mcpproxy serve`: the catalog, the upstream pool, the plugins and the MCP server over stdio or

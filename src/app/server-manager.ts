@@ -48,7 +48,7 @@ export interface ServerManager {
   watch(): () => void;
 }
 
-export interface AppliedChange {
+interface AppliedChange {
   added: string[];
   removed: string[];
   changed: string[];

@@ -1,7 +1,7 @@
 import { constants } from "node:os";
 
 /** How a person (Ctrl-C), a service manager or a closed terminal asks the proxy to stop. */
-export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 export interface StopSignals {
   /** Aborted at the first stop signal; hand it to whatever must stop (the upstream pool). */

@@ -13,7 +13,7 @@ import type { UpstreamPool } from "../upstream/upstream-pool.ts";
  * each then reviews the change itself: a tool changed since it was approved is quarantined on
  * every replica, from what each one saw, not from what another one wrote.
  */
-export const TOOLS_CHANGED = "tools-changed";
+const TOOLS_CHANGED = "tools-changed";
 
 export interface ToolListHints {
   /** A server's tool list as this replica just read it. */

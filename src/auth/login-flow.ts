@@ -44,7 +44,7 @@ export interface LoginOptions {
   store?: OAuthStore | undefined;
 }
 
-export const LOGIN_TIMEOUT_MS = 5 * 60_000;
+const LOGIN_TIMEOUT_MS = 5 * 60_000;
 
 export type LoginOutcome = "logged-in" | "no-login-needed";
 

@@ -37,7 +37,7 @@ import { currentCredentials, type OAuthRecord, type OAuthStore, withCredentials 
  * An access token that expires within a minute is refreshed before it is sent, so a call does not
  * meet a 401 first.
  */
-export const REFRESH_MARGIN_MS = 60_000;
+const REFRESH_MARGIN_MS = 60_000;
 
 /** The default loopback redirect, used until a login registers another. */
 export const DEFAULT_REDIRECT_URL = "http://127.0.0.1:33418/callback";
@@ -319,7 +319,7 @@ function isUrlClientId(clientId: string): boolean {
 /** Scope as RFC 6749 §3.3 spells it, to name in a message (it comes from the server). */
 const SCOPE_TEXT = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/;
 
-export function needsLogin(server: HttpServerConfig, moreScope?: string): UnauthorizedError {
+function needsLogin(server: HttpServerConfig, moreScope?: string): UnauthorizedError {
   const more =
     moreScope && moreScope.length <= 200 && SCOPE_TEXT.test(moreScope) ? ` (it asks for ${moreScope})` : "";
   return new UnauthorizedError(

@@ -47,7 +47,7 @@ export interface OAuthStore {
   refreshAlone?(work: () => Promise<void>): Promise<void>;
 }
 
-export function oauthDir(dataDir: string): string {
+function oauthDir(dataDir: string): string {
   return join(dataDir, "oauth");
 }
 

@@ -18,7 +18,7 @@ export interface UpstreamAuth {
 }
 
 /** How often a server waiting for a login looks at its token file. */
-export const LOGIN_POLL_MS = 1_000;
+const LOGIN_POLL_MS = 1_000;
 
 /** OAuth applies to HTTP servers that do not send their own Authorization header and do not turn it off. */
 export function usesOAuth(server: ServerConfig): server is HttpServerConfig {

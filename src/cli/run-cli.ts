@@ -30,7 +30,7 @@ const COMMANDS: readonly Command[] = [
   storeCommand,
 ];
 
-export function mainHelp(): string {
+function mainHelp(): string {
   const lines = [
     `${PRODUCT} ${VERSION}: one MCP server in front of many. Agents search every upstream tool with`,
     "retrieve_tools and run them with call_tool, instead of loading thousands of tool schemas.",

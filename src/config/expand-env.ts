@@ -13,7 +13,7 @@ const VS_CODE_INPUT = /\$\{input:([^}]*)\}/;
 
 const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-export function expandString(
+function expandString(
   value: string,
   env: Readonly<Record<string, string | undefined>>,
   path: string,
@@ -42,7 +42,7 @@ export function expandString(
  * What to do about a variable that is not set, wherever it is used: it is read from the environment
  * mcpproxy starts with, which for a client app (Claude Desktop, Cursor) is not the shell's.
  */
-export function unsetVariableMessage(name: string): string {
+function unsetVariableMessage(name: string): string {
   return (
     `environment variable ${name} is not set: set it where mcpproxy starts (export it in your shell, or add it ` +
     `to the "env" of mcpproxy's entry in the MCP client that launches it), write the value in place of ` +

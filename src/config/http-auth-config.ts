@@ -41,7 +41,7 @@ export interface AccessRule {
 }
 
 /** Asymmetric algorithms only: an HS* token "signed" with the issuer's public key proves nothing. */
-export const ASYMMETRIC_ALGORITHMS = [
+const ASYMMETRIC_ALGORITHMS = [
   "RS256",
   "RS384",
   "RS512",
@@ -93,7 +93,7 @@ const secureUrl = v.pipe(
   }, "must be an https:// URL (http:// only on 127.0.0.1, localhost or [::1])"),
 );
 
-export const HTTP_AUTH_SETTINGS = {
+const HTTP_AUTH_SETTINGS = {
   issuer: { env: "MCPPROXY_HTTP_AUTH_ISSUER", schema: secureUrl },
   audience: { env: "MCPPROXY_HTTP_AUTH_AUDIENCE", schema: nonEmptyString },
   jwksUri: { env: "MCPPROXY_HTTP_AUTH_JWKS_URI", schema: secureUrl },

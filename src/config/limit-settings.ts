@@ -21,7 +21,7 @@ const RATE_TEXT =
  * One second's calls, at least one: calls are spaced evenly unless the person allows a burst, so
  * a limit of 60 a minute never sends the upstream 60 at once.
  */
-export const defaultBurst = (perMinute: number) => Math.max(1, Math.ceil(perMinute / 60));
+const defaultBurst = (perMinute: number) => Math.max(1, Math.ceil(perMinute / 60));
 
 function rateOf(perMinute: number, burst: number | undefined): RateLimit | string {
   if (!(perMinute > 0) || perMinute > 1_000_000)

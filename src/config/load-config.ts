@@ -62,7 +62,7 @@ export const DEFAULT_MAX_RESULT_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_TOOLS = 10_000;
 export const DEFAULT_MAX_TOOL_LIST_BYTES = 50 * 1024 * 1024;
 /** Requests carry a query or a tool's arguments: a few MB is plenty, and bounds what a client can make us hold. */
-export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
   return {

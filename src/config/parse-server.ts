@@ -18,7 +18,7 @@ import { overrideKeyProblems, resolveToolOverrides } from "./tool-override-setti
  * One entry of the `mcpServers` map (or VS Code's `servers` map), checked and resolved: the
  * formats of Claude Desktop, Cursor, VS Code, Claude Code, Cline and Windsurf paste as they are.
  */
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 interface ServerBase {
   name: string;

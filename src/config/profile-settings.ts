@@ -20,7 +20,7 @@ export type Profiles = Readonly<Record<string, ProfileSettings>>;
 
 /** A profile name goes into a URL path and a command line as it is; a server's tags are spelled alike. */
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export const PROFILE_KEYS = ["servers", "tags", "tools"] as const;
+const PROFILE_KEYS = ["servers", "tags", "tools"] as const;
 
 const names = (what: string) =>
   v.array(

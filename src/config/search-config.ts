@@ -11,8 +11,8 @@ import { caseInsensitive, httpUrl, intInRange, nonEmptyString } from "./schema.t
  * side, so the two must agree: `lexical` with a vector embedder, or `hybrid` with `BM25` named,
  * is a config error rather than one of them winning in silence.
  */
-export const SEARCH_MODES = ["lexical", "hybrid", "llm"] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
+const SEARCH_MODES = ["lexical", "hybrid", "llm"] as const;
+type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** What `llm` mode needs; the key itself stays in the environment, only its variable's name is here. */
 export interface ResolvedLlmSearch {
@@ -45,7 +45,7 @@ const chatBaseUrl = v.pipe(
 );
 
 /** The `mcpproxy.search` keys: file key, environment variable, schema (as SETTINGS in schema.ts). */
-export const SEARCH_SETTINGS = {
+const SEARCH_SETTINGS = {
   mode: {
     env: "MCPPROXY_SEARCH_MODE",
     schema: caseInsensitive(SEARCH_MODES, 'must be "lexical", "hybrid" or "llm"'),
@@ -53,7 +53,7 @@ export const SEARCH_SETTINGS = {
 } as const;
 
 /** The `mcpproxy.search.llm` keys. */
-export const LLM_SETTINGS = {
+const LLM_SETTINGS = {
   baseUrl: { env: "MCPPROXY_LLM_BASE_URL", schema: chatBaseUrl },
   model: { env: "MCPPROXY_LLM_MODEL", schema: nonEmptyString },
   apiKeyEnv: { env: "MCPPROXY_LLM_API_KEY_ENV", schema: envName },

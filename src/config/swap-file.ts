@@ -75,8 +75,3 @@ export function swapFiles(a: string, b: string): boolean {
 export function renameNoReplace(from: string, to: string): boolean {
   return nativeCalls()?.renameNoReplace(from, to) ?? false;
 }
-
-/** Whether the exchange is available here (for tests and the report of what protects an edit). */
-export function canSwapFiles(): boolean {
-  return nativeCalls() !== null;
-}

@@ -84,7 +84,7 @@ const otlpEndpoint = v.pipe(
 );
 
 /** The `mcpproxy.traces` keys: file key, environment variable, schema (as SETTINGS in schema.ts). */
-export const TRACE_SETTINGS = {
+const TRACE_SETTINGS = {
   enabled: { env: "MCPPROXY_TRACES", schema: booleanLike },
   endpoint: { env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", schema: otlpEndpoint },
   headers: { env: "OTEL_EXPORTER_OTLP_TRACES_HEADERS", schema: headersSchema },

@@ -185,7 +185,7 @@ function keysThatDiffer(a: Record<string, unknown>, b: Record<string, unknown>):
  * A server that runs what another one runs (in the config, or added before it) with another env or
  * other headers: which one, which of `env` or `headers`, and the keys that differ.
  */
-export interface DiffersFrom {
+interface DiffersFrom {
   name: string;
   given: "env" | "headers";
   keys: string[];

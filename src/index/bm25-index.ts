@@ -33,7 +33,7 @@ interface Posting {
   tfs: number[] | Int32Array;
 }
 
-export interface FieldIndex {
+interface FieldIndex {
   postings: Map<string, Posting>;
   /** Token count per internal document id (0 when absent). */
   lengths: number[];
@@ -331,7 +331,7 @@ function factorsOf(field: FieldIndex, weight: number, b: number): Float64Array {
 }
 
 /** Makes room for internal id `id` in the per-query scratch arrays. */
-export function grow(store: Bm25Store, id: number): void {
+function grow(store: Bm25Store, id: number): void {
   const size = Math.max(id + 1, store.scores.length * 2);
   const scores = new Float64Array(size);
   scores.set(store.scores);

@@ -17,7 +17,7 @@ import type { ApprovalPolicy } from "./tool-approvals.ts";
  * meanwhile. A server held whole (quarantined on first sight: `quarantined`, `quarantineNewServers`,
  * or written by an agent) exposes nothing until a person approves it.
  */
-export type PinnedKind = Exclude<CapabilityKind, "server">;
+type PinnedKind = Exclude<CapabilityKind, "server">;
 
 export interface QuarantinedCapability {
   server: string;
@@ -49,7 +49,7 @@ export interface CapabilityApprovals {
 }
 
 /** The hash of what the model reads of an item (its `_meta` and icons are not read). */
-export function capabilityHash(item: Record<string, unknown>): string {
+function capabilityHash(item: Record<string, unknown>): string {
   const { _meta: _, icons: __, ...read } = item;
   return createHash("sha256").update(canonicalJson(read)).digest("hex");
 }

@@ -16,7 +16,7 @@ export interface ChatRequest {
   maxBytes: number;
 }
 
-export interface TokenUsage {
+interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
 }

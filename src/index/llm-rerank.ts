@@ -21,7 +21,7 @@ export interface Reranker {
   rerank(query: string, hits: readonly RetrievedTool[]): Promise<RetrievedTool[]>;
 }
 
-export interface LlmRerankOptions extends ResolvedLlmSearch {
+interface LlmRerankOptions extends ResolvedLlmSearch {
   /** The key's value, read from `apiKeyEnv` by the caller; sent only as the Authorization header. */
   apiKey?: string | undefined;
   logger: Logger;
@@ -31,9 +31,9 @@ export interface LlmRerankOptions extends ResolvedLlmSearch {
 }
 
 /** Cached answers kept at most: each is a key and up to 50 names, so this is well under 1 MB. */
-export const CACHE_ENTRIES = 500;
+const CACHE_ENTRIES = 500;
 /** The largest answer body read: 20 names take about 2 KB; a reasoning model's may take more. */
-export const ANSWER_BYTES = 256 * 1024;
+const ANSWER_BYTES = 256 * 1024;
 
 /** The reranker `config.search` asks for, or undefined when the mode is not `llm`. */
 export function rerankerFor(
@@ -52,7 +52,7 @@ export function rerankerFor(
   });
 }
 
-export function createLlmReranker(options: LlmRerankOptions): Reranker {
+function createLlmReranker(options: LlmRerankOptions): Reranker {
   const now = options.now ?? Date.now;
   const cache = new Map<string, { names: string[]; expires: number }>();
   const inFlight = new Map<string, Promise<string[] | undefined>>();

@@ -21,10 +21,10 @@ export interface RetrieveToolsResult {
   [key: string]: unknown;
 }
 
-export const NO_MATCH_HINT =
+const NO_MATCH_HINT =
   "No tool matched well enough. Describe the action in other words (a verb and an object, e.g. 'send email'), " +
   "or check that the server that has the tool is configured and was indexed.";
-export const EMPTY_CATALOG_HINT =
+const EMPTY_CATALOG_HINT =
   "No tools are indexed yet: no upstream server has been reached. Check the server list in the config " +
   "and the proxy's log, or run `mcpproxy index`.";
 
@@ -37,16 +37,6 @@ export interface AwaitingApproval {
   servers: string[];
   /** For the user, not the agent: the agent cannot approve. */
   command: string;
-}
-
-/** Searches the catalog and shapes the answer the agent sees; best match first. */
-export async function retrieveTools(
-  catalog: ToolCatalog,
-  query: string,
-  topK: number,
-  minScore = 0,
-): Promise<RetrieveToolsResult> {
-  return (await retrieveToolsAll(catalog, [query], topK, minScore))[0]!;
 }
 
 /** `retrieveTools` of several requests in one pass of the catalog, answered in their order. */
@@ -73,7 +63,7 @@ function awaitingApprovalOf(held: readonly CatalogTool[]): AwaitingApproval | un
 }
 
 /** Said when every tool that matched waits for approval. */
-export function awaitingApprovalHint(awaiting: AwaitingApproval): string {
+function awaitingApprovalHint(awaiting: AwaitingApproval): string {
   return (
     `No approved tool matched, but ${awaiting.tools} matching tool(s) of ${awaiting.servers.join(", ")} ` +
     "wait for a person's approval (new, or changed since they were approved), so they are not shown or run. " +

@@ -31,7 +31,7 @@ type Field = keyof typeof SCHEMA;
 const FIELDS = Object.keys(SCHEMA) as Field[];
 
 /** Bump when the schema, the tokenizer, the scoring data or the snapshot layout change: old snapshots are rebuilt. */
-export const INDEX_FORMAT_VERSION = 6;
+const INDEX_FORMAT_VERSION = 6;
 
 /**
  * BM25F over the tool's fields (bm25-index.ts): the name states what a tool does most directly,

@@ -22,7 +22,7 @@ export interface ApprovalPolicy {
   blockFindings: boolean;
 }
 
-export interface FreshTool {
+interface FreshTool {
   key: string;
   server: string;
   tool: string;
@@ -72,7 +72,7 @@ export interface ToolApprovals {
  * another replica's, copied in by the shared store): a pragma read, so cheap, and short enough that
  * an approval is honoured everywhere within a second of being given.
  */
-export const REFRESH_EVERY_MS = 250;
+const REFRESH_EVERY_MS = 250;
 
 export function openToolApprovals(
   store: CatalogStore,

@@ -19,7 +19,7 @@ export function toolKey(ref: ToolRef): string {
   return `${ref.server}\u0000${ref.tool}`;
 }
 
-export function sanitizeNamePart(part: string): string {
+function sanitizeNamePart(part: string): string {
   return memoized(`s\u0000${part}`, () => part.replace(/[^A-Za-z0-9_-]/g, "_"));
 }
 

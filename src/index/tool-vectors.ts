@@ -41,7 +41,7 @@ export interface ToolVectors {
   stop(): Promise<void>;
 }
 
-export interface EmbeddableTool {
+interface EmbeddableTool {
   key: string;
   server: string;
   tool: string;
@@ -59,7 +59,7 @@ export interface ToolVectorsOptions {
 /** How many lexical and vector candidates the fusion takes, each. */
 export const HYBRID_CANDIDATES = 50;
 /** The cosine share of the fused score: chosen on the retrieval eval (README). */
-export const DEFAULT_VECTOR_WEIGHT = 0.4;
+const DEFAULT_VECTOR_WEIGHT = 0.4;
 /**
  * A fused ranking is relevant to its text when one of its candidates' lexical score reaches the
  * relevance floor or its cosine reaches this; then the whole ranking is kept, else none of it. A
@@ -73,7 +73,7 @@ export const RELEVANT_COSINE = 0.3;
  * 70-word task into a vector near many tools, and fusing it cost the eval's long tasks recall@5
  * −0.062 (README). Each step of such a task is short enough and is fused on its own.
  */
-export const DENSE_TEXT_WORDS = FLOOR_WORDS;
+const DENSE_TEXT_WORDS = FLOOR_WORDS;
 /** Tools per call of the embedder in the background: small, so a stop never waits long. */
 const EMBED_BATCH = 64;
 

@@ -6,7 +6,7 @@ import { selectTopK } from "./top-k.ts";
  * dimensions a query is one pass over 15 MB, a few milliseconds, with no approximate index to
  * keep in step. Removed rows are recycled.
  */
-export interface VectorHit {
+interface VectorHit {
   id: string;
   score: number;
 }

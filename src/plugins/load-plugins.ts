@@ -27,7 +27,7 @@ export interface LoadedPlugin {
   source: string;
 }
 
-export const HOOKS = ["onToolsChanged", "beforeToolCall", "transformToolResult", "rankResults"] as const;
+const HOOKS = ["onToolsChanged", "beforeToolCall", "transformToolResult", "rankResults"] as const;
 export type HookName = (typeof HOOKS)[number];
 const MEMBERS = new Set<string>(["name", "order", "optionsSchema", "setup", "dispose", ...HOOKS]);
 

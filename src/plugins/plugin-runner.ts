@@ -25,7 +25,7 @@ export interface PluginRunnerOptions {
   dataDir: string;
 }
 
-export type CallDecision = { call: ToolCall } | { reject: string; plugin: string };
+type CallDecision = { call: ToolCall } | { reject: string; plugin: string };
 
 export interface PluginRunner {
   /** Plugin names in the order they run. */
@@ -43,7 +43,6 @@ export interface PluginRunner {
   rankResults(input: RankInput): Promise<readonly RankedHit[] | undefined>;
 }
 
-export const DEFAULT_PLUGIN_TIMEOUT_MS = 2_000;
 export const FAILURES_BEFORE_SWITCH_OFF = 5;
 
 interface Entry {

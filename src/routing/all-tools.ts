@@ -15,9 +15,9 @@ import { ALWAYS_LOAD_META_KEY, alwaysLoaded, type UsageScore, usageScores } from
  * `check` is the one place that notices a change (the serve looks every second) and says whether
  * the clients must be told.
  */
-export const ALWAYS_LOAD_REFRESH_MS = 3_600_000;
+const ALWAYS_LOAD_REFRESH_MS = 3_600_000;
 
-export interface ListedTool {
+interface ListedTool {
   tool: UpstreamTool;
   name: string;
   /** The size of its JSON, for the page bound (list-pages.ts). */

@@ -9,8 +9,8 @@
  * approved, a server gone) goes on after that name instead of skipping or repeating what moved.
  * The client hears of the change itself with list_changed.
  */
-export const PAGE_TOOLS = 500;
-export const PAGE_BYTES = 1024 * 1024;
+const PAGE_TOOLS = 500;
+const PAGE_BYTES = 1024 * 1024;
 
 export interface Pageable {
   name: string;

@@ -15,7 +15,7 @@ import { createToolPool, type PoolChange } from "./tool-pool.ts";
  * last one: changes that pile up before it re-lists are covered by the one it has not acted on yet.
  */
 export type RoutingMode = "call-tool" | "dynamic" | "auto" | "all";
-export type SessionState = "dynamic" | "undecided" | "call-tool";
+type SessionState = "dynamic" | "undecided" | "call-tool";
 
 /**
  * What a 2026-07-28 client is told when serve routes `dynamic` or `auto`: that revision has no
@@ -30,7 +30,7 @@ export function sessionlessNote(mode: "dynamic" | "auto"): string {
   );
 }
 
-export interface RegisteredTool {
+interface RegisteredTool {
   name: string;
   score: number;
   hash: string;

@@ -6,7 +6,7 @@
  * retrieved or called. The tools of the search that caused the eviction are never its victims
  * (they are why it happened); when a search alone brings more than `limit`, its best ones stay.
  */
-export interface PooledTool<D> {
+interface PooledTool<D> {
   name: string;
   score: number;
   /** When it was last retrieved or called (ms). */
@@ -21,9 +21,9 @@ export interface PoolChange {
   removed: string[];
 }
 
-export const SCORE_WEIGHT = 0.7;
-export const FRESHNESS_WEIGHT = 0.3;
-export const FRESHNESS_WINDOW_S = 1800;
+const SCORE_WEIGHT = 0.7;
+const FRESHNESS_WEIGHT = 0.3;
+const FRESHNESS_WINDOW_S = 1800;
 
 export function priority(tool: { score: number; touchedAt: number }, now: number): number {
   const ageS = Math.max(0, now - tool.touchedAt) / 1000;

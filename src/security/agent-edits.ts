@@ -24,11 +24,7 @@ import {
  * or changes, and a server it enables, are marked as its own and wait for `mcpproxy approve`
  * (launch-spec.ts).
  */
-export const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([
-  ...LAUNCH_KEYS,
-  "timeoutMs",
-  "callTimeoutMs",
-]);
+const AGENT_SETTABLE_KEYS: ReadonlySet<string> = new Set([...LAUNCH_KEYS, "timeoutMs", "callTimeoutMs"]);
 
 type Entry = Record<string, unknown>;
 
@@ -36,7 +32,7 @@ type Entry = Record<string, unknown>;
  * Keys inside `oauth` that only a person sets: a client metadata document URL is the identity
  * mcpproxy logs in as, and one an agent chose would have the person consent to the agent's client.
  */
-export const PERSON_OAUTH_KEYS: ReadonlySet<string> = new Set(["clientMetadataUrl"]);
+const PERSON_OAUTH_KEYS: ReadonlySet<string> = new Set(["clientMetadataUrl"]);
 
 /** The keys of `entry` an agent may not set, in the order written (`oauth.x` for those inside oauth). */
 export function keysRefusedToAgents(entry: Readonly<Entry>): string[] {

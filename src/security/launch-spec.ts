@@ -27,7 +27,7 @@ export const LAUNCH_KEYS = [
  * rest: `inheritEnv` changes what a server receives, so a person who adds it to an agent's entry
  * approves that entry again, and `approve` shows it.
  */
-export const PERSON_LAUNCH_KEYS = ["inheritEnv"] as const;
+const PERSON_LAUNCH_KEYS = ["inheritEnv"] as const;
 const HASHED_KEYS = [...LAUNCH_KEYS, ...PERSON_LAUNCH_KEYS] as const;
 
 /** The entry key that marks it as written by an agent (through `upstream_servers`). */
@@ -81,7 +81,7 @@ export function sameLaunch(a: Entry, b: Entry): boolean {
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
 
 /** The environment variables a spec would receive when expanded, each with where it is used. */
-export function variablesOf(spec: LaunchSpec): { name: string; at: string }[] {
+function variablesOf(spec: LaunchSpec): { name: string; at: string }[] {
   const found: { name: string; at: string }[] = [];
   const walk = (value: unknown, at: string) => {
     if (typeof value === "string") {

@@ -22,11 +22,9 @@ export interface ArgumentValidator {
   check(tool: CatalogTool, args: Readonly<Record<string, unknown>>): ArgumentCheck;
 }
 
-export type ArgumentCheck =
-  | { args: Readonly<Record<string, unknown>>; problems?: undefined }
-  | { problems: string };
+type ArgumentCheck = { args: Readonly<Record<string, unknown>>; problems?: undefined } | { problems: string };
 
-export const VALIDATORS_KEPT = 256;
+const VALIDATORS_KEPT = 256;
 
 export function createArgumentValidator(
   catalog: ToolCatalog,

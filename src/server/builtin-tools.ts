@@ -21,7 +21,7 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
  * task prompts with pasted text are longer, and the request at their start is what matters); the
  * answer says so.
  */
-export const MAX_QUERY_CHARS = 4096;
+const MAX_QUERY_CHARS = 4096;
 
 /** The query as searched, cut at MAX_QUERY_CHARS (never inside a surrogate pair), and a note when cut. */
 export function boundQuery(query: string): { query: string; note?: string } {
@@ -41,7 +41,7 @@ export function boundQuery(query: string): { query: string; note?: string } {
  * steps) and bounds what one call costs and adds to the context: ten searches of up to
  * MAX_QUERY_CHARS each, and ten lists of up to MCPPROXY_TOP_K schemas in one answer.
  */
-export const MAX_QUERIES = 10;
+const MAX_QUERIES = 10;
 
 /**
  * `query` (one request) or `queries` (up to MAX_QUERIES, one ranked list each), never both.

@@ -41,7 +41,7 @@ export function ownHint(ttlMs: number, audience: Audience): CacheHint {
 }
 
 /** The hint an upstream result carries, if it carries a well-formed one. */
-export function hintOf(result: unknown): CacheHint | undefined {
+function hintOf(result: unknown): CacheHint | undefined {
   if (!result || typeof result !== "object") return undefined;
   const { ttlMs, cacheScope } = result as Record<string, unknown>;
   if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs < 0) return undefined;

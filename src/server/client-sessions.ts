@@ -19,7 +19,7 @@ export interface ClientSession {
 type Extra = ServerContext;
 
 /** A tools/call in flight: its session, and the call's own way to send to the client. */
-export interface CallContext {
+interface CallContext {
   session: ClientSession;
   send: Extra["mcpReq"]["send"];
   notify: Extra["mcpReq"]["notify"];

@@ -68,7 +68,7 @@ export interface FailedCall {
 }
 
 /** The tool a failed call falls back to, or undefined when it does not fall back (see above). */
-export function fallbackTarget(deps: Deps, failed: FailedCall): CatalogTool | undefined {
+function fallbackTarget(deps: Deps, failed: FailedCall): CatalogTool | undefined {
   const policy = deps.fallback;
   const validator = deps.arguments;
   if (!policy || !validator || !policy.isOn(failed.target.server)) return undefined;

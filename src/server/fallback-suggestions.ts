@@ -15,12 +15,12 @@ import { riskOf } from "./tool-risk.ts";
  * So is a tool that may change more than the failed one (tool-risk.ts): a failed read is never
  * answered with a tool that moves or deletes. Each says why it was suggested.
  */
-export const MAX_ALTERNATIVES = 3;
+const MAX_ALTERNATIVES = 3;
 /**
  * How closely a tool must match the failed one (the 0-1 search score) to be suggested: below it,
  * "alternatives" share a word or two with it and would send the agent the wrong way.
  */
-export const ALTERNATIVE_MIN_SCORE = 0.3;
+const ALTERNATIVE_MIN_SCORE = 0.3;
 
 /** States in which a call to the server cannot succeed now (a lazy or restarting one starts on the call). */
 const DOWN_STATES: ReadonlySet<ServerState> = new Set([

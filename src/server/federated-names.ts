@@ -12,12 +12,12 @@ import { NAME_SEPARATOR } from "../index/tool-naming.ts";
 export const FEDERATED_SCHEME = "mcpproxy:";
 const PREFIX = `${FEDERATED_SCHEME}//`;
 
-export function federatedUri(server: string, uri: string): string {
+function federatedUri(server: string, uri: string): string {
   return `${PREFIX}${encodeURIComponent(server)}/${uri}`;
 }
 
 /** The server and its own URI, or undefined for a URI this proxy did not hand out. */
-export function upstreamUri(uri: string): { server: string; uri: string } | undefined {
+function upstreamUri(uri: string): { server: string; uri: string } | undefined {
   if (!uri.startsWith(PREFIX)) return undefined;
   const rest = uri.slice(PREFIX.length);
   const slash = rest.indexOf("/");
@@ -29,15 +29,12 @@ export function upstreamUri(uri: string): { server: string; uri: string } | unde
   }
 }
 
-export function federatedName(server: string, name: string): string {
+function federatedName(server: string, name: string): string {
   return `${server}${NAME_SEPARATOR}${name}`;
 }
 
 /** The server and its own name: the longest configured server name that prefixes it wins. */
-export function upstreamName(
-  name: string,
-  servers: Iterable<string>,
-): { server: string; name: string } | undefined {
+function upstreamName(name: string, servers: Iterable<string>): { server: string; name: string } | undefined {
   let best: string | undefined;
   for (const server of servers) {
     if (name.startsWith(`${server}${NAME_SEPARATOR}`) && (!best || server.length > best.length))

@@ -5,14 +5,14 @@ import type { MiddlewareHandler } from "hono";
  * then talk to a local server; its requests still carry the attacker's Host and Origin. Only
  * loopback names (and the host the proxy was told to bind) are accepted in either header.
  */
-export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"] as const;
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"] as const;
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
 
 /**
  * What a refused Host or Origin is told: what passes, and the one setting that widens it (the bind
  * address), so that a person reaching the proxy by a new name knows what to change.
  */
-export const HOW_TO_ALLOW =
+const HOW_TO_ALLOW =
   "Only loopback names (127.0.0.1, localhost, [::1]) and the address the proxy binds are accepted " +
   "(DNS-rebinding protection): to reach it by another name, bind that address with " +
   "`mcpproxy serve --host ADDRESS` (MCPPROXY_HOST, or mcpproxy.host in the config file), or " +
@@ -29,7 +29,7 @@ export function isLoopbackHost(host: string): boolean {
   return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
-export function isWildcardHost(host: string): boolean {
+function isWildcardHost(host: string): boolean {
   return WILDCARD_HOSTS.has(host);
 }
 

@@ -89,7 +89,7 @@ export interface HttpApp {
 }
 
 /** What /metrics answers while metrics are off. */
-export const METRICS_OFF =
+const METRICS_OFF =
   'Not found: /metrics is off. Turn it on with "mcpproxy": {"metrics": true} in the config file ' +
   "(or MCPPROXY_METRICS=1) and restart mcpproxy serve";
 

@@ -8,7 +8,7 @@ export interface HttpHandle {
   close(): Promise<void>;
 }
 
-export const IDLE_TIMEOUT_S = 60;
+const IDLE_TIMEOUT_S = 60;
 
 export function startHttpServer(
   app: HttpApp,

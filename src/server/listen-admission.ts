@@ -17,7 +17,7 @@ import type { ResourceSubscriptions } from "./resource-subscriptions.ts";
  * subscriptions. At most MAX_LISTEN_URIS are kept per stream: the bound the pool keeps on one
  * server's subscriptions (upstream-subscriptions.ts), so one stream may fill it but not more.
  */
-export const MAX_LISTEN_URIS = MAX_SUBSCRIBED_URIS;
+const MAX_LISTEN_URIS = MAX_SUBSCRIBED_URIS;
 
 export interface ListenAdmissionOptions {
   subscriptions: ResourceSubscriptions;
@@ -29,7 +29,7 @@ export interface ListenAdmissionOptions {
   naming?: Naming | undefined;
 }
 
-export interface AdmittedListen {
+interface AdmittedListen {
   /** The request to serve in its place. */
   message: JSONRPCMessage;
   /** Its stream ended (closed, cancelled, refused): what it held is let go. Idempotent. */

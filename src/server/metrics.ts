@@ -29,7 +29,7 @@ export interface MetricSources {
 }
 
 /** The tool label of the calls to tools beyond the limit (one series set per server). */
-export const OTHER_TOOLS = "(other)";
+const OTHER_TOOLS = "(other)";
 
 /** Seconds: tool calls run from a millisecond to many minutes. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];

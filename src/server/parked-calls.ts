@@ -25,7 +25,7 @@ export interface ParkedCallsOptions {
 }
 
 /** What one round of a call needs from the client's request. */
-export interface Round {
+interface Round {
   /** The client's request: aborted, it cancels the whole call. */
   signal: AbortSignal;
   /** What the client said it can answer (this request's envelope). */
@@ -35,13 +35,13 @@ export interface Round {
 }
 
 /** The call's hooks, for forwarding it: its own signal (it outlives a round) and its way to ask. */
-export interface CallHooks {
+interface CallHooks {
   signal: AbortSignal;
   askClient: (request: ClientBoundRequest, signal: AbortSignal) => Promise<Result>;
   onprogress: (progress: Progress) => void;
 }
 
-export type RoundOutcome =
+type RoundOutcome =
   | { result: Result }
   | { inputRequests: Record<string, InputRequest>; park: { id: string; round: number } };
 
@@ -57,7 +57,7 @@ export interface ParkedCalls {
 }
 
 /** Open questions one call may have; a server asking more has the rest refused. */
-export const MAX_ASKS = 16;
+const MAX_ASKS = 16;
 export const DEFAULT_MAX_PARKED = 256;
 
 interface Ask {

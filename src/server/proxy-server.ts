@@ -58,12 +58,12 @@ import {
   upstreamServersDefinition,
 } from "./upstream-servers-tool.ts";
 
-export const INSTRUCTIONS =
+const INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Their tools are not listed directly: call retrieve_tools " +
   "with what you want to do, then call_tool with the name it returns and the arguments its schema asks for.";
 
 /** `--routing all`: the tools are listed, and the search is one way among two to find them. */
-export const ALL_TOOLS_INSTRUCTIONS =
+const ALL_TOOLS_INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Every approved tool of theirs is listed under the name " +
   "server__tool: call it directly. retrieve_tools searches them by what you want to do, and call_tool runs one by name.";
 
@@ -72,7 +72,7 @@ export const ALL_TOOLS_INSTRUCTIONS =
  * list changes when servers come and go; a listening client is told at once, any other sees the
  * change within this long (and gets `ttlMs: 0` while servers start or a change is under way).
  */
-export const OWN_LIST_TTL_MS = 60_000;
+const OWN_LIST_TTL_MS = 60_000;
 
 /**
  * The MCP server the agent talks to. Transport-agnostic: stdio and HTTP each create one per

@@ -23,7 +23,7 @@ import { boundQuery } from "./builtin-tools.ts";
  * search's best candidates (after the learned prior, before the plugins: it is part of the search
  * they rank), and can only reorder and drop them (src/index/llm-rerank.ts).
  */
-export const RANKER_CANDIDATES = 20;
+const RANKER_CANDIDATES = 20;
 
 /** What re-ranks the search's hits. */
 export interface RankingOptions {

@@ -29,9 +29,9 @@ import { callerOf } from "./resource-guard.ts";
 export type TracedMethod = "tools/call" | "prompts/get" | "resources/read";
 
 /** The server, the public tool name, and how long the call waited for its turn (ms). */
-export const SERVER = "mcpproxy.server";
-export const TOOL = "mcpproxy.tool";
-export const QUEUE_WAIT = "mcpproxy.queue.wait_ms";
+const SERVER = "mcpproxy.server";
+const TOOL = "mcpproxy.tool";
+const QUEUE_WAIT = "mcpproxy.queue.wait_ms";
 
 const spans = new WeakMap<ServerContext, Span>();
 

@@ -15,7 +15,7 @@ import type { Logger } from "../log.ts";
  * keys cannot be read (the token may well be good: a 401 would send the client to log in again
  * for nothing). The admitted principal is kept with the request (`principalOfRequest`).
  */
-export const METADATA_PATH = "/.well-known/oauth-protected-resource";
+const METADATA_PATH = "/.well-known/oauth-protected-resource";
 
 /** Seconds a client is told to wait while the issuer cannot be reached. */
 const RETRY_AFTER_S = 5;
@@ -63,7 +63,7 @@ function resourceOf(settings: ResolvedHttpAuth, c: Context): string {
 }
 
 /** The metadata document's URL for the resource (RFC 9728 §3.1: the well-known part before its path). */
-export function metadataUrlOf(resource: string): string {
+function metadataUrlOf(resource: string): string {
   const url = new URL(resource);
   const path = url.pathname === "/" ? "" : url.pathname.replace(/\/+$/, "");
   return `${url.origin}${METADATA_PATH}${path}`;

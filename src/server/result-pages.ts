@@ -47,7 +47,7 @@ export function askedRange(
   return { id: parsed.id, offset, length: Math.min(asked, pageChars) };
 }
 
-export function checkOffset(offset: number, total: number, unit: string): void {
+function checkOffset(offset: number, total: number, unit: string): void {
   if (offset > total)
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
@@ -75,7 +75,7 @@ export function textPage(
   return { data: window.slice(start - base, end - base), page: pageOf(start, end, total) };
 }
 
-export function pageOf(start: number, end: number, total: number): Page {
+function pageOf(start: number, end: number, total: number): Page {
   return { offset: start, length: end - start, total, ...(end < total ? { nextOffset: end } : {}) };
 }
 

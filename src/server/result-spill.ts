@@ -72,7 +72,7 @@ export function lineCount(text: string): number {
 }
 
 /** `text` cut at `end` or one before, never between the halves of a surrogate pair. */
-export function cutAt(text: string, end: number): number {
+function cutAt(text: string, end: number): number {
   return end > 0 && end < text.length && isLowSurrogate(text, end) ? end - 1 : end;
 }
 

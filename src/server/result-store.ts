@@ -47,7 +47,7 @@ export interface ResultStore {
   size(): { entries: number; bytes: number };
 }
 
-export function sizeOf(kind: "text" | "blob", data: string): number {
+function sizeOf(kind: "text" | "blob", data: string): number {
   return kind === "text" ? Buffer.byteLength(data, "utf8") : Buffer.byteLength(data, "base64");
 }
 

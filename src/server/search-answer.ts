@@ -6,7 +6,7 @@ import type { RetrievedTool, RetrieveToolsResult } from "../index/retrieve-tools
  * order asked, under `results`, with what concerns the whole call (notes such as a clamped top_k,
  * the tools registered in dynamic routing, the servers still connecting) beside them.
  */
-export interface RetrieveToolsBatch {
+interface RetrieveToolsBatch {
   results: RetrieveToolsResult[];
   notes?: string[];
   [key: string]: unknown;

@@ -158,7 +158,7 @@ function isClean(server: string, tool: ServerSketch["tools"][number], mentions: 
 }
 
 /** Hidden characters, or anything the poisoning scan finds (orders to the model, other servers' tools). */
-export function isSuspect(server: string, text: string, mentions: ServerMentions): boolean {
+function isSuspect(server: string, text: string, mentions: ServerMentions): boolean {
   if (invisibleCharacters(text).length > 0 || smuggledText(text).length > 0) return true;
   return scanTool({ name: "description", description: text }, server, mentions).length > 0;
 }

@@ -9,19 +9,19 @@ import { hasHits, type RetrieveToolsAnswer } from "./search-answer.ts";
  * gives hits, only FIRST_ANSWER_GRACE_MS more: servers that start together mostly finish together,
  * and a slow one is named instead of waited for.
  */
-export interface ConnectingServers {
+interface ConnectingServers {
   servers: string[];
   hint: string;
 }
 
-export const CONNECTING_HINT =
+const CONNECTING_HINT =
   "These servers are still starting: tools they did not list before are not in this answer yet. " +
   "If none of the tools here fits, ask again in a few seconds.";
 
 /** How often a waiting search looks whether more tools were indexed. */
 const RECHECK_MS = 50;
 /** On a first run, how much longer a search that has hits waits for the servers still connecting. */
-export const FIRST_ANSWER_GRACE_MS = 1_000;
+const FIRST_ANSWER_GRACE_MS = 1_000;
 
 export async function searchWhileConnecting<T extends RetrieveToolsAnswer>(options: {
   /** One answer: a list, or a batch of lists (search-answer.ts). */

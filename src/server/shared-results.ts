@@ -18,17 +18,17 @@ import type { StoredResult } from "./result-store.ts";
  * once (what the client expects), but for WRITE_WAIT_MS at most: past that, or with PostgreSQL
  * away, the result is this replica's alone (it still serves it from memory), and a log line says so.
  */
-export const WRITE_WAIT_MS = 3_000;
+const WRITE_WAIT_MS = 3_000;
 /** After a failed write, the next results go to memory alone for this long without waiting. */
-export const RETRY_WRITES_AFTER_MS = 5_000;
+const RETRY_WRITES_AFTER_MS = 5_000;
 /** A page read that waits longer than this is answered with a retryable error. */
-export const READ_WAIT_MS = 5_000;
+const READ_WAIT_MS = 5_000;
 
 /** Scopes a shared store keeps: a principal's (2026-07-28), not a 2025 session's. */
 export const isSharedScope = (scope: string) => scope.startsWith("principal:");
 
 /** The store could not be read: the client may try again (another replica, or in a moment). */
-export class SharedResultsUnavailable extends ProtocolError {
+class SharedResultsUnavailable extends ProtocolError {
   constructor(uri: string) {
     super(
       ProtocolErrorCode.InternalError,

@@ -42,7 +42,7 @@ export const toolAlternativesDefinition: Tool = {
   annotations: { readOnlyHint: true, openWorldHint: false },
 };
 
-export interface ToolAlternatives {
+interface ToolAlternatives {
   name: string;
   server: string;
   /** The state of the tool's server now (upstream_servers list has the same). */

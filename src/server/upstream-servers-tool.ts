@@ -82,7 +82,7 @@ export function upstreamServersDefinition(readOnly: boolean): Tool {
   };
 }
 
-export interface ServerRow {
+interface ServerRow {
   name: string;
   state: string;
   transport: string;
@@ -107,7 +107,7 @@ export function quarantinedByServer(catalog: ToolCatalog): Map<string, number> {
   return counts;
 }
 
-export function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[] {
+function serverRows(pool: UpstreamPool, catalog: ToolCatalog): ServerRow[] {
   const quarantined = quarantinedByServer(catalog);
   return pool.status().map((status) => ({
     name: status.name,

@@ -7,7 +7,7 @@ import type { CallStats } from "../stats/call-record.ts";
  * called gets `{calls: 0}`; with call statistics off (`mcpproxy.stats: false`) no hit gets figures
  * and a note says why.
  */
-export interface UsageFigures {
+interface UsageFigures {
   calls: number;
   /** Successes out of calls, 0–1 (to three places); absent before the first call. */
   successRate?: number;
@@ -15,7 +15,7 @@ export interface UsageFigures {
   p50Ms?: number;
 }
 
-export type RetrievedWithFigures = RetrievedTool & { metrics?: UsageFigures };
+type RetrievedWithFigures = RetrievedTool & { metrics?: UsageFigures };
 
 /** The `metrics` of a hit in retrieve_tools' outputSchema. */
 export const USAGE_FIGURES_SCHEMA = {
@@ -30,7 +30,7 @@ export const USAGE_FIGURES_SCHEMA = {
   required: ["calls"],
 } as const;
 
-export const STATS_OFF_NOTE =
+const STATS_OFF_NOTE =
   "include_metrics: call statistics are off on this proxy (mcpproxy.stats), so no usage figures are given.";
 
 /** The result with each hit's figures, or with a note when nothing is counted. */

@@ -13,13 +13,13 @@ import { add, countCall, emptyTally, type Tally } from "./tally.ts";
  * stats.db, call-stats.ts, or to the shared store, shared-call-stats.ts). A call costs a few map
  * updates. While writing fails (`isBounded`), no new tool is added past MAX_PENDING_TOOLS.
  */
-export interface PendingTally {
+interface PendingTally {
   server: string;
   tool: string;
   tally: Tally;
 }
 
-export interface PrincipalTally extends PendingTally {
+interface PrincipalTally extends PendingTally {
   principal: string;
 }
 

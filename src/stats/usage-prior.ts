@@ -11,7 +11,7 @@ import type { CallStats, ToolStats } from "./call-record.ts";
  * alone gained +0.005 there and cost nothing elsewhere. The README has the curves.
  */
 export const PRIOR_WEIGHT = 0.05;
-export const PRIOR_EVIDENCE = 5;
+const PRIOR_EVIDENCE = 5;
 /** How long a snapshot of the figures is used before it is read again. */
 const REFRESH_MS = 1_000;
 

@@ -13,12 +13,12 @@ import type { SharedStore } from "./shared-store.ts";
  * that `index` prints. A replica catching up on the log after a reconnect may answer a request its
  * asker gave up on: one pass more, nothing lost.
  */
-export const INDEX_REQUEST = "index-request";
-export const INDEX_TAKEN = "index-taken";
-export const INDEX_DONE = "index-done";
+const INDEX_REQUEST = "index-request";
+const INDEX_TAKEN = "index-taken";
+const INDEX_DONE = "index-done";
 
 /** What `index` prints and its exit code (src/app/index-summary.ts). */
-export interface IndexSummaryText {
+interface IndexSummaryText {
   text: string;
   code: number;
 }

@@ -19,7 +19,7 @@ import { CATALOG_FILE, openCatalogStore } from "./sqlite/catalog-store.ts";
  * The other connections see the pull as another process's commit (data_version), which is how the
  * catalog already learns of approvals made beside it.
  */
-export interface OutboxEntry {
+interface OutboxEntry {
   seq: number;
   table: SharedTable;
   key: unknown[];

@@ -15,7 +15,7 @@ import type { SharedStore } from "./shared-store.ts";
  * waits), re-read on another's change. A change heard while this replica's own write of the same
  * server is on its way is not read: that write lands after it and is the one every replica keeps.
  */
-export const OAUTH_CHANGE = "oauth";
+const OAUTH_CHANGE = "oauth";
 
 export interface SharedOAuthRecords {
   /** The record kept for `server`, as it was put; undefined when there is none. */

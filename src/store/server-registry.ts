@@ -21,9 +21,9 @@ import type { SharedStore } from "./shared-store.ts";
 export type ServerEntries = Record<string, Record<string, unknown>>;
 
 /** The change kind of the registry's edits; its subject is `{ names }`, the servers edited. */
-export const SERVERS_CHANGE = "servers";
+const SERVERS_CHANGE = "servers";
 
-export interface RegistryEditOptions {
+interface RegistryEditOptions {
   /** Who edits, kept in `updated_by`: e.g. "upstream_servers on <replica>", "mcpproxy servers". */
   by: string;
   /** Checks the servers as they would be after the edit; a throw leaves the registry as it was. */

@@ -83,7 +83,7 @@ export async function readStoreStatus(target: StoreTarget, logger?: Logger): Pro
 }
 
 /** How this machine's MCPPROXY_STORE_KEY stands against the store's check value. */
-export type KeyState =
+type KeyState =
   /** `isLegacyPassphrase`: a passphrase read as a store set up before scrypt had it (store rekey). */
   | { state: "matches"; isLegacyPassphrase: boolean }
   | { state: "differs" }

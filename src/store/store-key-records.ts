@@ -32,7 +32,7 @@ export async function storeKeyIn(sql: Sql | Tx, secret: StoreSecret, isReadOnly:
 }
 
 /** The parameters the store's passphrase is stretched with; undefined in a store set up before them (or none). */
-export async function recordedKdfParams(sql: Sql | Tx): Promise<KdfParams | undefined> {
+async function recordedKdfParams(sql: Sql | Tx): Promise<KdfParams | undefined> {
   const [row] = await sql<{ value: string }[]>`SELECT value FROM mcpproxy.meta WHERE key = ${KEY_PARAMS}`;
   return row ? kdfParamsFrom(row.value) : undefined;
 }

@@ -15,7 +15,7 @@ const KINDS: Record<SpanKind, number> = { server: 2, client: 3 };
 /** STATUS_CODE_UNSET = 0 (a success, as instrumentations leave it), STATUS_CODE_ERROR = 2. */
 const STATUS_ERROR = 2;
 
-export const SCOPE_NAME = "mcpproxy";
+const SCOPE_NAME = "mcpproxy";
 
 export function encodeSpans(resource: ExportResource, spans: readonly FinishedSpan[]) {
   return {

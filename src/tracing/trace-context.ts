@@ -16,11 +16,11 @@ export interface SpanContext {
 }
 
 /** The longest traceparent read: version 00 is 55 characters; later versions may add fields. */
-export const MAX_TRACEPARENT_CHARS = 256;
+const MAX_TRACEPARENT_CHARS = 256;
 /** What a tracestate is cut to (the spec asks to pass on at least 512 characters). */
 export const MAX_TRACESTATE_CHARS = 512;
 /** At most this many list members (the spec's limit). */
-export const MAX_TRACESTATE_MEMBERS = 32;
+const MAX_TRACESTATE_MEMBERS = 32;
 /** A header longer than this is not even split: a client cannot make the proxy work for nothing. */
 const MAX_TRACESTATE_INPUT = 8 * 1024;
 /** Members longer than this go first when a tracestate must be cut (the spec's advice). */

@@ -41,7 +41,7 @@ export interface FinishedSpan {
   isError: boolean;
 }
 
-export interface SpanOptions {
+interface SpanOptions {
   kind: SpanKind;
   parent?: SpanContext | undefined;
   attributes?: Record<string, AttributeValue> | undefined;

@@ -8,7 +8,7 @@ import { ANCESTRY_ENV } from "./proxy-ancestry.ts";
  * temp dir). Without them `npx` servers hung or failed with SELF_SIGNED_CERT_IN_CHAIN where the
  * same command worked by hand. Every LC_* locale category is passed too.
  */
-export const PASSED_THROUGH_ENV = [
+const PASSED_THROUGH_ENV = [
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",

@@ -37,9 +37,9 @@ export interface ChildProcessTransportOptions {
   stopSignal?: AbortSignal | undefined;
 }
 
-export const DEFAULT_GRACE_MS = 2_000;
+const DEFAULT_GRACE_MS = 2_000;
 /** When the proxy stops, how long a server's group has between SIGTERM and SIGKILL. */
-export const PROMPT_KILL_MS = 1_000;
+const PROMPT_KILL_MS = 1_000;
 const IS_WINDOWS = process.platform === "win32";
 
 type Child = Bun.Subprocess<"pipe", "pipe", "pipe">;

@@ -39,7 +39,7 @@ export type EraPlan =
   | { kind: "legacy" };
 
 /** On stdio, how long the probe waits for an answer before the server counts as a 2025 one. */
-export const PROBE_TIMEOUT_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 /** What the server is, as far as its era goes: another command or URL under the same name is judged again. */
 export function eraKey(server: ServerConfig): string {

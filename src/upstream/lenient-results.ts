@@ -60,7 +60,7 @@ function schemaProblem(type: "Tool" | "Prompt" | "ResourceTemplate" | "Resource"
 }
 
 /** Why a modern server's tools/list entry cannot be offered, or undefined. */
-export function modernToolProblem(entry: unknown, options: ModernResultOptions): string | undefined {
+function modernToolProblem(entry: unknown, options: ModernResultOptions): string | undefined {
   const basic = toolProblem(entry);
   if (basic) return basic;
   const tool = entry as { name: string; inputSchema: Record<string, unknown>; outputSchema?: unknown };

@@ -25,7 +25,7 @@ export interface ParamHeader {
 
 export type ParamHeaderScan = { headers: ParamHeader[] } | { problem: string };
 
-export const PARAM_HEADER_PREFIX = "Mcp-Param-";
+const PARAM_HEADER_PREFIX = "Mcp-Param-";
 const MARK = "x-mcp-header";
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const MARKABLE_TYPES = new Set(["string", "integer", "boolean"]);

@@ -13,8 +13,8 @@ import { ProxyError } from "../errors.ts";
  */
 export const ANCESTRY_ENV = "MCPPROXY_ANCESTRY";
 export const ANCESTRY_HEADER = "mcpproxy-ancestry";
-export const MAX_PROXY_DEPTH = 8;
-export const PROXY_LOOP_MARKER = "Proxy loop:";
+const MAX_PROXY_DEPTH = 8;
+const PROXY_LOOP_MARKER = "Proxy loop:";
 
 export interface Ancestry {
   /** This proxy's identity: a hash of its config file's real path. */
@@ -25,7 +25,7 @@ export interface Ancestry {
   forChildren: string;
 }
 
-export function configIdentity(configPath: string): string {
+function configIdentity(configPath: string): string {
   let path = configPath;
   try {
     path = realpathSync(configPath);

@@ -15,7 +15,7 @@ import type { ClientBoundRequest, RelayedNotification } from "./upstream-connect
  * A call of a client without a session (a 2026-07-28 request) asks by input rounds: its request
  * goes back to that client inside the answer to its own call (parked-calls.ts), never elsewhere.
  */
-export type RelayTarget =
+type RelayTarget =
   /** The call in flight it belongs to (its key in the client sessions). */
   | { caller: string }
   /** The call in flight it belongs to, of a client without a session: asked by an input round. */
@@ -131,7 +131,7 @@ function refused(message: string): ProtocolError {
 }
 
 /** How many sessions a server remembers as its callers (for `relayOutsideCalls`). */
-export const CALLERS_KEPT = 16;
+const CALLERS_KEPT = 16;
 
 /** `callers` with `session` moved to the end (the latest), bounded. */
 export function withCaller(callers: readonly string[], session: string): string[] {

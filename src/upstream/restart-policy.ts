@@ -17,7 +17,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 5_000, maxDel
 export const CIRCUIT_THRESHOLD = 3;
 
 /** A connection that lived this long was a success: the failure count starts again. */
-export const STABLE_AFTER_MS = 30_000;
+const STABLE_AFTER_MS = 30_000;
 
 /** Between half and all of the exponential delay for this many failures. */
 export function backoffDelay(policy: RetryPolicy, failures: number, random = Math.random): number {

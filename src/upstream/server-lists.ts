@@ -63,7 +63,7 @@ export interface ToolListBounds {
   maxToolListBytes: number;
 }
 
-export const DEFAULT_TOOL_LIST_BOUNDS: ToolListBounds = {
+const DEFAULT_TOOL_LIST_BOUNDS: ToolListBounds = {
   maxTools: DEFAULT_MAX_TOOLS,
   maxToolListBytes: DEFAULT_MAX_TOOL_LIST_BYTES,
 };

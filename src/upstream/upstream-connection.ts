@@ -55,7 +55,7 @@ import { keepListening, type Listening, listenFilter } from "./upstream-listen.t
 import { createTransport } from "./upstream-transport.ts";
 
 /** Why a connect ended without a result: the proxy stopped while it was under way. */
-export const SHUTTING_DOWN = "the proxy is shutting down";
+const SHUTTING_DOWN = "the proxy is shutting down";
 
 /**
  * One live MCP client session to one upstream server, in the protocol era it speaks. A stdio child

@@ -103,7 +103,7 @@ export interface UpstreamPool {
   close(): Promise<void>;
 }
 
-export interface ServerChanges {
+interface ServerChanges {
   added: string[];
   removed: string[];
   changed: string[];
@@ -126,8 +126,8 @@ const sameButCallHandling = (a: ServerConfig, b: ServerConfig) => {
   return without(a) === without(b);
 };
 
-export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
-export const DEFAULT_MAX_CALL_MS = 20 * 60_000;
+const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_CALL_MS = 20 * 60_000;
 
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();

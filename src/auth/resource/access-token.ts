@@ -23,7 +23,7 @@ export interface Principal {
   rule: AccessRule;
 }
 
-export type TokenVerdict =
+type TokenVerdict =
   | { ok: true; principal: Principal }
   | {
       ok: false;
@@ -38,7 +38,7 @@ export interface AccessTokens {
   keys: IssuerKeys;
 }
 
-export function principalKey(issuer: string, subject: string): string {
+function principalKey(issuer: string, subject: string): string {
   // An issuer is a URL (no spaces); the subject follows it whole, whatever it holds.
   return `oauth ${issuer} ${subject}`;
 }

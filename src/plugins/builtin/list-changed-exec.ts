@@ -13,7 +13,7 @@ import type { Plugin, PluginLogger, ToolsChangedEvent } from "../../plugin-api.t
  * arrive while one runs are coalesced into one more run. Each run gets 5 s; its output is logged,
  * bounded; a failure is logged and never reaches the agent.
  */
-export const EXEC_TIMEOUT_MS = 5_000;
+const EXEC_TIMEOUT_MS = 5_000;
 
 export interface ListChangedExecOptions {
   argv: readonly string[];

@@ -7,7 +7,7 @@ import type { ContentBlock, Plugin } from "../../plugin-api.ts";
  * structuredContent are left as they are. Runs after the other plugins (`post`), so a user's
  * transform sees the whole text.
  */
-export const TAIL_CHARS = 50;
+const TAIL_CHARS = 50;
 
 export function truncateOutputPlugin(maxChars: number): Plugin {
   return {
@@ -27,7 +27,7 @@ export function truncateOutputPlugin(maxChars: number): Plugin {
   };
 }
 
-export function truncateText(text: string, maxChars: number): string {
+function truncateText(text: string, maxChars: number): string {
   const cut = text.length - maxChars - TAIL_CHARS;
   if (cut <= 0) return text;
   // Never split a surrogate pair: move each cut point off the middle of one.

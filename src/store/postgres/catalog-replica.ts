@@ -19,10 +19,10 @@ import type { Sql, Tx } from "./connect.ts";
  * PostgreSQL going away costs nothing but time: the outbox keeps local writes until a push
  * succeeds, and the change log brings what was missed.
  */
-export const CATALOG_CHANGE = "catalog";
+const CATALOG_CHANGE = "catalog";
 
 /** How often the outbox is looked at: a local write reaches the store within this (plus the push). */
-export const PUSH_EVERY_MS = 250;
+const PUSH_EVERY_MS = 250;
 const BATCH = 500;
 
 export interface CatalogReplica {

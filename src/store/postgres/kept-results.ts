@@ -14,7 +14,7 @@ import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
  * SHA-256 digest of the principal, never its name; a row read by another owner, or after
  * `expires_at` (the database's clock: the replicas' clocks play no part), is not there.
  */
-export interface KeptRow {
+interface KeptRow {
   id: string;
   /** Who may read it back (the principal's scope): stored as a digest. */
   owner: string;
@@ -34,12 +34,12 @@ export interface KeptBounds {
 }
 
 /** A byte range of the stored form, [from, to). */
-export interface StoredRange {
+interface StoredRange {
   from: number;
   to: number;
 }
 
-export interface KeptSlice {
+interface KeptSlice {
   kind: "text" | "blob";
   mimeType: string;
   bytes: number;

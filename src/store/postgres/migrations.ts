@@ -8,7 +8,7 @@ import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
  * shared with other applications. `migrate` runs the missing steps, each in a transaction, under an
  * advisory lock: replicas that start together migrate once, and the others wait and find it done.
  */
-export interface Migration {
+interface Migration {
   version: number;
   name: string;
   sql: string;
@@ -16,7 +16,7 @@ export interface Migration {
 
 export const SCHEMA = "mcpproxy";
 
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "shared state of replicas",
@@ -88,7 +88,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
 
 export interface SchemaStatus {
   /** The version the store is at (0: never migrated). */

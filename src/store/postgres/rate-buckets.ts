@@ -7,7 +7,7 @@ import type { SharedStore } from "../shared-store.ts";
  * locked for the statement): no two replicas take the same token. The time is the database's
  * `clock_timestamp()`, so replicas whose clocks disagree share one bucket fairly.
  */
-export interface BucketLimit {
+interface BucketLimit {
   perMinute: number;
   burst: number;
 }

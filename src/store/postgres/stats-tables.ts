@@ -10,7 +10,7 @@ import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
  * not calls, so the tables grow with tools × principals × replicas, never with calls; rows of
  * replicas that are gone are folded into replica '' (`compact`).
  */
-export type MergeTallies = (stored: unknown, delta: unknown) => unknown;
+type MergeTallies = (stored: unknown, delta: unknown) => unknown;
 
 export interface StatsRow {
   replica: string;
@@ -20,7 +20,7 @@ export interface StatsRow {
   tally: unknown;
 }
 
-export interface RerankRow {
+interface RerankRow {
   replica: string;
   model: string;
   tally: unknown;

@@ -12,7 +12,7 @@ import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
  * notification therefore delays a change until the next one or the next reconnect, never loses it;
  * `poll` covers a quiet store as well.
  */
-export const CHANGES_CHANNEL = "mcpproxy_changes";
+const CHANGES_CHANNEL = "mcpproxy_changes";
 
 export interface StoreChange {
   id: number;
@@ -24,7 +24,7 @@ export interface StoreChange {
   isOwn: boolean;
 }
 
-export type ChangeHandler = (change: StoreChange) => void | Promise<void>;
+type ChangeHandler = (change: StoreChange) => void | Promise<void>;
 
 /**
  * Records a change inside the caller's transaction (`tx`) and notifies at its commit. It holds the
@@ -58,7 +58,7 @@ export interface ChangeListener {
 }
 
 /** How often a replica looks for changes when no notification came (a missed one, a quiet store). */
-export const POLL_MS = 5_000;
+const POLL_MS = 5_000;
 
 export async function startChangeListener(
   sql: Sql,

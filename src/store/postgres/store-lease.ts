@@ -18,7 +18,7 @@ export interface StoreLease extends WriterLock {
 }
 
 /** How often the holder checks that its lock's session is still there. */
-export const LEASE_CHECK_MS = 1_000;
+const LEASE_CHECK_MS = 1_000;
 
 export async function openStoreLease(
   store: SharedStore,

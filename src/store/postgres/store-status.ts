@@ -21,7 +21,7 @@ export interface StoreReport {
   lastChange?: { id: number; kind: string; at: string; ageSeconds: number };
 }
 
-export interface ReplicaRow {
+interface ReplicaRow {
   id: string;
   host: string;
   pid: number;
@@ -33,7 +33,7 @@ export interface ReplicaRow {
   isAlive: boolean;
 }
 
-export interface LockRow {
+interface LockRow {
   /** The lock's name in lock-keys.ts (`lease`, `migrations`, …). */
   name: string;
   /** The replica holding it (from its connection's application_name), or the raw name. */

@@ -27,17 +27,17 @@ export interface ToolRow {
   hash: string;
 }
 
-export interface StoredTool extends ToolRow {
+interface StoredTool extends ToolRow {
   definition: UpstreamTool;
 }
 
-export interface CatalogChanges {
+interface CatalogChanges {
   upserts: readonly StoredTool[];
   deletes: readonly { server: string; tool: string }[];
   renames: readonly { server: string; tool: string; name: string }[];
 }
 
-export interface StoredVector {
+interface StoredVector {
   server: string;
   tool: string;
   /** The tool hash the vector was computed from; a different current hash means it is stale. */
@@ -86,7 +86,7 @@ export interface CatalogStore {
   close(): void;
 }
 
-export interface ApprovedTool {
+interface ApprovedTool {
   server: string;
   tool: string;
   /** The hash of the definition that was approved. */

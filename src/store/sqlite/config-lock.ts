@@ -14,7 +14,7 @@ import { createPrivateFile } from "../atomic-file.ts";
  * file would. The file itself stays (one empty page), like any lock file. Waiting is a poll, never a
  * blocking busy timeout: `serve` keeps answering while another process holds the lock.
  */
-export const LOCK_SUFFIX = ".lock";
+const LOCK_SUFFIX = ".lock";
 /** How long an edit waits for another process's edit to finish. Edits take milliseconds. */
 const WAIT_MS = 30_000;
 const POLL_MS = 5;

@@ -28,7 +28,7 @@ export interface EraStore {
 }
 
 /** A discover result larger than this is not kept (the server is probed on every connect instead). */
-export const MAX_STORED_DISCOVER_BYTES = 64 * 1024;
+const MAX_STORED_DISCOVER_BYTES = 64 * 1024;
 
 export function createEraSchema(db: Database): void {
   db.exec(`CREATE TABLE IF NOT EXISTS server_eras (

@@ -67,15 +67,3 @@ export function openInstructionStore(db: Database, options: { writable: boolean 
     },
   };
 }
-
-/** For the life of the process only (a pool without a catalog, such as doctor's or a test's). */
-export function createMemoryInstructionStore(): InstructionStore {
-  const texts = new Map<string, string>();
-  return {
-    get: (server) => texts.get(server),
-    put: (server, text) => void (text ? texts.set(server, text) : texts.delete(server)),
-    forgetExcept(keep) {
-      for (const server of [...texts.keys()]) if (!keep.has(server)) texts.delete(server);
-    },
-  };
-}

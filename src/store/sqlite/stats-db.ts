@@ -19,7 +19,7 @@ export interface StoredTally {
 }
 
 /** A row to write: its new text, made from the text stored now (undefined when there is none). */
-export interface TallyUpdate<Key> {
+interface TallyUpdate<Key> {
   key: Key;
   update(stored: string | undefined): string;
 }

@@ -17,13 +17,13 @@ import { createPrivateFile, writeFileAtomicSync } from "../atomic-file.ts";
  * the messages of the others and for `index`, which asks a `serve` that holds it to re-index
  * instead of failing (index-requests.ts) and waits for another `index` to finish.
  */
-export const LOCK_FILE = "writer-lock.db";
-export const HOLDER_FILE = "writer.lock";
+const LOCK_FILE = "writer-lock.db";
+const HOLDER_FILE = "writer.lock";
 
 /** What the holder is: a `serve` keeps the lock for its life, an `index` run until it ends. */
 export type WriterRole = "serve" | "index";
 
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   /** Absent in a `writer.lock` left by an mcpproxy before roles were recorded. */
   role?: WriterRole | undefined;
