@@ -11,7 +11,7 @@ import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { silentLogger } from "../src/log.ts";
 import { createAllTools } from "../src/routing/all-tools.ts";
 import { pageOf } from "../src/routing/list-pages.ts";
-import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../src/server/tools/builtin-tools.ts";
 
 const SERVERS = 100;
 const PER_SERVER = 100;

@@ -19,7 +19,7 @@ import { loadConfig } from "../src/config/load-config.ts";
 import { createEmbedder } from "../src/index/embedders/create-embedder.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { createLogger } from "../src/log.ts";
-import { RESERVED_TOOL_NAMES } from "../src/server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../src/server/tools/builtin-tools.ts";
 import { modelDir, startEmbeddingsServer } from "../tests/model-assets.ts";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, evalSetPath, loadEvalCatalog, missingEvalSet } from "./eval-catalog.ts";

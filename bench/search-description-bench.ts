@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * How large retrieve_tools' description gets (server/search-description.ts) with 3, 20 and 100
+ * How large retrieve_tools' description gets (server/tools/search-description.ts) with 3, 20 and 100
  * servers of the eval catalog (etom-msc-bench.json, MCPPROXY_EVAL_SET: real servers' descriptions,
  * used as their instructions, and their tools), in process. Tokens are estimated as characters / 4
  * (no tokenizer: the ratio is the usual one for English text and JSON). For scale, beside each: what
@@ -27,8 +27,8 @@ import type { ServerConfig } from "../src/config/parse-server.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
 import { silentLogger } from "../src/log.ts";
 import { serverMentions } from "../src/security/poisoning-scan.ts";
-import { builtinToolDefinitions } from "../src/server/builtin-tools.ts";
-import { describeServers, type ServerSketch, serverLine } from "../src/server/search-description.ts";
+import { builtinToolDefinitions } from "../src/server/tools/builtin-tools.ts";
+import { describeServers, type ServerSketch, serverLine } from "../src/server/tools/search-description.ts";
 import { loadEvalCatalog, requireEvalSet } from "./eval-catalog.ts";
 
 const { values } = parseArgs({

@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_STDIO_LISTENS } from "../src/server/stdio-server.ts";
+import { MAX_STDIO_LISTENS } from "../src/server/transport/stdio-server.ts";
 import {
   cleanupAfterEach,
   eventually,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Client as ModernClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { DESCRIPTION_BUDGET } from "../src/server/search-description.ts";
+import { DESCRIPTION_BUDGET } from "../src/server/tools/search-description.ts";
 import {
   cleanupAfterEach,
   connectHttp,

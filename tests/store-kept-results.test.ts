@@ -2,9 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, t
 import { randomBytes } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { createLogger } from "../src/log.ts";
-import { createResultSpill, ResultNotFound } from "../src/server/result-spill.ts";
-import { createResultStore } from "../src/server/result-store.ts";
-import { createSharedResults } from "../src/server/shared-results.ts";
+import { createResultSpill, ResultNotFound } from "../src/server/results/result-spill.ts";
+import { createResultStore } from "../src/server/results/result-store.ts";
+import { createSharedResults } from "../src/server/results/shared-results.ts";
 import { type KeptBounds, keptResultsOf } from "../src/store/postgres/kept-results.ts";
 import { openSharedStore, type SharedStore } from "../src/store/shared-store.ts";
 import {

@@ -27,8 +27,8 @@ import { requestSteps } from "../../src/index/request-steps.ts";
 import type { RetrieveToolsResult } from "../../src/index/retrieve-tools.ts";
 import { openToolCatalog, type ToolCatalog } from "../../src/index/tool-catalog.ts";
 import { silentLogger } from "../../src/log.ts";
-import { RESERVED_TOOL_NAMES } from "../../src/server/builtin-tools.ts";
-import { retrieveRankedAll } from "../../src/server/ranked-retrieve.ts";
+import { RESERVED_TOOL_NAMES } from "../../src/server/tools/builtin-tools.ts";
+import { retrieveRankedAll } from "../../src/server/tools/ranked-retrieve.ts";
 import { type EvalQuery, loadEvalCatalog, requireEvalSet, splitGroupOf, toolId } from "../eval-catalog.ts";
 import { bootstrapMean, type QueryScore, scoreQuery } from "../metrics.ts";
 

@@ -2,7 +2,7 @@ import { describeError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { AllTools } from "../routing/all-tools.ts";
-import type { ChangeNotifier } from "../server/change-feed.ts";
+import type { ChangeNotifier } from "../server/federation/change-feed.ts";
 
 /**
  * `--routing all`: looks at the catalog every `intervalMs` and tells every client when the list

@@ -6,7 +6,7 @@ import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import type { PluginRunner } from "../plugins/plugin-runner.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
-import { registeredToolOf } from "../server/retrieve-tools-call.ts";
+import { registeredToolOf } from "../server/tools/retrieve-tools-call.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { UpstreamTool } from "../upstream-tool.ts";
 import { type IndexSummary, summarizeIndexing } from "./index-summary.ts";

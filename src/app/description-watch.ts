@@ -3,17 +3,17 @@ import { describeError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import { serverMentions } from "../security/poisoning-scan.ts";
-import type { ChangeNotifier } from "../server/change-feed.ts";
+import type { ChangeNotifier } from "../server/federation/change-feed.ts";
 import {
   describeServers,
   type SearchableServers,
   type ServerSketch,
   serverLine,
-} from "../server/search-description.ts";
+} from "../server/tools/search-description.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**
- * Keeps retrieve_tools' description (server/search-description.ts) in step with the catalog:
+ * Keeps retrieve_tools' description (server/tools/search-description.ts) in step with the catalog:
  * servers added or removed, tools indexed, approved or quarantined, instructions changed. Like
  * list-watch.ts it looks every `intervalMs` (approvals are written by another process, `mcpproxy
  * approve`), first at a cheap stamp (which approved tools with which hashes, which instructions),

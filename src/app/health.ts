@@ -1,7 +1,7 @@
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
-import type { HealthAnswer } from "../server/health-route.ts";
-import { retrySchedule } from "../server/upstream-servers-tool.ts";
+import type { HealthAnswer } from "../server/observe/health-route.ts";
+import { retrySchedule } from "../server/tools/upstream-servers-tool.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { VERSION } from "../version.ts";
 
@@ -14,7 +14,7 @@ import { VERSION } from "../version.ts";
  * serves most servers; 503 only when no enabled server is usable (none connected or lazy, or none configured).
  * Over a profile's catalog and pool (profiles/scoped-views.ts) it tells that profile's servers only,
  * and no session counts (`sessions` unset): they are the whole proxy's. Who is told what is
- * server/health-route.ts's concern.
+ * server/observe/health-route.ts's concern.
  */
 export function healthReport(
   catalog: ToolCatalog,

@@ -1,7 +1,7 @@
 import { describeError } from "../errors.ts";
 import type { CapabilityApprovals } from "../index/capability-approvals.ts";
 import type { Logger } from "../log.ts";
-import type { ChangeNotifier } from "../server/change-feed.ts";
+import type { ChangeNotifier } from "../server/federation/change-feed.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**

@@ -4,7 +4,7 @@ import { createEmbedder } from "../index/embedders/create-embedder.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import type { ToolOverrides } from "../index/tool-overrides.ts";
 import type { Logger } from "../log.ts";
-import { RESERVED_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../server/tools/builtin-tools.ts";
 import { approvalPolicyOf } from "./approval-policy.ts";
 
 export interface CatalogOpenOptions {

@@ -3,12 +3,12 @@ import type { ServerConfig } from "../config/parse-server.ts";
 import type { Logger } from "../log.ts";
 import { currentSelector, profileDeps } from "../profiles/profile-deps.ts";
 import { profileWarnings } from "../profiles/profile-selector.ts";
-import type { ProfileEndpoint } from "../server/http-app.ts";
-import type { ListenAdmission } from "../server/listen-admission.ts";
+import type { StatusSources } from "../server/observe/status-page.ts";
 import type { ProxyServerDeps } from "../server/proxy-deps.ts";
 import { createProxyServer } from "../server/proxy-server.ts";
-import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
-import type { StatusSources } from "../server/status-page.ts";
+import { retrieveRankedAll } from "../server/tools/ranked-retrieve.ts";
+import type { ProfileEndpoint } from "../server/transport/http-app.ts";
+import type { ListenAdmission } from "../server/transport/listen-admission.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { healthReport } from "./health.ts";
 

@@ -6,7 +6,7 @@ import { type EvalQuery, loadQueries } from "../eval/eval-queries.ts";
 import { meanScores, type QueryScore, scoreQuery } from "../eval/retrieval-metrics.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
-import { retrieveRanked } from "../server/ranked-retrieve.ts";
+import { retrieveRanked } from "../server/tools/ranked-retrieve.ts";
 import { emptyRerankTally, type RerankFigures, recordRerank, rerankFigures } from "../stats/rerank-stats.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 

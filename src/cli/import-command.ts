@@ -21,7 +21,7 @@ import {
   type Skipped,
 } from "../import/import-plan.ts";
 import { profileList } from "../profiles/profile-deps.ts";
-import { isTokenRequired, TOKEN_FILE } from "../server/bearer-token.ts";
+import { isTokenRequired, TOKEN_FILE } from "../server/transport/bearer-token.ts";
 import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 export const importCommand: Command = {

@@ -4,8 +4,8 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
-import { retrieveRankedAll } from "../server/ranked-retrieve.ts";
-import { answerOf } from "../server/search-answer.ts";
+import { retrieveRankedAll } from "../server/tools/ranked-retrieve.ts";
+import { answerOf } from "../server/tools/search-answer.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 import { STORE_OPTION, storeOverrides, withCatalogToRead } from "./command-store.ts";
 

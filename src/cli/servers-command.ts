@@ -7,7 +7,7 @@ import { isProxyError, ProxyError } from "../errors.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";
 import { maskUrl } from "../security/mask-url.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
-import { editsFor, quarantinedByServer } from "../server/upstream-servers-tool.ts";
+import { editsFor, quarantinedByServer } from "../server/tools/upstream-servers-tool.ts";
 import { type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";

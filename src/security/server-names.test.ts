@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { RESERVED_TOOL_NAMES } from "../server/builtin-tools.ts";
+import { RESERVED_TOOL_NAMES } from "../server/tools/builtin-tools.ts";
 import { RESERVED_SERVER_NAMES, serverNameProblem, usableServerName } from "./server-names.ts";
 
 describe("server names", () => {

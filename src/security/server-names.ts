@@ -12,14 +12,14 @@ import { invisibleCharacters, withoutInvisible } from "./hidden-characters.ts";
 export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set([
   ...Object.getOwnPropertyNames(Object.prototype),
   "prototype",
-  // The proxy's own tools (server/builtin-tools.ts RESERVED_TOOL_NAMES; a test keeps the two in step).
+  // The proxy's own tools (server/tools/builtin-tools.ts RESERVED_TOOL_NAMES; a test keeps the two in step).
   "retrieve_tools",
   "call_tool",
   "upstream_servers",
   "tools_stat",
   "get_tool_alternatives",
   "read_result",
-  // mcpproxy://results/<id> is a kept large result (server/result-spill.ts), never a server's resource.
+  // mcpproxy://results/<id> is a kept large result (server/results/result-spill.ts), never a server's resource.
   "results",
 ]);
 

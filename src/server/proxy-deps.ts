@@ -9,14 +9,14 @@ import type { RoutingMode } from "../routing/session-routing.ts";
 import type { CallStats } from "../stats/call-record.ts";
 import type { Tracer } from "../tracing/tracer.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
-import type { ArgumentValidator } from "./argument-validator.ts";
-import type { ClientSessions } from "./client-sessions.ts";
-import type { FallbackPolicy } from "./fallback-retry.ts";
-import type { InputRounds } from "./input-rounds.ts";
-import type { ProxyMetrics } from "./metrics.ts";
-import type { ResultSpill } from "./result-spill.ts";
-import type { SearchableServers } from "./search-description.ts";
-import type { ServerEditor } from "./upstream-servers-tool.ts";
+import type { ArgumentValidator } from "./calls/argument-validator.ts";
+import type { FallbackPolicy } from "./calls/fallback-retry.ts";
+import type { InputRounds } from "./calls/input-rounds.ts";
+import type { ProxyMetrics } from "./observe/metrics.ts";
+import type { ResultSpill } from "./results/result-spill.ts";
+import type { SearchableServers } from "./tools/search-description.ts";
+import type { ServerEditor } from "./tools/upstream-servers-tool.ts";
+import type { ClientSessions } from "./transport/client-sessions.ts";
 
 /**
  * What the proxy's MCP server is made of: proxy-server.ts builds one per client session from it.

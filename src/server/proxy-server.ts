@@ -13,7 +13,16 @@ import type { CallOptions } from "../upstream/forward-call.ts";
 import { sharedSchemaValidator } from "../upstream/shared-schema-validator.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import { PRODUCT, VERSION } from "../version.ts";
-import { serveAllToolsList } from "./all-tools-list.ts";
+import { type Audience, ownHint } from "./cache-hints.ts";
+import { callOptionsFor, type ForwardOptions } from "./calls/call-options.ts";
+import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./calls/forwarded-call.ts";
+import { verifyRequestState } from "./calls/input-rounds.ts";
+import type { ClientEra } from "./client-era.ts";
+import { passthroughNaming } from "./federation/federated-names.ts";
+import { FEDERATED_CAPABILITIES, serveFederation } from "./federation/federation.ts";
+import { traced } from "./observe/request-spans.ts";
+import type { ProxyServerDeps } from "./proxy-deps.ts";
+import { serveAllToolsList } from "./tools/all-tools-list.ts";
 import {
   BUILTIN_TOOL_NAMES,
   builtinToolDefinitions,
@@ -22,16 +31,8 @@ import {
   describeIssues,
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
-} from "./builtin-tools.ts";
-import { type Audience, ownHint } from "./cache-hints.ts";
-import { callOptionsFor, type ForwardOptions } from "./call-options.ts";
-import type { ClientEra } from "./client-era.ts";
-import { passthroughNaming } from "./federated-names.ts";
-import { FEDERATED_CAPABILITIES, serveFederation } from "./federation.ts";
-import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./forwarded-call.ts";
-import { verifyRequestState } from "./input-rounds.ts";
-import { servePassthroughTools } from "./passthrough-tools.ts";
-import type { ProxyServerDeps } from "./proxy-deps.ts";
+} from "./tools/builtin-tools.ts";
+import { servePassthroughTools } from "./tools/passthrough-tools.ts";
 import {
   keepingOut,
   READ_RESULT,
@@ -40,23 +41,22 @@ import {
   readResultDefinition,
   readResultResource,
   resultScopes,
-} from "./read-result-tool.ts";
-import { traced } from "./request-spans.ts";
-import { callerOf } from "./resource-guard.ts";
-import { DEFAULT_TOOLS_LIMIT, retrieveToolsCall } from "./retrieve-tools-call.ts";
+} from "./tools/read-result-tool.ts";
+import { DEFAULT_TOOLS_LIMIT, retrieveToolsCall } from "./tools/retrieve-tools-call.ts";
 import {
   GET_TOOL_ALTERNATIVES,
   ToolAlternativesArgs,
   toolAlternatives,
   toolAlternativesDefinition,
-} from "./tool-alternatives-tool.ts";
-import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools-stat-tool.ts";
+} from "./tools/tool-alternatives-tool.ts";
+import { TOOLS_STAT, ToolsStatArgs, toolsStat, toolsStatDefinition } from "./tools/tools-stat-tool.ts";
 import {
   runUpstreamServers,
   UPSTREAM_SERVERS,
   upstreamServersArgs,
   upstreamServersDefinition,
-} from "./upstream-servers-tool.ts";
+} from "./tools/upstream-servers-tool.ts";
+import { callerOf } from "./transport/resource-guard.ts";
 
 const INSTRUCTIONS =
   "This server is a gateway to many MCP servers. Their tools are not listed directly: call retrieve_tools " +

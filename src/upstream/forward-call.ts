@@ -83,7 +83,7 @@ export interface ForwardedCall extends CallOptions {
  * The caller's log level, sent on with the call to a 2026 server (which has no session to remember
  * one): a 2026-07-28 request's `_meta` logLevel, or a 2025 session's (logging/setLevel). A caller
  * without a session gets the server's log messages at or above it on the request's own stream
- * (`send`); a session's go to the session as a 2025 server's do (server/upstream-messages.ts).
+ * (`send`); a session's go to the session as a 2025 server's do (server/federation/upstream-messages.ts).
  */
 export interface CallLog {
   level: LoggingLevel;

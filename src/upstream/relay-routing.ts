@@ -29,7 +29,7 @@ type RelayTarget =
  */
 export type NoticeTarget = { caller: string } | { log: CallLog } | "outside-calls" | "unknown-call";
 
-/** The proxy's client sessions, as the relays reach them (server/upstream-messages.ts). */
+/** The proxy's client sessions, as the relays reach them (server/federation/upstream-messages.ts). */
 export interface ClientSide {
   request(server: string, request: ClientBoundRequest, to: RelayTarget, signal: AbortSignal): Promise<Result>;
   notification(server: string, notification: RelayedNotification, to: NoticeTarget): void;

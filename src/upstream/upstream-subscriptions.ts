@@ -9,7 +9,7 @@ import type { UpstreamConnection } from "./upstream-connection.ts";
  * new session is sent `resources/subscribe` for each again (`restore`); a 2026-07-28 server, which
  * has no resources/subscribe, gets them as the `resourceSubscriptions` of its listen stream
  * (upstream-listen.ts), opened again with each change and on each connect. Who holds which URI is
- * server/resource-subscriptions.ts's business: this sees one subscribe per URI and one unsubscribe
+ * server/federation/resource-subscriptions.ts's business: this sees one subscribe per URI and one unsubscribe
  * when its last holder goes.
  * At most MAX_SUBSCRIBED_URIS per server: an agent cannot grow the set (nor a 2026 server's listen
  * request, which carries the whole set) without limit.

@@ -5,7 +5,7 @@ import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
 /**
  * Large tool results kept in the shared store (`mcpproxy.kept_results`), so that a 2026-07-28
  * client's next request, which the load balancer may send to any replica, reads the pages of a
- * result another replica kept (src/server/shared-results.ts decides what goes here).
+ * result another replica kept (src/server/results/shared-results.ts decides what goes here).
  *
  * A row is read a slice at a time, never whole: `data` is stored uncompressed (EXTERNAL), so
  * PostgreSQL's substring() fetches only the TOAST chunks of the slice. It is encrypted (a result

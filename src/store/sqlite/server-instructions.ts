@@ -4,7 +4,7 @@ import type { Database } from "bun:sqlite";
  * What each server said it is for: the `instructions` of its initialize result (2025) or
  * `server/discover` answer (2026-07-28), as it last sent them. Kept in the catalog file so that a
  * lazy server, or one not connected yet on this run, is still described by retrieve_tools
- * (server/search-description.ts). Untrusted text: it is stored as sent and judged where quoted.
+ * (server/tools/search-description.ts). Untrusted text: it is stored as sent and judged where quoted.
  */
 export interface InstructionStore {
   get(server: string): string | undefined;
