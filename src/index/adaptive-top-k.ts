@@ -11,7 +11,7 @@ import { STOP_WORDS, tokenize } from "./tokenizer.ts";
  * them is comparable across requests, so a fixed threshold means nothing, but each hit's score
  * over the best one's does. A hit is kept while it scores at least FALL_OFF of the best.
  * Consecutive-gap rules ("cut at the first drop of more than G") were measured too and kept fewer
- * right tools for the same number of schemas (bench/adaptive-top-k-experiment.ts).
+ * right tools for the same number of schemas (bench/experiments/adaptive-top-k-experiment.ts).
  *
  * A request that asks for several things needs a tool for each, and those tools score far below
  * the best (the best matches the most wordy part): on the eval's multi-step levels the needed

@@ -23,7 +23,7 @@ export function fuseRankings(
   vectorHits: readonly SearchHit[],
   vectorWeight: number,
   limit: number,
-  /** A seam for bench/dense-experiment.ts: "max" divides the lexical scores by the best only. */
+  /** A seam for bench/experiments/dense-experiment.ts: "max" divides the lexical scores by the best only. */
   lexicalScale: "min-max" | "max" = "min-max",
 ): FusedHit[] {
   const lexicalScore = new Map(lexical.map((hit) => [hit.id, hit.score]));

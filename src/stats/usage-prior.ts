@@ -5,7 +5,7 @@ import type { CallStats, ToolStats } from "./call-record.ts";
  * that keep failing sink a little in search. It is at most PRIOR_WEIGHT below the 0–1 score, grows
  * with the evidence (half its size at PRIOR_EVIDENCE calls), and is 0 for a tool never called, so a
  * fresh install ranks exactly as without it.
- * Tools that succeed do not rise: in the replay of bench/prior-simulation.ts (npm run bench:prior)
+ * Tools that succeed do not rise: in the replay of bench/experiments/prior-simulation.ts
  * letting them rise gained +0.007 recall@1 on the replayed requests but cost −0.013 on requests
  * never replayed, whose right tools, never called, were pushed down by tools that had been; sinking
  * alone gained +0.005 there and cost nothing elsewhere. The README has the curves.
