@@ -17,14 +17,14 @@ export function statusSources(scope: ProxyServerDeps, config: ResolvedConfig): S
   return {
     servers: () => scope.pool.status(),
     indexedTools: () => scope.catalog.size(),
-    stats: scope.stats ? () => scope.stats!.all() : undefined,
+    stats: scope.observe?.stats ? () => scope.observe!.stats!.all() : undefined,
     search: async (query) =>
       (
         await retrieveRankedAll(scope.catalog, scope.plugins, [query], {
           topK: config.topK,
           minScore: config.minScore,
-          prior: scope.prior,
-          rerank: scope.rerank,
+          prior: scope.search.prior,
+          rerank: scope.search.rerank,
           isAdaptive: config.adaptiveTopK,
         })
       )[0]!,

@@ -331,47 +331,50 @@ async function run(
   const deps: ProxyServerDeps = {
     catalog,
     pool,
-    topK: config.topK,
-    minScore: config.minScore,
-    adaptiveTopK: config.adaptiveTopK,
     logger,
     plugins,
-    arguments: createArgumentValidator(catalog, {
-      unchecked: new Set(
-        config.servers.filter((server) => server.validateArguments === false).map((s) => s.name),
-      ),
-      logger,
-    }),
-    routing: config.routing,
-    allTools,
-    toolsLimit: config.toolsLimit,
-    sessions,
-    clients,
-    servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
-    stats,
-    fallback: fallbackPolicy(servers, config.autoRetryFallback),
-    metrics,
-    prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
-    rerank: rerankerFor(config.search, logger, stats?.recordRerank),
-    // Bounded: one server that hangs until its connect timeout must not hold up every first search.
-    passthrough: options.passthrough,
-    inputRounds: {
-      seal: createRequestStateSeal(
-        store?.requestStateKey() ?? (isDataDirWritable ? config.dataDir : stateKeyToRead(config.dataDir)),
-        config.inputWaitMs,
-      ),
-      parked,
-    },
-    traces: tracing?.tracer,
-    quotas: config.httpAuth
-      ? createPrincipalQuotas(config.httpAuth.callsPerMinute, undefined, undefined, team.limits?.quotaGate)
-      : undefined,
-    results,
-    searchable,
     firstIndexing:
       (options.passthrough !== undefined ? catalog.names(options.passthrough).length : savedTools) === 0
         ? upstreamsStarted.then(() => Promise.race([indexing, Bun.sleep(FIRST_INDEXING_WAIT_MS)]))
         : undefined,
+    search: {
+      topK: config.topK,
+      minScore: config.minScore,
+      adaptiveTopK: config.adaptiveTopK,
+      prior: config.learnedPrior && stats ? usagePriors(stats) : undefined,
+      rerank: rerankerFor(config.search, logger, stats?.recordRerank),
+      searchable,
+    },
+    routing: {
+      mode: config.routing,
+      allTools,
+      toolsLimit: config.toolsLimit,
+      sessions,
+      passthrough: options.passthrough,
+    },
+    calls: {
+      arguments: createArgumentValidator(catalog, {
+        unchecked: new Set(
+          config.servers.filter((server) => server.validateArguments === false).map((s) => s.name),
+        ),
+        logger,
+      }),
+      fallback: fallbackPolicy(servers, config.autoRetryFallback),
+      quotas: config.httpAuth
+        ? createPrincipalQuotas(config.httpAuth.callsPerMinute, undefined, undefined, team.limits?.quotaGate)
+        : undefined,
+      inputRounds: {
+        seal: createRequestStateSeal(
+          store?.requestStateKey() ?? (isDataDirWritable ? config.dataDir : stateKeyToRead(config.dataDir)),
+          config.inputWaitMs,
+        ),
+        parked,
+      },
+      results,
+    },
+    servers: { manager, readOnly: config.readOnly, configPath: config.configPath },
+    clients,
+    observe: { stats, metrics, traces: tracing?.tracer },
   };
 
   const profiles = servedProfiles({ config, deps, servers, listensOver, logger });

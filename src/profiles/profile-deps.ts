@@ -32,7 +32,10 @@ export function profileDeps(deps: ProxyServerDeps, selector: () => ProfileSelect
     ...deps,
     catalog,
     pool: scopedPool(deps.pool, selector, (server) => catalog.names(server).length),
-    stats: deps.stats ? scopedStats(deps.stats, selector) : undefined,
+    observe: deps.observe && {
+      ...deps.observe,
+      stats: deps.observe.stats ? scopedStats(deps.observe.stats, selector) : undefined,
+    },
     servers: deps.servers ? { ...deps.servers, readOnly: true } : undefined,
   };
 }

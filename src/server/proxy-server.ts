@@ -84,10 +84,12 @@ const OWN_LIST_TTL_MS = 60_000;
  * `public` only when every caller of that endpoint gets the same one.
  */
 export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audience: Audience): Server {
+  const { search, routing = {}, calls = {}, observe = {} } = deps;
+  const { passthrough } = routing;
   const modern = era === "modern";
-  const requested = deps.routing === "all" && !deps.allTools ? "call-tool" : (deps.routing ?? "call-tool");
-  const routingMode = deps.passthrough || (modern && requested !== "all") ? "call-tool" : requested;
-  const allTools = routingMode === "all" ? deps.allTools : undefined;
+  const requested = routing.mode === "all" && !routing.allTools ? "call-tool" : (routing.mode ?? "call-tool");
+  const routingMode = passthrough || (modern && requested !== "all") ? "call-tool" : requested;
+  const allTools = routingMode === "all" ? routing.allTools : undefined;
   const listHint = ownHint(OWN_LIST_TTL_MS, audience);
   /** The tools/list hint while retrieve_tools' description is about to change: not to be kept. */
   const settling = ownHint(0, audience);
@@ -97,7 +99,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       capabilities: {
         tools: {
           listChanged:
-            routingMode !== "call-tool" || deps.passthrough !== undefined || deps.searchable !== undefined,
+            routingMode !== "call-tool" || passthrough !== undefined || search.searchable !== undefined,
         },
         ...(deps.clients ? FEDERATED_CAPABILITIES : {}),
       },
@@ -106,18 +108,18 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       // Only modern answers carry cache fields: a 2025 client would see them as stray keys.
       ...(modern ? { cacheHints: { "tools/list": listHint, "server/discover": listHint } } : {}),
       // Every requestState a client sends back is checked before a handler runs (-32602 if not ours).
-      ...(deps.inputRounds ? { requestState: { verify: verifyRequestState(deps.inputRounds.seal) } } : {}),
+      ...(calls.inputRounds ? { requestState: { verify: verifyRequestState(calls.inputRounds.seal) } } : {}),
     },
   );
   const builtins = () => [
-    ...builtinToolDefinitions(deps.topK, deps.searchable?.current(deps.catalog)),
+    ...builtinToolDefinitions(search.topK, search.searchable?.current(deps.catalog)),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
-    ...(deps.stats ? [toolsStatDefinition] : []),
+    ...(observe.stats ? [toolsStatDefinition] : []),
     toolAlternativesDefinition,
-    ...(deps.results ? [readResultDefinition(deps.results.settings.pageChars)] : []),
+    ...(calls.results ? [readResultDefinition(calls.results.settings.pageChars)] : []),
   ];
   const UpstreamServersArgs = upstreamServersArgs(deps.servers?.readOnly ?? true);
-  const RetrieveToolsArgs = retrieveToolsArgs(deps.topK);
+  const RetrieveToolsArgs = retrieveToolsArgs(search.topK);
   // No session for a modern request: the factory that built this server may be answering a probe,
   // and a per-request server must leave nothing behind.
   const session = modern ? undefined : openSession(deps, routingMode, server);
@@ -133,9 +135,9 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
    * first retrieve_tools answer (once per stdio connection; over HTTP each request stands alone).
    */
   let untold =
-    modern && !deps.passthrough && (requested === "dynamic" || requested === "auto") ? requested : undefined;
-  const resultScope = deps.results ? resultScopes(server, era, deps.results) : undefined;
-  const keptOut = keepingOut(deps.results, resultScope, !deps.passthrough);
+    modern && !passthrough && (requested === "dynamic" || requested === "auto") ? requested : undefined;
+  const resultScope = calls.results ? resultScopes(server, era, calls.results) : undefined;
+  const keptOut = keepingOut(calls.results, resultScope, !passthrough);
   /** Whether a tool called by its own name declares an outputSchema (its structuredContent then stays). */
   const hasOutputSchema = (name: string) => {
     const tool = deps.catalog.get(name);
@@ -150,19 +152,22 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       capabilities: deps.catalog.capabilities,
       era,
       audience,
-      inputRounds: deps.inputRounds,
-      traces: deps.traces,
+      inputRounds: calls.inputRounds,
+      traces: observe.traces,
       results:
-        deps.results && resultScope
-          ? (uri, ctx) => readResultResource(deps.results!, resultScope(ctx), uri, era)
+        calls.results && resultScope
+          ? (uri, ctx) => readResultResource(calls.results!, resultScope(ctx), uri, era)
           : undefined,
-      ...(deps.passthrough
-        ? { naming: passthroughNaming(deps.passthrough), ready: connecting(deps.pool, deps.passthrough) }
+      ...(passthrough
+        ? {
+            naming: passthroughNaming(passthrough),
+            ready: connecting(deps.pool, passthrough),
+          }
         : {}),
     });
   }
-  if (deps.passthrough) {
-    servePassthroughTools(server, deps, deps.passthrough, client, era, (result, ctx, name) =>
+  if (passthrough) {
+    servePassthroughTools(server, deps, passthrough, client, era, (result, ctx, name) =>
       keptOut(result, ctx, () => hasOutputSchema(name)),
     );
     return server;
@@ -174,7 +179,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       // Registered definitions are as their servers listed them, checked then as MCP Tools.
       tools: session ? [...builtins(), ...(session.listed() as Tool[])] : builtins(),
       // While servers start or a change is under way, the description is about to change: not to be kept.
-      ...(modern && deps.searchable && !deps.searchable.isSettled() ? settling : {}),
+      ...(modern && search.searchable && !search.searchable.isSettled() ? settling : {}),
     }));
   /** Whether a tool may be called by its public name here (dynamic, auto and all routing). */
   const isCalledByName = session !== undefined || allTools !== undefined;
@@ -207,7 +212,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       const asked = untold
         ? { ...parsed.output, notes: [...parsed.output.notes, sessionlessNote(untold)] }
         : parsed.output;
-      if (untold) deps.sessions?.sessionless(untold);
+      if (untold) routing.sessions?.sessionless(untold);
       untold = undefined;
       const answered = await retrieveToolsCall(deps, asked, session, () =>
         ctx.mcpReq.notify({ method: "notifications/tools/list_changed" }),
@@ -226,12 +231,12 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
         throw error;
       }
     }
-    if (name === TOOLS_STAT && deps.stats) {
+    if (name === TOOLS_STAT && observe.stats) {
       const parsed = v.safeParse(ToolsStatArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(TOOLS_STAT, parsed.issues));
       const result = toolsStat(
         parsed.output,
-        deps.stats,
+        observe.stats,
         deps.catalog,
         deps.pool,
         client?.session.id,
@@ -244,10 +249,10 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       if (!parsed.success) return errorResult(describeIssues(GET_TOOL_ALTERNATIVES, parsed.issues));
       return toolAlternatives(deps, parsed.output.name);
     }
-    if (name === READ_RESULT && deps.results && resultScope) {
+    if (name === READ_RESULT && calls.results && resultScope) {
       const parsed = v.safeParse(ReadResultArgs, args ?? {});
       if (!parsed.success) return errorResult(describeIssues(READ_RESULT, parsed.issues));
-      return readResult(deps.results, resultScope(ctx), parsed.output);
+      return readResult(calls.results, resultScope(ctx), parsed.output);
     }
     if (name === CALL_TOOL) {
       const parsed = v.safeParse(CallToolArgs, args ?? {});
@@ -284,7 +289,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
         `use ${RETRIEVE_TOOLS} to find tools and ${CALL_TOOL} to run them.`,
     );
   };
-  server.setRequestHandler("tools/call", traced(deps.traces, "tools/call", callTool));
+  server.setRequestHandler("tools/call", traced(observe.traces, "tools/call", callTool));
   return server;
 }
 
@@ -293,11 +298,12 @@ const connecting = (pool: UpstreamPool, server: string) => () => pool.connectSer
 
 /** The dynamic-routing state of this session, or undefined in call-tool routing. */
 function openSession(deps: ProxyServerDeps, mode: RoutingMode, server: Server): SessionRouting | undefined {
-  if (mode === "call-tool" || mode === "all" || !deps.sessions) return undefined;
-  const session = deps.sessions.open({
+  const sessions = deps.routing?.sessions;
+  if (mode === "call-tool" || mode === "all" || !sessions) return undefined;
+  const session = sessions.open({
     id: crypto.randomUUID().slice(0, 8),
     mode,
-    limit: deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT,
+    limit: deps.routing?.toolsLimit ?? DEFAULT_TOOLS_LIMIT,
     logger: deps.logger,
     notify: () => server.sendToolListChanged(),
     onChanged: (event) => void deps.plugins?.toolsChanged(event),

@@ -50,10 +50,10 @@ export function fallbackPolicy(servers: () => readonly ServerConfig[], proxyWide
   };
 }
 
+/** What a retry needs of the proxy's deps (proxy-deps.ts: its `calls` group). */
 interface Deps {
   catalog: ToolCatalog;
-  arguments?: ArgumentValidator | undefined;
-  fallback?: FallbackPolicy | undefined;
+  calls?: { arguments?: ArgumentValidator | undefined; fallback?: FallbackPolicy | undefined } | undefined;
   logger: Logger;
 }
 
@@ -69,8 +69,8 @@ export interface FailedCall {
 
 /** The tool a failed call falls back to, or undefined when it does not fall back (see above). */
 function fallbackTarget(deps: Deps, failed: FailedCall): CatalogTool | undefined {
-  const policy = deps.fallback;
-  const validator = deps.arguments;
+  const policy = deps.calls?.fallback;
+  const validator = deps.calls?.arguments;
   if (!policy || !validator || !policy.isOn(failed.target.server)) return undefined;
   // A retry of an input round answers the failed tool's server, not another one.
   if (failed.context.signal?.aborted || failed.context.inputResponses !== undefined) return undefined;

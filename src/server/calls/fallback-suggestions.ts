@@ -36,10 +36,11 @@ export interface Alternative {
   why: string;
 }
 
+/** What the suggestions need of the proxy's deps (proxy-deps.ts: the statistics of its `observe` group). */
 interface Deps {
   catalog: ToolCatalog;
   pool: UpstreamPool;
-  stats?: CallStats | undefined;
+  observe?: { stats?: CallStats | undefined } | undefined;
 }
 
 export async function alternativesFor(deps: Deps, failed: CatalogTool): Promise<Alternative[]> {
@@ -52,7 +53,7 @@ export async function alternativesFor(deps: Deps, failed: CatalogTool): Promise<
     const state = states.get(server);
     return state === undefined || DOWN_STATES.has(state);
   };
-  const record = new Map((deps.stats?.all() ?? []).map((t) => [`${t.server}\u0000${t.tool}`, t]));
+  const record = new Map((deps.observe?.stats?.all() ?? []).map((t) => [`${t.server}\u0000${t.tool}`, t]));
   const risk = riskOf(definition);
   return hits
     .filter(

@@ -63,9 +63,9 @@ export async function forwardWithRounds(
     found = deps.catalog.get(name);
   }
   // No such tool: the call fails before it reaches a server (forwardOnce says why).
-  if (!deps.inputRounds || !found) return run(call);
+  if (!deps.calls?.inputRounds || !found) return run(call);
   return withInputRounds(
-    deps.inputRounds,
+    deps.calls?.inputRounds,
     era,
     ctx,
     { method: "tools/call", server: found.server, target: found.tool, args: args ?? {} },
@@ -86,7 +86,7 @@ interface CallReport {
 }
 
 /**
- * A tool call, counted (`deps.stats`) when it reached its server, and when it failed there, given up
+ * A tool call, counted (`deps.observe?.stats`) when it reached its server, and when it failed there, given up
  * to three other tools that may do the same (fallback-suggestions.ts), so the agent can go on
  * without another search.
  */
@@ -108,7 +108,7 @@ export async function forwardCall(
   // A round that asks the client for input is not the call's end: the last round is counted.
   if (!report.forwarded || !target || !outcome || isInputRequiredResult(result)) return result;
   const ms = performance.now() - started;
-  deps.stats?.record({
+  deps.observe?.stats?.record({
     server: target.server,
     tool: target.tool,
     ms,
@@ -118,7 +118,7 @@ export async function forwardCall(
     session: context.session,
     principal: context.principal?.key,
   });
-  deps.metrics?.observeCall(target.server, target.tool, ms, outcome);
+  deps.observe?.metrics?.observeCall(target.server, target.tool, ms, outcome);
   // A 2026 client is told in the protocol's own terms that it lacks a capability the call needs
   // (-32021, HTTP 400); a 2025 client, which has no such error, gets the isError result.
   if (report.missingCapabilities && era === "modern") {
@@ -128,7 +128,7 @@ export async function forwardCall(
     );
   }
   // In passthrough the client knows no other tool to suggest.
-  if (outcome === "ok" || context.signal?.aborted || deps.passthrough || isFallback) return result;
+  if (outcome === "ok" || context.signal?.aborted || deps.routing?.passthrough || isFallback) return result;
   const alternatives = await alternativesFor(deps, target).catch(() => []);
   const failed = { target, args, result, alternatives, context, error: report.error };
   const retried = await retryOnFallback(deps, failed, (to, options) =>
@@ -196,7 +196,7 @@ async function forwardOnce(
       }
       call = decision.call;
     }
-    const checked = deps.arguments?.check(target, call.arguments);
+    const checked = deps.calls?.arguments?.check(target, call.arguments);
     if (checked?.problems !== undefined) {
       outcome = "invalid arguments";
       return errorResult(
@@ -210,9 +210,9 @@ async function forwardOnce(
         ? undefined
         : (call.arguments as Record<string, unknown>);
     report.forwarded = true;
-    if (context.principal) await deps.quotas?.take(context.principal, target.server);
+    if (context.principal) await deps.calls?.quotas?.take(context.principal, target.server);
     const answer = await forwardTraced(
-      deps.traces,
+      deps.observe?.traces,
       context,
       { method: "tools/call", server: target.server, target: target.tool, name },
       (options) => deps.pool.callTool(target.server, target.tool, sent, options),

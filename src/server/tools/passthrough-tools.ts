@@ -82,5 +82,5 @@ export function servePassthroughTools(
       ),
     );
   };
-  server.setRequestHandler("tools/call", traced(deps.traces, "tools/call", callTool));
+  server.setRequestHandler("tools/call", traced(deps.observe?.traces, "tools/call", callTool));
 }

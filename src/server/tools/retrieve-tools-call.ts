@@ -46,12 +46,12 @@ export async function retrieveToolsCall(
           (
             await retrieveRankedAll(deps.catalog, deps.plugins, queries, {
               topK,
-              minScore: deps.minScore,
-              prior: deps.prior,
-              rerank: deps.rerank,
-              isAdaptive: isAdaptive ?? deps.adaptiveTopK,
+              minScore: deps.search.minScore,
+              prior: deps.search.prior,
+              rerank: deps.search.rerank,
+              isAdaptive: isAdaptive ?? deps.search.adaptiveTopK,
             })
-          ).map((list) => (includeMetrics ? withUsageFigures(list, deps.stats) : list)),
+          ).map((list) => (includeMetrics ? withUsageFigures(list, deps.observe?.stats) : list)),
           isBatch,
           notes,
         ),
@@ -62,7 +62,7 @@ export async function retrieveToolsCall(
     const shown = new Set(listsOf(result).flatMap((list) => list.tools.map((hit) => hit.name)));
     if (session) {
       const registered = await session.register(
-        registrationOrder(result, deps.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
+        registrationOrder(result, deps.routing?.toolsLimit ?? DEFAULT_TOOLS_LIMIT).flatMap((hit) => {
           const tool = deps.catalog.get(hit.name);
           return tool
             ? [

@@ -53,7 +53,7 @@ interface ToolAlternatives {
 }
 
 export async function toolAlternatives(
-  deps: Pick<ProxyServerDeps, "catalog" | "pool" | "stats" | "firstIndexing">,
+  deps: Pick<ProxyServerDeps, "catalog" | "pool" | "observe" | "firstIndexing">,
   name: string,
 ): Promise<CallToolResult> {
   let named: CatalogTool | undefined = deps.catalog.get(name);
