@@ -1,4 +1,3 @@
-import { createAccessTokens } from "../auth/resource/access-token.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
@@ -16,15 +15,11 @@ import { createResourceSubscriptions } from "../server/federation/resource-subsc
 import { upstreamMessages } from "../server/federation/upstream-messages.ts";
 import { createMetrics } from "../server/observe/metrics.ts";
 import type { ProxyServerDeps } from "../server/proxy-deps.ts";
-import { createProxyServer } from "../server/proxy-server.ts";
 import { keptResults } from "../server/results/result-spill.ts";
 import { createSharedResults, sharedBoundsOf } from "../server/results/shared-results.ts";
-import { isTokenRequired, loadOrCreateToken } from "../server/transport/bearer-token.ts";
 import { createClientSessions } from "../server/transport/client-sessions.ts";
-import { createHttpApp } from "../server/transport/http-app.ts";
-import { checkListenAddress, startHttpServer } from "../server/transport/http-server.ts";
+import { checkListenAddress } from "../server/transport/http-server.ts";
 import { createListenAdmission } from "../server/transport/listen-admission.ts";
-import { startStdioServer } from "../server/transport/stdio-server.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import { removeStaleTemps } from "../store/atomic-file.ts";
@@ -39,25 +34,19 @@ import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { dataDirFailure, dataDirForServe } from "./data-dir-access.ts";
 import { isStarting, startDescriptionWatch } from "./description-watch.ts";
-import { healthReport } from "./health.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
 import { joinTeam } from "./join-team.ts";
 import { startListWatch } from "./list-watch.ts";
 import { openCatalog, ttyEmbedProgress } from "./open-catalog.ts";
 import { passthroughConfig } from "./passthrough.ts";
-import { servedProfiles, statusSources } from "./profile-endpoints.ts";
+import { servedProfiles } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
+import { serveClients } from "./serve-clients.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
 import { openStoreStats } from "./store-stats-limits.ts";
 import { startToolListHints, type ToolListHints } from "./tool-list-hints.ts";
-
-/** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
-const TERMINAL_HINT =
-  "mcpproxy serve speaks MCP (JSON-RPC) on stdin/stdout, for an MCP client to start it: " +
-  'give your client {"command": "mcpproxy", "args": ["serve"]}, try it with ' +
-  "`npx @modelcontextprotocol/inspector mcpproxy serve`, or use --transport http. Ctrl-C stops it.\n";
 
 export interface ServeOptions {
   /** `--passthrough SERVER` (passthrough.ts). */
@@ -65,9 +54,6 @@ export interface ServeOptions {
   /** `--profile NAME`: stdio serves this profile of `mcpproxy.profiles` (src/profiles/). */
   profile?: string | undefined;
 }
-
-/** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
-const QUIET_START_MS = 3_000;
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
 const FIRST_INDEXING_WAIT_MS = 15_000;
@@ -241,7 +227,7 @@ async function run(
   });
   /**
    * Connecting the upstreams and the first indexing pass. Over HTTP they start at once; over stdio on
-   * the first request other than server/discover (or after QUIET_START_MS): a 2026-07-28 client in
+   * the first request other than server/discover (or after a quiet while: serve-clients.ts): a 2026-07-28 client in
    * `auto` mode first starts a throw-away mcpproxy just to ask `server/discover`, and that one must
    * not start every upstream for nothing. The proxy's own tools/list and server/discover answer
    * without them.
@@ -379,80 +365,22 @@ async function run(
 
   const profiles = servedProfiles({ config, deps, servers, listensOver, logger });
 
-  let clientGone: Promise<unknown> = new Promise(() => {});
-  const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
-  if (config.transport === "stdio") {
-    const served = options.profile !== undefined ? profiles.depsOf(options.profile) : deps;
-    // One client per process: what it is told is told to no one else.
-    const stdio = startStdioServer((era) => createProxyServer(served, era, "everyone"), {
-      maxRequestBytes: config.maxRequestBytes,
-      logger,
-      onRequest: (method) => {
-        if (method !== "server/discover") startUpstreams();
-      },
-      changes,
-      listens: options.profile !== undefined ? listensOver(served.pool) : listens,
-    });
-    // A client slow to send its first request (or serve started by hand) still gets its servers
-    // started in the background; a probe's throw-away process is gone long before this.
-    const quiet = setTimeout(startUpstreams, QUIET_START_MS);
-    cleanup.defer("stop waiting for the first request", () => clearTimeout(quiet));
-    cleanup.defer("stop the stdio server", () => stdio.close());
-    clientGone = stdio.closed;
-    const scoped = options.profile !== undefined ? ` (profile ${options.profile})` : "";
-    logger.info(`serving MCP over stdio${scoped}; ${savedTools} tools in the saved index${routing}`);
-    if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
-  } else {
-    startUpstreams();
-    // Access tokens of an issuer (mcpproxy.httpAuth) replace the static token of the data dir.
-    const httpAuth = config.httpAuth
-      ? { settings: config.httpAuth, tokens: createAccessTokens(config.httpAuth) }
-      : undefined;
-    const token =
-      !httpAuth && isTokenRequired(config.host, config.requireToken)
-        ? await loadOrCreateToken(config.dataDir, { mayCreate: isDataDirWritable })
-        : undefined;
-    if (token)
-      logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);
-    if (httpAuth)
-      logger.info(
-        `HTTP clients must send an access token (JWT) of ${httpAuth.settings.issuer} for ${httpAuth.settings.audience}`,
-      );
-    const app = createHttpApp({
-      token: token?.token,
-      httpAuth,
-      metrics,
-      status: statusSources(deps, config),
-      profiles: profiles.endpoints(),
-      bindHost: config.host,
-      logger,
-      createServer: (era, audience) => createProxyServer(deps, era, audience),
-      changes,
-      listens,
-      keepAliveMs: config.listenKeepAliveMs,
-      health: (openSessions) => healthReport(catalog, pool, { registry: sessions, open: openSessions }),
-      ancestry,
-      configPath: config.configPath,
-      limits: {
-        maxRequestBytes: config.maxRequestBytes,
-        bodyTimeoutMs: config.bodyTimeoutMs,
-        // One whole result may wait for a slow client; more than that, and it is not reading.
-        maxBufferedBytes: config.maxResultBytes + 1024 * 1024,
-        maxSessions: config.maxSessions,
-        sessionIdleMs: config.sessionIdleMs,
-      },
-    });
-    const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
-    cleanup.defer("stop the HTTP server", () => http.close());
-    const origin = http.url.replace(/\/mcp$/, "");
-    logger.info(
-      `serving MCP at ${http.url}; legacy SSE clients at ${origin}/sse; ` +
-        `${savedTools} tools in the saved index${routing}`,
-    );
-    // Each profile's endpoint, beside the main one: the URL a person hands that profile's clients.
-    for (const name of Object.keys(config.profiles))
-      logger.info(`serving the profile ${name} at ${http.url}/p/${name} (status page ${origin}/p/${name}/)`);
-  }
+  const { clientGone } = await serveClients({
+    config,
+    deps,
+    profiles,
+    profile: options.profile,
+    changes,
+    listens,
+    listensOver,
+    startUpstreams,
+    sessions,
+    ancestry,
+    isDataDirWritable,
+    savedTools,
+    cleanup,
+    logger,
+  });
 
   const stop = watchStopSignals();
   signals = stop;
