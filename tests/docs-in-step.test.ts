@@ -398,7 +398,7 @@ describe("the README and docs/ are in step with the binary", () => {
       [...documented].filter((name) => !inSource.has(name)).sort(),
       `variables ${REFERENCE} names that src/ never reads`,
     ).toEqual([]);
-  });
+  }, 30_000);
 
   test("every MCPPROXY_* variable the README and docs name exists in the repository", () => {
     const places = [
@@ -418,7 +418,7 @@ describe("the README and docs/ are in step with the binary", () => {
     expect(
       named.filter(({ name }) => !existing.has(name)).map(({ path, name }) => `${path}: ${name}`),
     ).toEqual([]);
-  });
+  }, 30_000);
 
   test("the README's two set-up commands are the ones .ci/run runs, in that order", () => {
     const readme = shellCommands(blockAfterHeading(parseMarkdown(read("README.md")), "From a clone"));
@@ -429,7 +429,7 @@ describe("the README and docs/ are in step with the binary", () => {
       .filter((line) => /^npm\s/.test(line))
       .map((line) => words(line).slice(0, 2).join(" "));
     expect(ci.slice(0, 2)).toEqual(readme);
-  });
+  }, 30_000);
 
   test("the README's first two minutes are commands and flags the binary accepts", () => {
     const lines = shellCommands(blockAfterHeading(parseMarkdown(read("README.md")), "First two minutes"));
@@ -452,5 +452,5 @@ describe("the README and docs/ are in step with the binary", () => {
     const files = [...guideFiles({ research: true }), "SECURITY.md", "plugins/README.md"];
     expect(files.length).toBeGreaterThan(15);
     expect(files.flatMap(brokenLinks)).toEqual([]);
-  });
+  }, 30_000);
 });
