@@ -19,7 +19,7 @@ export interface PackRule {
   level: number;
 }
 
-/** What is packed, and how (README, Install: what the binary is made of). */
+/** What is packed, and how (docs/getting-started.md, Install: what the binary is made of). */
 export const PACK_RULES: readonly PackRule[] = [
   // onnxruntime's wasm (the HF ONNX embedder): 14.3 MB, 2.5 MB packed.
   { path: /\/onnxruntime-web\/dist\/ort-wasm-simd-threaded\.wasm$/, planes: 1, level: 19 },
