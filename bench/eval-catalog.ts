@@ -6,7 +6,7 @@ export type { EvalQuery };
 /**
  * The retrieval-eval file format: the tools of many servers and the queries asked of them, each
  * query with `expected_groups` (every group one tool the query needs, found when any of its
- * alternatives is retrieved). The public etom-msc-bench set (README, Benchmarks) is in this format.
+ * alternatives is retrieved). The public etom-msc-bench set (docs/benchmarks.md) is in this format.
  */
 export interface EvalTool {
   server: string;
@@ -22,7 +22,7 @@ export interface EvalCatalog {
   queries: EvalQuery[];
 }
 
-/** The variable that names the eval set when no path is given (README, Benchmarks). */
+/** The variable that names the eval set when no path is given (docs/benchmarks.md). */
 export const EVAL_SET_ENV = "MCPPROXY_EVAL_SET";
 
 /** The eval set: the path given, else MCPPROXY_EVAL_SET's; undefined when neither is there. */

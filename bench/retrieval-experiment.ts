@@ -207,7 +207,7 @@ export function interleaveSteps<T extends { id: string; score: number }>(
 }
 
 if (import.meta.main) {
-  // The last experiments, kept as templates for the next (README, "How a retrieval change is
+  // The last experiments, kept as templates for the next (docs/research/retrieval-lab-notes.md, "How a retrieval change is
   // judged", has their figures). Each ranks as the binary does with the default minimum score.
   const MIN_SCORE = 0.05;
   const rankText = async (index: SearchIndex, text: string, depth = 10) =>

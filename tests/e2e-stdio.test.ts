@@ -411,7 +411,7 @@ describe("the debug log", () => {
 });
 
 describe("serve --log-level", () => {
-  test("debug logs every call, as the README says; an unknown level is refused naming the flag", async () => {
+  test("debug logs every call, as docs/operations.md says; an unknown level is refused naming the flag", async () => {
     const sandbox = createSandbox();
     try {
       sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });

@@ -8,7 +8,7 @@ import type { FormHit } from "../../src/index/search-index.ts";
 import { STOP_WORDS, stem, tokenize } from "../../src/index/tokenizer.ts";
 
 /**
- * An experiment of issue 23, item 3, not in the binary (README, "How a retrieval change is judged",
+ * An experiment of issue 23, item 3, not in the binary (docs/research/retrieval-lab-notes.md, "How a retrieval change is judged",
  * has its figures): the re-rank of the best exact-form matches, a weighted sum of five kinds of
  * evidence, each counted once.
  *  - exact: BM25F over the words as written (the first-rank precision a stemmer costs);

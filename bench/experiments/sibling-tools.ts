@@ -2,7 +2,7 @@ import { stem } from "../../src/index/tokenizer.ts";
 import { explains, nameWords, type RequestEvidence } from "./form-rerank.ts";
 
 /**
- * An experiment of issue 23, item 4, not in the binary (README, "How a retrieval change is judged",
+ * An experiment of issue 23, item 4, not in the binary (docs/research/retrieval-lab-notes.md, "How a retrieval change is judged",
  * has its figures). Sibling tools: the same server, names that differ in one or two words (`list_issues`,
  * `get_issue`, `create_issue`, `update_issue`). They share their topic, so their descriptions
  * and parameters match a request alike, and what tells them apart is the words their names do

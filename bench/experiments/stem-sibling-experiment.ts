@@ -7,7 +7,7 @@
  * length and judged per ranking, minimum score 0.05). Besides the eval's subsets it reports the
  * one-vendor requests: single-tool requests whose tools live on one server of 8 or more tools
  * ("vendor"; the eval has no larger server), and those whose tool has a sibling ("sibling").
- * Neither the re-rank nor the sibling rule held (README has the figures); only "show" and "view"
+ * Neither the re-rank nor the sibling rule held (docs/research/retrieval-lab-notes.md has the figures); only "show" and "view"
  * no longer voting for get is in the binary. `--only siblings` tries the sibling rule at several
  * depths and costs, `--only words` the operation words that were dropped.
  * `--fit` fits the re-rank's weights by pairwise logistic regression on each half of the server

@@ -3,7 +3,7 @@
  * servers" and exit 0, and a server's `arg` for `args` was dropped in silence. Every level of the
  * config is checked against the keys it knows, and an unknown key is a problem that names the
  * closest known one. Keys that other clients' formats use and that we deliberately leave alone
- * (listed in the README) pass.
+ * (listed in docs/configuration.md) pass.
  */
 export interface KeyProblem {
   path: string;

@@ -63,7 +63,7 @@ const LLM_SETTINGS = {
 } as const;
 
 /**
- * The defaults and why (README, "Search modes"): 4 s lets a hosted small model read 20 short
+ * The defaults and why (docs/search.md, "Search modes"): 4 s lets a hosted small model read 20 short
  * candidates and name a few, and caps what a stuck endpoint adds to a search; 20 candidates hold
  * 97.8% of the tools the eval's requests need (lexical recall@20; 97.0% at 10, 98.8% at 50) in a
  * prompt of about 1.6k tokens (bench/llm-rerank-bench.ts); 5 minutes covers an agent asking the

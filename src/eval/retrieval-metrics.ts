@@ -3,7 +3,7 @@
  * of its alternatives is retrieved. recall@k is the share of groups found in the top k (a query
  * that needs m tools scores at most k/m below k = m), MRR@10 takes the first hit, nDCG@10 gives
  * one unit of gain per group, all@10 is 1 when every group is in the top 10. These are the
- * definitions of the public etom-msc-bench set (README, Benchmarks), so figures compare with its
+ * definitions of the public etom-msc-bench set (docs/benchmarks.md), so figures compare with its
  * plain BM25 reference.
  */
 export interface QueryScore {

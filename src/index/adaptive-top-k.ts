@@ -21,7 +21,7 @@ import { STOP_WORDS, tokenize } from "./tokenizer.ts";
  * one tool per clause it names (clauseCount).
  *
  * FALL_OFF was chosen on one half of the eval's server split and checked on the other; it is
- * opt-in, because recall@5 did not hold on the second half (README, "Adaptive top-k").
+ * opt-in, because recall@5 did not hold on the second half (docs/research/retrieval-lab-notes.md).
  */
 export const FALL_OFF = 0.75;
 

@@ -13,7 +13,7 @@ export interface FusedHit extends SearchHit {
  * normalizing puts the two scales side by side: raw BM25 shares are small for a long request
  * and cosines of a sentence encoder sit in a narrow band, so the earlier absolute sum
  * (1 − w)·bm25 + w·cosine let one side drown the other and kept most of a model's gain out of the
- * ranking (README, "How a retrieval change is judged"). A candidate the lexical list lacks counts
+ * ranking (docs/research/retrieval-lab-notes.md, "How a retrieval change is judged"). A candidate the lexical list lacks counts
  * as its lowest. The fused score is relative to this request's candidates (the best is near 1),
  * so relevance is judged on the raw scores, which each hit carries.
  */

@@ -66,7 +66,7 @@ export function isStemTerm(term: string): boolean {
  * the stem's, whose IDF is lower. Stems alone lost first-rank precision where tool families
  * differ by exactly what a stemmer erases ("records" of a list tool, "a single record" of a get
  * tool); on the retrieval eval the pair gained recall@5 and MRR beyond their bootstrap interval
- * and cost no subset (README, "How search works").
+ * and cost no subset (docs/search.md).
  */
 export function analyze(text: string): string[] {
   const terms: string[] = [];

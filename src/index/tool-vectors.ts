@@ -58,20 +58,20 @@ export interface ToolVectorsOptions {
 
 /** How many lexical and vector candidates the fusion takes, each. */
 export const HYBRID_CANDIDATES = 50;
-/** The cosine share of the fused score: chosen on the retrieval eval (README). */
+/** The cosine share of the fused score: chosen on the retrieval eval (docs/research/retrieval-lab-notes.md). */
 const DEFAULT_VECTOR_WEIGHT = 0.4;
 /**
  * A fused ranking is relevant to its text when one of its candidates' lexical score reaches the
  * relevance floor or its cosine reaches this; then the whole ranking is kept, else none of it. A
  * request unlike every tool still gets the empty answer, and a paraphrase whose right tool sits
  * at a cosine of 0.25 (a quarter of the quick start's everyday requests do) is not cut off: per
- * candidate, this cut cost those requests recall@5 −0.04 (README).
+ * candidate, this cut cost those requests recall@5 −0.04 (docs/research/retrieval-lab-notes.md).
  */
 export const RELEVANT_COSINE = 0.3;
 /**
  * Texts longer than this many distinct content words are not fused: a sentence encoder averages a
  * 70-word task into a vector near many tools, and fusing it cost the eval's long tasks recall@5
- * −0.062 (README). Each step of such a task is short enough and is fused on its own.
+ * −0.062 (docs/research/retrieval-lab-notes.md). Each step of such a task is short enough and is fused on its own.
  */
 const DENSE_TEXT_WORDS = FLOOR_WORDS;
 /** Tools per call of the embedder in the background: small, so a stop never waits long. */

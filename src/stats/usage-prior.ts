@@ -8,7 +8,7 @@ import type { CallStats, ToolStats } from "./call-record.ts";
  * Tools that succeed do not rise: in the replay of bench/experiments/prior-simulation.ts
  * letting them rise gained +0.007 recall@1 on the replayed requests but cost −0.013 on requests
  * never replayed, whose right tools, never called, were pushed down by tools that had been; sinking
- * alone gained +0.005 there and cost nothing elsewhere. The README has the curves.
+ * alone gained +0.005 there and cost nothing elsewhere. docs/research/retrieval-lab-notes.md has the curves.
  */
 export const PRIOR_WEIGHT = 0.05;
 const PRIOR_EVIDENCE = 5;
