@@ -172,9 +172,6 @@ export type RelayedNotification = Extract<
   }
 >;
 
-/** Kept here for `auth login`, which makes the transport it finishes the login on. */
-export { httpTransport } from "./upstream-transport.ts";
-
 /**
  * Starts the transport, finds the server's protocol era (era-negotiation.ts), connects and lists
  * every tool, all within `server.timeoutMs`. On failure the child is stopped and the error names
