@@ -1,7 +1,7 @@
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { storeLocationOf } from "../store/store-setting.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
-import { upstreamBounds } from "../upstream/upstream-connection.ts";
+import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { checkClients } from "./client-checks.ts";
 import { type ConfigCheckOptions, checkConfig, checkDataDir, overridesOf } from "./config-checks.ts";
 import { checkEmbedder, checkPlugins } from "./embedder-plugin-checks.ts";

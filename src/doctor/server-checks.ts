@@ -2,7 +2,8 @@ import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import type { UpstreamAuth } from "../auth/upstream-auth.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
-import { connectUpstream, type UpstreamBounds } from "../upstream/upstream-connection.ts";
+import type { UpstreamBounds } from "../upstream/upstream-bounds.ts";
+import { connectUpstream } from "../upstream/upstream-connection.ts";
 import type { Finding } from "./finding.ts";
 import { failureFix, missingCommand } from "./server-hints.ts";
 
