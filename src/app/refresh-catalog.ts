@@ -1,7 +1,8 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
-import type { SyncCounts, ToolCatalog } from "../index/tool-catalog.ts";
+import type { ToolCatalog } from "../index/tool-catalog.ts";
+import type { SyncCounts } from "../index/tool-sync.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectOutcome } from "../upstream/pool-types.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";

@@ -26,7 +26,7 @@ import { removeStaleTemps } from "../store/atomic-file.ts";
 import { keptResultsOf } from "../store/postgres/kept-results.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
-import { upstreamBounds } from "../upstream/upstream-connection.ts";
+import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
 import { watchAllTools } from "./all-tools-watch.ts";
 import { createCatalogHandle } from "./catalog-handle.ts";

@@ -2,7 +2,8 @@ import { computeScopeUnion } from "@modelcontextprotocol/client";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { tryLoginLock } from "../store/sqlite/login-lock.ts";
-import { connectUpstream, httpTransport } from "../upstream/upstream-connection.ts";
+import { connectUpstream } from "../upstream/upstream-connection.ts";
+import { httpTransport } from "../upstream/upstream-transport.ts";
 import { loginFailure } from "./login-errors.ts";
 import {
   createOAuthProvider,

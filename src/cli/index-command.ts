@@ -13,7 +13,7 @@ import { askLeaseHolderToIndex, TAKE_WAIT_MS as STORE_TAKE_WAIT_MS } from "../st
 import { openWriterLock, type WriterLock } from "../store/sqlite/writer-lock.ts";
 import { storeLocationOf } from "../store/store-setting.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
-import { upstreamBounds } from "../upstream/upstream-connection.ts";
+import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { createUpstreamPool } from "../upstream/upstream-pool.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
 import { STORE_OPTION, storeOverrides, withCommandStore } from "./command-store.ts";

@@ -2,8 +2,8 @@ import * as v from "valibot";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { unknownKeys } from "./known-keys.ts";
 import type { Profiles } from "./profile-settings.ts";
-import { httpUrl, intInRange, nonEmptyString } from "./schema.ts";
 import type { ResolveTable } from "./search-config.ts";
+import { httpUrl, intInRange, nonEmptyString } from "./value-schemas.ts";
 
 /**
  * `mcpproxy.httpAuth`: the HTTP listener as an OAuth 2.1 protected resource (RFC 9728). Off unless

@@ -69,7 +69,7 @@ export const MAX_CONCURRENT_BOUND = 10_000;
 export const QUEUE_SIZE_BOUND = 100_000;
 export const QUEUE_TIMEOUT_BOUND = 3_600_000;
 
-/** The keys a server entry may carry (schema.ts spreads them into its server schemas). */
+/** The keys a server entry may carry (server-schema.ts spreads them into its server schemas). */
 export const serverLimitKeys = {
   /** Calls a minute and a burst, as a token bucket; `false` turns the proxy-wide default off. */
   rateLimit: v.optional(RateLimitSchema),

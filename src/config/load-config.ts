@@ -12,16 +12,16 @@ import { DEFAULT_QUEUE_SIZE, DEFAULT_QUEUE_TIMEOUT_MS } from "./limit-settings.t
 import { issueToProblem, parseServer, type ServerConfig } from "./parse-server.ts";
 import { defaultDataDir, expandPath, locateConfig } from "./paths.ts";
 import { type Profiles, parseProfiles } from "./profile-settings.ts";
+import { type ResolvedSearch, type ResolveTable, resolveSearch } from "./search-config.ts";
+import { InheritEnvSchema } from "./server-schema.ts";
 import {
   AutoRetryFallbackSchema,
   ConfigFileSchema,
-  InheritEnvSchema,
   PluginsSchema,
   SETTINGS,
   type SettingName,
   type Settings,
-} from "./schema.ts";
-import { type ResolvedSearch, type ResolveTable, resolveSearch } from "./search-config.ts";
+} from "./settings-schema.ts";
 import { type ResolvedTraces, resolveTraces } from "./trace-config.ts";
 
 export interface ResolvedConfig extends Readonly<Settings> {

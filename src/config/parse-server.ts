@@ -11,7 +11,7 @@ import { expandDeep, PLACEHOLDER_ENV, withPlaceholders } from "./expand-env.ts";
 import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
 import { LIMIT_KEYS, type LimitSettings, resolveLimits } from "./limit-settings.ts";
 import { expandPath } from "./paths.ts";
-import { HttpServerSchema, StdioServerSchema } from "./schema.ts";
+import { HttpServerSchema, StdioServerSchema } from "./server-schema.ts";
 import { overrideKeyProblems, resolveToolOverrides } from "./tool-override-settings.ts";
 
 /**
@@ -83,7 +83,7 @@ export interface HttpServerConfig extends ServerBase {
   transport: "streamable-http" | "sse";
   url: string;
   headers: Readonly<Record<string, string>>;
-  /** OAuth settings; `false`: never log in (see schema.ts). */
+  /** OAuth settings; `false`: never log in (see server-schema.ts). */
   oauth?:
     | false
     | {

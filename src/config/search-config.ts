@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { unknownKeys } from "./known-keys.ts";
-import { caseInsensitive, httpUrl, intInRange, nonEmptyString } from "./schema.ts";
+import { caseInsensitive, httpUrl, intInRange, nonEmptyString } from "./value-schemas.ts";
 
 /**
  * `mcpproxy.search`: how `retrieve_tools` and `mcpproxy search` rank. `lexical` is BM25 alone,
@@ -44,7 +44,7 @@ const chatBaseUrl = v.pipe(
   v.check((url) => /^https?:\/\//i.test(url), "must be an http:// or https:// URL"),
 );
 
-/** The `mcpproxy.search` keys: file key, environment variable, schema (as SETTINGS in schema.ts). */
+/** The `mcpproxy.search` keys: file key, environment variable, schema (as SETTINGS in settings-schema.ts). */
 const SEARCH_SETTINGS = {
   mode: {
     env: "MCPPROXY_SEARCH_MODE",

@@ -1,7 +1,7 @@
 import type { ToolOverride } from "../index/tool-overrides.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { unknownKeys } from "./known-keys.ts";
-import { TOOL_ANNOTATION_KEYS, TOOL_OVERRIDE_KEYS } from "./schema.ts";
+import { TOOL_ANNOTATION_KEYS, TOOL_OVERRIDE_KEYS } from "./server-schema.ts";
 
 /**
  * A server entry's `disabledTools` (as Cline and Roo Code write it) and `tools` overrides, as one

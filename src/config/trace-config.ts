@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { unknownKeys } from "./known-keys.ts";
-import { booleanLike, fraction, httpUrl, intInRange, nonEmptyString } from "./schema.ts";
 import type { ResolveTable } from "./search-config.ts";
+import { booleanLike, fraction, httpUrl, intInRange, nonEmptyString } from "./value-schemas.ts";
 
 /**
  * `mcpproxy.traces`: OpenTelemetry spans of searches and forwarded calls, exported over OTLP/HTTP
@@ -83,7 +83,7 @@ const otlpEndpoint = v.pipe(
   v.check((url) => /^https?:\/\//i.test(url), "must be an http:// or https:// URL (OTLP/HTTP)"),
 );
 
-/** The `mcpproxy.traces` keys: file key, environment variable, schema (as SETTINGS in schema.ts). */
+/** The `mcpproxy.traces` keys: file key, environment variable, schema (as SETTINGS in settings-schema.ts). */
 const TRACE_SETTINGS = {
   enabled: { env: "MCPPROXY_TRACES", schema: booleanLike },
   endpoint: { env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", schema: otlpEndpoint },

@@ -1,3 +1,5 @@
+import { describeError, isProxyError } from "../errors.ts";
+
 /**
  * What `mcpproxy doctor` checks, each finding one line a user can act on: the config (which file
  * and why), the data dir and its index, every enabled server (started for real), the embedder,
@@ -10,4 +12,16 @@ export interface Finding {
   detail: string;
   /** What to do about it, for warn and fail. */
   fix?: string;
+}
+
+/** Where the checks put what they find. */
+export interface Findings {
+  push(...found: Finding[]): void;
+}
+
+/** An error as one line: a ProxyError's message and its details (each problem it lists). */
+export function problemText(error: unknown): string {
+  return isProxyError(error)
+    ? [error.message.replace(/[.;:\s]+$/, ""), ...error.details].join("; ")
+    : describeError(error);
 }

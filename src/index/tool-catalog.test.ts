@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../log.ts";
-import { openToolCatalog, SNAPSHOT_FILE } from "./tool-catalog.ts";
+import { SNAPSHOT_FILE } from "./catalog-index.ts";
+import { openToolCatalog } from "./tool-catalog.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -14,8 +14,9 @@ import type { TraceHeaders } from "../tracing/trace-context.ts";
 import type { Span } from "../tracing/tracer.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
+import type { ClientBoundRequest } from "./relayed-messages.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
-import type { ClientBoundRequest, UpstreamConnection } from "./upstream-connection.ts";
+import type { UpstreamConnection } from "./upstream-connection.ts";
 import { isConnectionRefused, isSessionLost, upstreamErrorText } from "./upstream-errors.ts";
 
 /** What a call carries from the client that made it, whatever the call (upstream-pool.ts passes it on). */

@@ -2,7 +2,7 @@ import type { Result } from "@modelcontextprotocol/client";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { ActiveCall, AskClient, CallLog } from "./forward-call.ts";
-import type { ClientBoundRequest, RelayedNotification } from "./upstream-connection.ts";
+import type { ClientBoundRequest, RelayedNotification } from "./relayed-messages.ts";
 
 /**
  * Which session a server's request to "the client" (sampling, elicitation, roots) reaches: only the

@@ -1,25 +1,5 @@
-import type {
-  OAuthClientProvider,
-  Result,
-  ServerNotification,
-  ServerRequest,
-  SubscriptionFilter,
-  Tool,
-  Transport,
-} from "@modelcontextprotocol/client";
-import {
-  Client,
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  SseError,
-} from "@modelcontextprotocol/client";
-import {
-  DEFAULT_MAX_RESULT_BYTES,
-  DEFAULT_MAX_TOOL_LIST_BYTES,
-  DEFAULT_MAX_TOOLS,
-} from "../config/load-config.ts";
+import type { OAuthClientProvider, SubscriptionFilter, Tool, Transport } from "@modelcontextprotocol/client";
+import { Client, ProtocolError, SseError } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
 import { createOutputTail } from "../output-tail.ts";
@@ -40,16 +20,14 @@ import {
   priorFor,
   verdictOf,
 } from "./era-negotiation.ts";
+import { createHealthCheck } from "./health-check.ts";
 import { CLIENT_CAPABILITIES, watchModernWire } from "./modern-wire.ts";
 import { paramHeaderLookup } from "./param-headers.ts";
-import {
-  type ListedCapabilities,
-  listAllTools,
-  listCapabilities,
-  type ToolListBounds,
-  type ToolListing,
-} from "./server-lists.ts";
+import { type RelayHandlers, relayBetween } from "./relayed-messages.ts";
+import { type ListedCapabilities, listAllTools, listCapabilities, type ToolListing } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
+import { createToolRelist } from "./tool-relist.ts";
+import { resolveBounds, type UpstreamBounds } from "./upstream-bounds.ts";
 import { closedReason, connectFailure, upstreamErrorText } from "./upstream-errors.ts";
 import { keepListening, type Listening, listenFilter } from "./upstream-listen.ts";
 import { createTransport } from "./upstream-transport.ts";
@@ -91,22 +69,11 @@ export interface UpstreamConnection {
   close(): Promise<void>;
 }
 
-/** What bounds a server's messages and tool list: one place, so serve, index and doctor agree. */
-export type UpstreamBounds = Pick<ConnectOptions, "maxResultBytes" | "maxTools" | "maxToolListBytes">;
-
-export function upstreamBounds(config: {
-  maxResultBytes: number;
-  maxTools: number;
-  maxToolListBytes: number;
-}): UpstreamBounds {
-  return {
-    maxResultBytes: config.maxResultBytes,
-    maxTools: config.maxTools,
-    maxToolListBytes: config.maxToolListBytes,
-  };
-}
-
-export interface ConnectOptions {
+/**
+ * How to connect: what bounds the server (upstream-bounds.ts), how to reach it, whom to tell what
+ * it sends towards the client (relayed-messages.ts) and what else happens to the connection.
+ */
+export interface ConnectOptions extends UpstreamBounds, RelayHandlers {
   /** Called after the server said its tool list changed and it was listed again. */
   onToolsChanged?: (tools: readonly Tool[]) => void;
   /** Called once when an established connection ends (the child died, the stream closed). */
@@ -121,11 +88,6 @@ export interface ConnectOptions {
   stopSignal?: AbortSignal | undefined;
   /** The proxy chain above the server (see proxy-ancestry.ts), passed on to it. */
   ancestry?: string;
-  /** The longest message accepted from the server (stdio line, HTTP body, SSE event), in bytes. */
-  maxResultBytes?: number;
-  /** Bounds on its whole tool list, all pages together (the server's own maxTools/maxToolListBytes win). */
-  maxTools?: number;
-  maxToolListBytes?: number;
   /**
    * Over HTTP, how often a connection is pinged while it is up (0: never): a remote server that
    * went away is noticed then, not at the next call.
@@ -138,13 +100,6 @@ export interface ConnectOptions {
   /** An HTTP transport made by the caller (`auth login` finishes the authorization on it). */
   transport?: Transport | undefined;
   /**
-   * A request the server sends to the client (sampling, elicitation, roots): relayed by the proxy;
-   * `tag` names the call it belongs to when the wire tells (call-tags.ts).
-   */
-  onRequest?: (request: ClientBoundRequest, signal: AbortSignal, tag: string | undefined) => Promise<Result>;
-  /** A log message, a resource update or a resource or prompt list change from the server. */
-  onNotification?: (notification: RelayedNotification) => void;
-  /**
    * The server's own resource URIs the proxy's clients want updates of, kept across connections: a
    * 2026 server's listen stream asks for them (read at each open; see `relisten`).
    */
@@ -155,25 +110,6 @@ export interface ConnectOptions {
    */
   eras?: EraStore | undefined;
 }
-
-/** The requests a server may send its client that the proxy relays to its own clients. */
-export type ClientBoundRequest = Extract<
-  ServerRequest,
-  { method: "sampling/createMessage" | "elicitation/create" | "roots/list" }
->;
-export type RelayedNotification = Extract<
-  ServerNotification,
-  {
-    method:
-      | "notifications/message"
-      | "notifications/resources/updated"
-      | "notifications/resources/list_changed"
-      | "notifications/prompts/list_changed";
-  }
->;
-
-/** Kept here for `auth login`, which makes the transport it finishes the login on. */
-export { httpTransport } from "./upstream-transport.ts";
 
 /**
  * Starts the transport, finds the server's protocol era (era-negotiation.ts), connects and lists
@@ -191,19 +127,14 @@ export async function connectUpstream(
     throw new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN);
   }
   const tail = createOutputTail();
-  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const { maxResultBytes, toolList: bounds } = resolveBounds(server, options);
   const tags = createCallTags(boundedFetch((url, init) => fetch(url, init), maxResultBytes));
-  const bounds: ToolListBounds = {
-    maxTools: server.maxTools ?? options.maxTools ?? DEFAULT_MAX_TOOLS,
-    maxToolListBytes: server.maxToolListBytes ?? options.maxToolListBytes ?? DEFAULT_MAX_TOOL_LIST_BYTES,
-  };
   const deadline = Date.now() + server.timeoutMs;
   // The client of the attempt under way, and after connect the connection's.
   let client: Client | undefined;
   let isOpen = false;
   let isClosing = false;
   let endReason: string | undefined;
-  let healthTimer: ReturnType<typeof setInterval> | undefined;
   let listening: Listening | undefined;
   /** Ends an open connection that stopped working; onClosed reports it with this reason. */
   const endWith = (reason: string) => {
@@ -211,57 +142,20 @@ export async function connectUpstream(
     endReason = reason;
     void client?.close();
   };
-  // A remote server's death shows in nothing the client reads until it sends something: it is
-  // asked whether it is there (periodically, and at once when its event stream breaks): ping in
-  // the 2025 era, server/discover in 2026-07-28, which has no ping. An answer of any kind, an error
-  // included, is a live server; a failed request (refused, reset, session gone) ends the
-  // connection, so it reads failed with its retry time instead of connected.
-  let isChecking = false;
-  const checkAlive = async () => {
-    if (isChecking || !isOpen || !client) return;
-    isChecking = true;
-    try {
-      if (client.getProtocolEra() === "modern") await client.discover({ timeout: HEALTH_CHECK_TIMEOUT_MS });
-      else await client.ping({ timeout: HEALTH_CHECK_TIMEOUT_MS });
-    } catch (error) {
-      if (!isAnswer(error)) {
-        endWith(`the server stopped answering (${upstreamErrorText(error)}); it went away or restarted`);
-      }
-    } finally {
-      isChecking = false;
-    }
-  };
+  // Is a remote server still there? (health-check.ts)
+  const health = createHealthCheck({ client: () => client, isOpen: () => isOpen, onGone: endWith });
 
   let current: ToolListing = { tools: [], skipped: [] };
-  // Handled whatever the server declared: some servers send list_changed without declaring it.
-  // A storm of them is coalesced: one re-list in flight and one pending at most, and the pending
-  // one starts after the one in flight, so the last list read is at least as new as the last
-  // notification (2,000 notifications from a 5,000-tool server cost 23 CPU-seconds uncoalesced).
-  let relisting: Promise<void> | undefined;
-  let isRelistPending = false;
-  const relist = async () => {
-    do {
-      isRelistPending = false;
-      try {
-        const fresh = await listAllTools(client!, server.timeoutMs, bounds);
-        if (!isOpen) return;
-        current = fresh;
-        options.onToolsChanged?.(fresh.tools);
-      } catch (error) {
-        if (isOpen) options.onListFailed?.(upstreamErrorText(error));
-      }
-    } while (isRelistPending && isOpen);
-  };
-  const onToolsChanged = () => {
-    if (!isOpen) return;
-    if (relisting) {
-      isRelistPending = true;
-      return;
-    }
-    relisting = relist().finally(() => {
-      relisting = undefined;
-    });
-  };
+  // Its tools listed again on list_changed, a storm of them coalesced (tool-relist.ts).
+  const onToolsChanged = createToolRelist({
+    list: () => listAllTools(client!, server.timeoutMs, bounds),
+    isOpen: () => isOpen,
+    onListed: (fresh) => {
+      current = fresh;
+      options.onToolsChanged?.(fresh.tools);
+    },
+    onFailed: (reason) => options.onListFailed?.(reason),
+  });
 
   /** A client wired to this connection's handlers; only the last attempt's reports its end. */
   const createClient = (plan: EraPlan): Client => {
@@ -279,7 +173,7 @@ export async function connectUpstream(
     created.setNotificationHandler("notifications/tools/list_changed", onToolsChanged);
     created.onclose = () => {
       if (created !== client) return;
-      clearInterval(healthTimer);
+      health.stop();
       listening?.stop();
       if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
       isOpen = false;
@@ -296,7 +190,7 @@ export async function connectUpstream(
         );
       } else if (server.transport === "streamable-http" && !(error instanceof ProtocolError)) {
         // A broken GET event stream (ECONNRESET), a failed POST: is the server still there?
-        void checkAlive();
+        void health.check();
       }
     };
     return created;
@@ -378,10 +272,7 @@ export async function connectUpstream(
     const verdict = verdictOf(live, server);
     if (verdict && options.eras && isWorthStoring(verdict, stored)) options.eras.put(server.name, verdict);
     const era = live.getProtocolEra() === "modern" ? "modern" : "legacy";
-    if (server.transport !== "stdio" && options.healthCheckMs) {
-      healthTimer = setInterval(() => void checkAlive(), options.healthCheckMs);
-      healthTimer.unref?.();
-    }
+    if (server.transport !== "stdio" && options.healthCheckMs) health.startEvery(options.healthCheckMs);
     if (era === "modern") {
       listening = keepListening(live, {
         filter: () => listenFilter(live, options.resourceSubscriptions?.()),
@@ -410,47 +301,10 @@ export async function connectUpstream(
       relistTools: onToolsChanged,
       async close() {
         isClosing = true;
-        clearInterval(healthTimer);
+        health.stop();
         listening?.stop();
         await live.close().catch(() => undefined);
       },
     };
-  }
-}
-
-/** How long a health check (ping, or server/discover) may take before the server counts as gone. */
-const HEALTH_CHECK_TIMEOUT_MS = 10_000;
-
-/** An error that is the server's answer (it is there), not a failure to reach it. */
-function isAnswer(error: unknown): boolean {
-  return (
-    error instanceof ProtocolError ||
-    (error instanceof SdkError &&
-      (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType))
-  );
-}
-
-function relayBetween(client: Client, options: ConnectOptions, tags: CallTags): void {
-  for (const method of ["sampling/createMessage", "elicitation/create", "roots/list"] as const) {
-    client.setRequestHandler(method, (request, ctx) => {
-      if (!options.onRequest) {
-        throw new ProtocolError(
-          ProtocolErrorCode.MethodNotFound,
-          `${request.method} is relayed to the agent's client by \`mcpproxy serve\` only`,
-        );
-      }
-      const tag = tags.callOf(request, ctx.mcpReq.id);
-      return options.onRequest(request as ClientBoundRequest, ctx.mcpReq.signal, tag) as never;
-    });
-  }
-  for (const method of [
-    "notifications/message",
-    "notifications/resources/updated",
-    "notifications/resources/list_changed",
-    "notifications/prompts/list_changed",
-  ] as const) {
-    client.setNotificationHandler(method, (notification) => {
-      options.onNotification?.(notification as RelayedNotification);
-    });
   }
 }

@@ -1,7 +1,7 @@
 import type { ClientCapabilities, InputRequest, Progress, Result } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { Logger } from "../../log.ts";
-import type { ClientBoundRequest } from "../../upstream/upstream-connection.ts";
+import type { ClientBoundRequest } from "../../upstream/relayed-messages.ts";
 import { missingCapability, resultSchemaOf } from "../federation/upstream-messages.ts";
 
 /**

@@ -8,7 +8,7 @@ import type { ClientCapabilities, Result } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { Logger } from "../../log.ts";
 import type { ClientSide } from "../../upstream/relay-routing.ts";
-import type { ClientBoundRequest } from "../../upstream/upstream-connection.ts";
+import type { ClientBoundRequest } from "../../upstream/relayed-messages.ts";
 import { type ClientSessions, passesLevel } from "../transport/client-sessions.ts";
 import type { ChangeNotifier } from "./change-feed.ts";
 import { FEDERATED_NAMING, type Naming } from "./federated-names.ts";

@@ -1,0 +1,172 @@
+import type { ClientCapabilities, Result, StandardSchemaV1 } from "@modelcontextprotocol/client";
+import { ProtocolError } from "@modelcontextprotocol/client";
+import { isLoginNeeded } from "../auth/oauth-provider.ts";
+import { describeError, ProxyError } from "../errors.ts";
+import { type ForwardedCall, forwardToolCall, tooDeep } from "./forward-call.ts";
+import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
+import type { UpstreamPoolOptions } from "./pool-types.ts";
+import { withCaller } from "./relay-routing.ts";
+import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
+import type { Slot, SlotLifecycle } from "./server-slot.ts";
+import type { UpstreamConnection } from "./upstream-connection.ts";
+import { upstreamErrorText } from "./upstream-errors.ts";
+import type { SubscriptionMethod } from "./upstream-subscriptions.ts";
+
+/**
+ * What the pool sends a server, and how: a call (tools/call, prompts/get, resources/read) under the
+ * server's call limits and clocks through forward-call.ts, tracked on its slot, a lost login turning
+ * the server to needs-login; any other request with its era's rules (what the caller can answer
+ * told to a 2026 server, the methods that revision removed not sent, resource subscriptions kept
+ * with the server); a failure to reach the server told with its name, a result nested too deep
+ * refused.
+ */
+
+/** What a request to a server may carry besides its method and params. */
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  /** What the caller can answer, told to a 2026 server with the request. */
+  clientCapabilities?: ClientCapabilities | undefined;
+}
+
+export interface PoolRequests {
+  /** One request on `connection`; a failure to reach the server is told with its name. */
+  sendOn<T extends StandardSchemaV1>(
+    connection: UpstreamConnection,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    requestOptions: RequestOptions,
+  ): Promise<StandardSchemaV1.InferOutput<T>>;
+  /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
+  forwardCall(call: Omit<ForwardedCall, "limits">): Promise<Result>;
+  /** Any other request to a server, connecting it if need be (UpstreamPool's `request`). */
+  request<T extends StandardSchemaV1>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    requestOptions?: RequestOptions,
+  ): Promise<StandardSchemaV1.InferOutput<T>>;
+}
+
+export interface PoolRequestsDeps {
+  options: UpstreamPoolOptions;
+  lifecycle: SlotLifecycle;
+  /** The server's slot, or why it may not be used (gone, disabled, awaiting approval). */
+  usableSlot(server: string): Slot;
+}
+
+/** Methods the 2026-07-28 revision removed that a modern server is not sent (see `request`). */
+const REMOVED_IN_2026 = new Set(["logging/setLevel", "ping"]);
+
+const isSubscriptionMethod = (method: string): method is SubscriptionMethod =>
+  method === "resources/subscribe" || method === "resources/unsubscribe";
+
+const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_CALL_MS = 20 * 60_000;
+
+export function createPoolRequests({ options, lifecycle, usableSlot }: PoolRequestsDeps): PoolRequests {
+  const { connected, awaitLogin, drop } = lifecycle;
+
+  /** One request on `connection`; a failure to reach the server is told with its name. */
+  const sendOn = async <T extends StandardSchemaV1>(
+    connection: UpstreamConnection,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    requestOptions: RequestOptions,
+  ): Promise<StandardSchemaV1.InferOutput<T>> => {
+    const server = connection.server;
+    const sent =
+      connection.era === "modern" && requestOptions.clientCapabilities
+        ? {
+            ...request,
+            params: {
+              ...request.params,
+              _meta: {
+                ...(request.params?._meta as Record<string, unknown> | undefined),
+                [CAPABILITIES_META_KEY]: requestOptions.clientCapabilities,
+              },
+            },
+          }
+        : request;
+    let result: StandardSchemaV1.InferOutput<T>;
+    try {
+      result = await connection.client.request(sent as never, resultSchema, {
+        timeout: server.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+        ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+      });
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error;
+      throw new ProxyError(
+        "UPSTREAM_UNAVAILABLE",
+        `${request.method} on ${server.name} failed: ${upstreamErrorText(error)}`,
+        { cause: error },
+      );
+    }
+    if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${request.method} on ${server.name}`);
+    return result;
+  };
+
+  /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
+  const forwardCall = async (call: Omit<ForwardedCall, "limits">): Promise<Result> => {
+    const slot = usableSlot(call.server);
+    const limits = {
+      callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
+    };
+    if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${call.server} needs a login`);
+    }
+    // Its turn under its call limits first (src/limits/): a refusal says which limit, and when to retry.
+    const admission = await slot.gate?.enter(call.signal);
+    call.onAdmitted?.(admission?.waitedMs ?? 0);
+    return forwardToolCall(
+      { ...call, limits },
+      {
+        current: () => slot.connection,
+        connection: () => connected(slot),
+        drop: (connection, reason) => drop(slot, connection, reason),
+        isClosed: lifecycle.isClosed,
+        track: (active) => {
+          slot.active.push(active);
+          if (active.session && slot.callers.at(-1) !== active.session) {
+            slot.callers = withCaller(slot.callers, active.session);
+          }
+          return () => {
+            const at = slot.active.indexOf(active);
+            if (at >= 0) slot.active.splice(at, 1);
+          };
+        },
+      },
+    )
+      .catch((error: unknown) => {
+        // The login ended (revoked, refresh refused): the server waits for a new one.
+        if (!isLoginNeeded(error)) throw error;
+        const reason = describeError(error);
+        const connection = slot.connection;
+        awaitLogin(slot, reason);
+        void connection?.close();
+        throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
+      })
+      .finally(() => admission?.release());
+  };
+
+  return {
+    sendOn,
+    forwardCall,
+    async request(server, request, resultSchema, requestOptions = {}) {
+      const slot = usableSlot(server);
+      const connection = await connected(slot);
+      const uri = request.params?.uri;
+      if (isSubscriptionMethod(request.method) && typeof uri === "string") {
+        await slot.subscriptions.change(connection, request.method, uri);
+        return {} as StandardSchemaV1.InferOutput<typeof resultSchema>;
+      }
+      if (connection.era === "modern" && REMOVED_IN_2026.has(request.method)) {
+        options.logger
+          .child(server)
+          .debug(`${request.method} not sent: the server speaks 2026-07-28, which has no such method`);
+        return {} as StandardSchemaV1.InferOutput<typeof resultSchema>;
+      }
+      return sendOn(connection, request, resultSchema, requestOptions);
+    },
+  };
+}
