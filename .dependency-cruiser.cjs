@@ -28,10 +28,17 @@ module.exports = {
     {
       name: "ground-imports-no-feature",
       comment:
-        "security/, errors.ts and log.ts are the ground every layer stands on: they import no feature folder (nor config/ or store/).",
+        "The ground every layer stands on (config/, security/ and the files at the top of src/) imports no feature folder and not store/.",
+      severity: "error",
+      from: { path: "^src/(config/|security/|[a-z-]+\\.ts$)", pathNot: notTest },
+      to: { path: `^src/(${FEATURES}|store)/` },
+    },
+    {
+      name: "security-errors-log-below-config",
+      comment: "security/, errors.ts and log.ts are below config/: everything may use them.",
       severity: "error",
       from: { path: "^src/(security/|errors\\.ts$|log\\.ts$)", pathNot: notTest },
-      to: { path: `^src/(${FEATURES}|config|store)/` },
+      to: { path: "^src/config/" },
     },
     {
       name: "database-clients-only-in-store",

@@ -13,8 +13,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { ToolOverride } from "../src/config/tool-override-settings.ts";
 import { openToolCatalog } from "../src/index/tool-catalog.ts";
-import type { ToolOverride, ToolOverrides } from "../src/index/tool-overrides.ts";
+import type { ToolOverrides } from "../src/index/tool-overrides.ts";
 import { silentLogger } from "../src/log.ts";
 import { percentile } from "./metrics.ts";
 

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { storeLocationOf } from "../config/store-setting.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { storeLocationOf } from "../store/store-setting.ts";
 
 /**
  * Whether `serve` can write its data dir, found out once at start by writing a small file there,

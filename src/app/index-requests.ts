@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomicSync } from "../atomic-file.ts";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { writeFileAtomicSync } from "../store/atomic-file.ts";
 import { isAlive } from "../store/sqlite/writer-lock.ts";
 import type { IndexSummary } from "./index-summary.ts";
 

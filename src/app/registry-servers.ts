@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { configServersOf } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import type { Logger } from "../log.ts";
+import { configServersOf } from "../store/config-writer.ts";
 import { type ServerRegistry, seedRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 

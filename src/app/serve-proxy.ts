@@ -1,3 +1,4 @@
+import { removeStaleTemps } from "../atomic-file.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
@@ -22,7 +23,6 @@ import { checkListenAddress } from "../server/transport/http-server.ts";
 import { createListenAdmission } from "../server/transport/listen-admission.ts";
 import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
-import { removeStaleTemps } from "../store/atomic-file.ts";
 import { keptResultsOf } from "../store/postgres/kept-results.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";

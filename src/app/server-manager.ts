@@ -1,12 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, watch } from "node:fs";
 import { basename, dirname } from "node:path";
-import {
-  type ConfigServers,
-  configServersOf,
-  type ServerEdit,
-  updateConfigServers,
-} from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
@@ -14,6 +8,12 @@ import { describeError, isProxyError, ProxyError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
 import { canonicalJson } from "../security/canonical-json.ts";
+import {
+  type ConfigServers,
+  configServersOf,
+  type ServerEdit,
+  updateConfigServers,
+} from "../store/config-writer.ts";
 import type { ServerRegistry } from "../store/server-registry.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { CatalogSync } from "./catalog-sync.ts";

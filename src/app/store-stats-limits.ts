@@ -1,4 +1,5 @@
-import type { CallGate, CallGateFactory, CallLimits } from "../limits/call-gate.ts";
+import type { CallLimits } from "../config/limit-settings.ts";
+import type { CallGate, CallGateFactory } from "../limits/call-gate.ts";
 import type { QuotaHolder } from "../limits/principal-quotas.ts";
 import { createSharedBuckets } from "../limits/shared-buckets.ts";
 import { createSharedRateGate, sharedGateFactory } from "../limits/shared-rate-gate.ts";

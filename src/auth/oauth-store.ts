@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { StoredOAuthClientInformation, StoredOAuthTokens } from "@modelcontextprotocol/client";
-import { writeFileAtomicSync } from "../store/atomic-file.ts";
+import { writeFileAtomicSync } from "../atomic-file.ts";
 
 /**
  * What mcpproxy keeps of one remote server's OAuth login, in `<data dir>/oauth/<server>-<hash>.json`

@@ -1,5 +1,4 @@
 import { openCatalog } from "../app/open-catalog.ts";
-import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
 import { ProxyError } from "../errors.ts";
@@ -10,6 +9,7 @@ import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";
 import type { PendingLaunch } from "../security/launch-spec.ts";
+import { readConfigServers, updateConfigServers } from "../store/config-writer.ts";
 import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import { withCatalogCopy } from "../store/with-store-copy.ts";
 import { choose, count, itemsOf, namesOf, type Waiting, whatWaits } from "./approval-choice.ts";

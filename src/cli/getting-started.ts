@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { readConfigServers } from "../config/config-writer.ts";
 import { locateConfig } from "../config/paths.ts";
+import { readConfigServers } from "../store/config-writer.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 
 const IMPORT: [string, string] = [

@@ -1,5 +1,4 @@
 import { basename, join, relative, resolve } from "node:path";
-import { readConfigServers, updateConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
 import {
@@ -22,6 +21,7 @@ import {
 } from "../import/import-plan.ts";
 import { profileList } from "../profiles/profile-deps.ts";
 import { isTokenRequired, TOKEN_FILE } from "../server/transport/bearer-token.ts";
+import { readConfigServers, updateConfigServers } from "../store/config-writer.ts";
 import { COMMON_OPTIONS, type Command, loadCommandConfig } from "./command.ts";
 
 export const importCommand: Command = {

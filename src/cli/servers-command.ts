@@ -1,5 +1,4 @@
 import { openCatalog } from "../app/open-catalog.ts";
-import { readConfigServers, type ServerEdit, updateConfigServers } from "../config/config-writer.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { locateConfig } from "../config/paths.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
@@ -8,6 +7,7 @@ import { escapeUnshown } from "../security/hidden-characters.ts";
 import { maskUrl } from "../security/mask-url.ts";
 import { redactSecrets } from "../security/redact-secrets.ts";
 import { editsFor, quarantinedByServer } from "../server/tools/upstream-servers-tool.ts";
+import { readConfigServers, type ServerEdit, updateConfigServers } from "../store/config-writer.ts";
 import { type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";

@@ -1,10 +1,10 @@
-import { readConfigServers } from "../config/config-writer.ts";
+import { storeLocationOf } from "../config/store-setting.ts";
 import { ProxyError } from "../errors.ts";
+import { readConfigServers } from "../store/config-writer.ts";
 import type { StoreReport } from "../store/postgres/store-status.ts";
 import { initStore, migrateStore, readStoreStatus, type StoreTarget } from "../store/store-admin.ts";
 import { NEW_STORE_KEY_ENV } from "../store/store-key-derivation.ts";
 import { type RekeyOutcome, rekeyStore } from "../store/store-rekey.ts";
-import { storeLocationOf } from "../store/store-setting.ts";
 import { COMMON_OPTIONS, type Command, commandHelp, commandLogger, loadCommandConfig } from "./command.ts";
 import { storeOverrides } from "./command-store.ts";
 

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { tempPathFor } from "../atomic-file.ts";
 import { ProxyError } from "../errors.ts";
-import { tempPathFor } from "../store/atomic-file.ts";
 
 /**
  * The config file on disk. It may be JSONC, as VS Code, Cursor and Zed users write their files:

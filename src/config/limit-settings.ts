@@ -1,6 +1,4 @@
 import * as v from "valibot";
-import type { CallLimits } from "../limits/call-gate.ts";
-import type { RateLimit } from "../limits/token-bucket.ts";
 
 /**
  * The call limits a person sets (src/limits/): `rateLimit`, `maxConcurrent`, `queueSize` and
@@ -104,4 +102,23 @@ export function resolveLimits(own: Partial<LimitSettings>, defaults: LimitSettin
     queueSize: own.queueSize ?? defaults.queueSize,
     queueTimeoutMs: own.queueTimeoutMs ?? defaults.queueTimeoutMs,
   };
+}
+
+/** One server's call limits, resolved: what its door (limits/call-gate.ts) enforces. */
+export interface CallLimits {
+  rateLimit?: RateLimit | undefined;
+  /** Calls in flight at once; unset, no bound. */
+  maxConcurrent?: number | undefined;
+  /** Calls that may wait at once (0: none wait, an over-limit call is refused at once). */
+  queueSize: number;
+  /** The longest a call waits for its turn, in ms. */
+  queueTimeoutMs: number;
+}
+
+/** A rate limit: the token bucket of limits/token-bucket.ts. */
+export interface RateLimit {
+  /** Calls a minute, sustained. */
+  perMinute: number;
+  /** Calls that may go at once after a quiet spell (the bucket's size), at least 1. */
+  burst: number;
 }

@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
-import { literalPasswordProblem } from "../store/store-setting.ts";
 import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 import { type ExpansionProblem, expandDeep } from "./expand-env.ts";
 import { type ResolvedHttpAuth, resolveHttpAuth } from "./http-auth-config.ts";
@@ -22,6 +21,7 @@ import {
   type SettingName,
   type Settings,
 } from "./settings-schema.ts";
+import { literalPasswordProblem } from "./store-setting.ts";
 import { type ResolvedTraces, resolveTraces } from "./trace-config.ts";
 
 export interface ResolvedConfig extends Readonly<Settings> {

@@ -1,17 +1,17 @@
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as v from "valibot";
-import type { ToolOverride } from "../index/tool-overrides.ts";
-import type { CallLimits } from "../limits/call-gate.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";
 import { agentMarkOf, isAwaitingApproval } from "../security/launch-spec.ts";
 import { serverNameProblem } from "../security/server-names.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { expandDeep, PLACEHOLDER_ENV, withPlaceholders } from "./expand-env.ts";
 import { IGNORED_SERVER_KEYS, unknownKeys } from "./known-keys.ts";
+import type { CallLimits } from "./limit-settings.ts";
 import { LIMIT_KEYS, type LimitSettings, resolveLimits } from "./limit-settings.ts";
 import { expandPath } from "./paths.ts";
 import { HttpServerSchema, StdioServerSchema } from "./server-schema.ts";
+import type { ToolOverride } from "./tool-override-settings.ts";
 import { overrideKeyProblems, resolveToolOverrides } from "./tool-override-settings.ts";
 
 /**

@@ -1,6 +1,5 @@
 import * as v from "valibot";
 import { LOG_LEVELS } from "../log.ts";
-import { StoreSchema } from "../store/store-setting.ts";
 import { splitCommandLine } from "./command-line.ts";
 import {
   MAX_CONCURRENT_BOUND,
@@ -8,6 +7,7 @@ import {
   QUEUE_TIMEOUT_BOUND,
   RateLimitSchema,
 } from "./limit-settings.ts";
+import { StoreSchema } from "./store-setting.ts";
 import {
   booleanLike,
   caseInsensitive,

@@ -1,4 +1,3 @@
-import type { ToolOverride } from "../index/tool-overrides.ts";
 import type { ExpansionProblem } from "./expand-env.ts";
 import { unknownKeys } from "./known-keys.ts";
 import { TOOL_ANNOTATION_KEYS, TOOL_OVERRIDE_KEYS } from "./server-schema.ts";
@@ -49,4 +48,21 @@ export function resolveToolOverrides(
     overrides[tool] = { ...overrides[tool], enabled: false };
   }
   return Object.keys(overrides).length > 0 ? { toolOverrides: overrides } : {};
+}
+
+/**
+ * A person's changes to how an upstream's tools are shown (a server entry's `tools` and
+ * `disabledTools`): hidden, renamed, re-described, annotated. They shape the catalog's public view
+ * only: search documents, lists, registered tools and calls. Pinning and the poisoning scan judge
+ * the upstream's own definition, which the catalog stores untouched (tool-approvals.ts), so an
+ * override never hides an upstream change that needs approval.
+ */
+export interface ToolOverride {
+  /** `false`: hidden from search and lists, and a call to it is refused. */
+  enabled?: boolean | undefined;
+  /** Replaces the tool part of the public name (`server__<name>`), and its own name in passthrough. */
+  name?: string | undefined;
+  description?: string | undefined;
+  /** Merged over the upstream's annotations, key by key. */
+  annotations?: Readonly<Record<string, unknown>> | undefined;
 }

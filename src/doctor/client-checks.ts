@@ -1,4 +1,3 @@
-import { readConfigServers } from "../config/config-writer.ts";
 import { homeDir, locateConfig } from "../config/paths.ts";
 import {
   CLIENT_IDS,
@@ -8,6 +7,7 @@ import {
   readClientFile,
 } from "../import/client-configs.ts";
 import { identityOf, isMcpproxyEntry, normalizeServer } from "../import/import-plan.ts";
+import { readConfigServers } from "../store/config-writer.ts";
 import type { ConfigCheckOptions } from "./config-checks.ts";
 import type { Findings } from "./finding.ts";
 

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { openCatalog } from "../app/open-catalog.ts";
 import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
 import { locateConfig } from "../config/paths.ts";
+import { storeLocationOf } from "../config/store-setting.ts";
 import { describeError } from "../errors.ts";
 import { createLogger } from "../log.ts";
 import { CATALOG_FILE } from "../store/sqlite/catalog-store.ts";
-import { storeLocationOf } from "../store/store-setting.ts";
 import { type Findings, problemText } from "./finding.ts";
 
 /**

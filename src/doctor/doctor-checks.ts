@@ -1,5 +1,5 @@
 import { upstreamAuth } from "../auth/upstream-auth.ts";
-import { storeLocationOf } from "../store/store-setting.ts";
+import { storeLocationOf } from "../config/store-setting.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
 import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { checkClients } from "./client-checks.ts";

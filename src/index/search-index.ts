@@ -12,7 +12,7 @@ import {
   search,
 } from "@orama/orama";
 import { internalDocumentIDStore as idStore } from "@orama/orama/components";
-import { writeFileAtomic } from "../store/atomic-file.ts";
+import { writeFileAtomic } from "../atomic-file.ts";
 import { searchByForm } from "./bm25-forms.ts";
 import { BM25_B, BM25_K1, type Bm25Store, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
 import { decodeSnapshot, encodeSnapshot } from "./snapshot-file.ts";

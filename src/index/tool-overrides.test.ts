@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ToolOverride } from "../config/tool-override-settings.ts";
 import { silentLogger } from "../log.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { openToolCatalog } from "./tool-catalog.ts";
@@ -9,7 +10,6 @@ import {
   changedOverrides,
   overridesFingerprint,
   shownDefinition,
-  type ToolOverride,
   type ToolOverrides,
 } from "./tool-overrides.ts";
 

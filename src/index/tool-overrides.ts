@@ -1,22 +1,6 @@
 import { createHash } from "node:crypto";
+import type { ToolOverride } from "../config/tool-override-settings.ts";
 import type { UpstreamTool } from "../upstream-tool.ts";
-
-/**
- * A person's changes to how an upstream's tools are shown (a server entry's `tools` and
- * `disabledTools`): hidden, renamed, re-described, annotated. They shape the catalog's public view
- * only: search documents, lists, registered tools and calls. Pinning and the poisoning scan judge
- * the upstream's own definition, which the catalog stores untouched (tool-approvals.ts), so an
- * override never hides an upstream change that needs approval.
- */
-export interface ToolOverride {
-  /** `false`: hidden from search and lists, and a call to it is refused. */
-  enabled?: boolean | undefined;
-  /** Replaces the tool part of the public name (`server__<name>`), and its own name in passthrough. */
-  name?: string | undefined;
-  description?: string | undefined;
-  /** Merged over the upstream's annotations, key by key. */
-  annotations?: Readonly<Record<string, unknown>> | undefined;
-}
 
 /** Overrides by server, then by the upstream's own tool name. */
 export type ToolOverrides = ReadonlyMap<string, Readonly<Record<string, ToolOverride>>>;

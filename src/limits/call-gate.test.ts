@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { type Admission, type CallLimits, createCallGate, limitRefusalOf } from "./call-gate.ts";
+import type { CallLimits } from "../config/limit-settings.ts";
+import { type Admission, createCallGate, limitRefusalOf } from "./call-gate.ts";
 import { createTokenBucket } from "./token-bucket.ts";
 
 const limits = (overrides: Partial<CallLimits>): CallLimits => ({

@@ -1,5 +1,6 @@
+import type { CallLimits, RateLimit } from "../config/limit-settings.ts";
 import { ProxyError } from "../errors.ts";
-import { createTokenBucket, type RateLimit, type TokenBucket } from "./token-bucket.ts";
+import { createTokenBucket, type TokenBucket } from "./token-bucket.ts";
 
 /**
  * The door of one upstream server (per-server quotas, Smart MCP Proxy design §7): at most
@@ -9,15 +10,6 @@ import { createTokenBucket, type RateLimit, type TokenBucket } from "./token-buc
  * refused it and when trying again makes sense. A call cancelled while it waits leaves the queue.
  * Nothing here ever hangs: every waiter has its timer.
  */
-export interface CallLimits {
-  rateLimit?: RateLimit | undefined;
-  /** Calls in flight at once; unset, no bound. */
-  maxConcurrent?: number | undefined;
-  /** Calls that may wait at once (0: none wait, an over-limit call is refused at once). */
-  queueSize: number;
-  /** The longest a call waits for its turn, in ms. */
-  queueTimeoutMs: number;
-}
 
 /** Which limit refused a call: too many a minute, too many at once, or the queue was full. */
 export type LimitKind = "rate" | "concurrency" | "queue";

@@ -1,4 +1,5 @@
-import { type CallGate, type CallLimits, createCallGate, limitError, limitRefusalOf } from "./call-gate.ts";
+import type { CallLimits } from "../config/limit-settings.ts";
+import { type CallGate, createCallGate, limitError, limitRefusalOf } from "./call-gate.ts";
 
 /**
  * Per-principal call quotas (`mcpproxy.httpAuth.callsPerMinute`, or an access rule's own): each

@@ -1,7 +1,8 @@
+import type { RateLimit } from "../config/limit-settings.ts";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { BucketTake, RateBucketStore } from "../store/postgres/rate-buckets.ts";
-import { createTokenBucket, type RateLimit, type TokenBucket } from "./token-bucket.ts";
+import { createTokenBucket, type TokenBucket } from "./token-bucket.ts";
 
 /**
  * Rate-limit buckets held in the shared store (store/postgres/rate-buckets.ts), so that a limit of

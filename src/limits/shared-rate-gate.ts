@@ -1,13 +1,6 @@
-import {
-  type Admission,
-  type CallGate,
-  type CallLimits,
-  createCallGate,
-  type LimitKind,
-  refusalOf,
-} from "./call-gate.ts";
+import type { CallLimits, RateLimit } from "../config/limit-settings.ts";
+import { type Admission, type CallGate, createCallGate, type LimitKind, refusalOf } from "./call-gate.ts";
 import type { SharedBucket } from "./shared-buckets.ts";
-import type { RateLimit } from "./token-bucket.ts";
 
 /**
  * A server's door when its rate limit is held in the shared store (shared-buckets.ts): the same

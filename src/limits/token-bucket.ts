@@ -1,15 +1,10 @@
+import type { RateLimit } from "../config/limit-settings.ts";
+
 /**
  * A token bucket (Smart MCP Proxy design §7: "per-origin quotas, a token bucket keyed by server"):
  * it holds at most `burst` tokens, gains `perMinute` a minute, and a call takes one. Pure: the time
  * is passed in, so the queue (call-gate.ts) and its tests decide the clock.
  */
-export interface RateLimit {
-  /** Calls a minute, sustained. */
-  perMinute: number;
-  /** Calls that may go at once after a quiet spell (the bucket's size), at least 1. */
-  burst: number;
-}
-
 export interface TokenBucket {
   /** Takes a token if there is one now. */
   take(now: number): boolean;

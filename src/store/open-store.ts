@@ -1,7 +1,7 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { storeLocationOf } from "../config/store-setting.ts";
 import type { Logger } from "../log.ts";
 import { openSharedStore, type SharedStore } from "./shared-store.ts";
-import { storeLocationOf } from "./store-setting.ts";
 
 /** The shared store the config names, opened (serve); undefined for the data dir alone. */
 export async function openStoreOf(

@@ -1,5 +1,5 @@
-import type { ServerEdit } from "../config/config-writer.ts";
 import { ProxyError } from "../errors.ts";
+import type { ServerEdit } from "./config-writer.ts";
 import { LOCKS, MCPPROXY_LOCK_SPACE } from "./postgres/lock-keys.ts";
 import type { SharedStore } from "./shared-store.ts";
 

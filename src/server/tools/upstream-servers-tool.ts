@@ -1,12 +1,12 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import * as v from "valibot";
-import type { ServerEdit } from "../../config/config-writer.ts";
 import { ProxyError } from "../../errors.ts";
 import type { ToolCatalog } from "../../index/tool-catalog.ts";
 import type { GateStatus } from "../../limits/call-gate.ts";
 import { agentAdded, agentEnabled, agentUpdated, keysRefusedToAgents } from "../../security/agent-edits.ts";
 import { escapeUnshown } from "../../security/hidden-characters.ts";
 import { serverNameProblem } from "../../security/server-names.ts";
+import type { ServerEdit } from "../../store/config-writer.ts";
 import type { ServerStatus } from "../../upstream/pool-types.ts";
 import type { UpstreamPool } from "../../upstream/upstream-pool.ts";
 import { RESERVED_TOOL_NAMES } from "./builtin-tools.ts";

@@ -2,8 +2,8 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MiddlewareHandler } from "hono";
+import { writeFileAtomic } from "../../atomic-file.ts";
 import { ProxyError } from "../../errors.ts";
-import { writeFileAtomic } from "../../store/atomic-file.ts";
 import { isLoopbackHost } from "./host-guard.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { createPrivateFile } from "../../atomic-file.ts";
 import { describeError, ProxyError } from "../../errors.ts";
 import type { UpstreamTool } from "../../upstream-tool.ts";
-import { createPrivateFile } from "../atomic-file.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
 import { createEraSchema, type EraStore, openEraStore } from "./era-store.ts";
 import { openForReading } from "./open-for-reading.ts";

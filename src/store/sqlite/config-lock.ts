@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
+import { createPrivateFile } from "../../atomic-file.ts";
 import { describeError, ProxyError } from "../../errors.ts";
-import { createPrivateFile } from "../atomic-file.ts";
 
 /**
  * One read-modify-write of the config file at a time, within a process and across processes: two

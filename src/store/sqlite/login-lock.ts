@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { createPrivateFile } from "../atomic-file.ts";
+import { createPrivateFile } from "../../atomic-file.ts";
 
 /**
  * What keeps two `mcpproxy auth login` runs of one server (two terminals, two scripts) from

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createPrivateFile } from "../atomic-file.ts";
+import { createPrivateFile } from "../../atomic-file.ts";
 
 /**
  * `<data dir>/stats.db` (SQLite, WAL): the call statistics' tallies, one row per tool, per

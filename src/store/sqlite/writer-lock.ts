@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { createPrivateFile, writeFileAtomicSync } from "../atomic-file.ts";
+import { createPrivateFile, writeFileAtomicSync } from "../../atomic-file.ts";
 
 /**
  * One writer per data dir. Two proxies that both write the catalog and the saved index would each

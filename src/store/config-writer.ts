@@ -10,10 +10,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { applyEdits, modify, parse } from "jsonc-parser";
+import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../atomic-file.ts";
+import { parseConfigText, readConfigFile } from "../config/config-file.ts";
 import { describeError, isProxyError, ProxyError } from "../errors.ts";
-import { removeStaleTemps, tempPathFor, writeFileAtomicSync } from "../store/atomic-file.ts";
-import { withConfigLock } from "../store/sqlite/config-lock.ts";
-import { parseConfigText, readConfigFile } from "./config-file.ts";
+import { withConfigLock } from "./sqlite/config-lock.ts";
 import { renameNoReplace, swapFiles } from "./swap-file.ts";
 
 /**
