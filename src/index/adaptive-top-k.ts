@@ -6,7 +6,7 @@ import { STOP_WORDS, tokenize } from "./tokenizer.ts";
  * request gets the one or two tools it needs instead of `top_k` schemas.
  *
  * What the scores are decides the rule. A lexical score is the share of the request a tool
- * matches (bm25-index.ts), a fused one is min-max scaled over the request's candidates
+ * matches (bm25-scoring.ts), a fused one is min-max scaled over the request's candidates
  * (hybrid-ranking.ts), and the learned prior and plugin rankers shift either a little: none of
  * them is comparable across requests, so a fixed threshold means nothing, but each hit's score
  * over the best one's does. A hit is kept while it scores at least FALL_OFF of the best.

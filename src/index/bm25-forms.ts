@@ -1,16 +1,11 @@
-import {
-  BM25_K1,
-  type Bm25Store,
-  type LimitedRelevance,
-  mergedPostingOf,
-  searchedFields,
-} from "./bm25-index.ts";
+import { BM25_K1, type LimitedRelevance, mergedPostingOf, searchedFields } from "./bm25-scoring.ts";
+import type { Bm25Store } from "./bm25-store.ts";
 import { isStemTerm } from "./tokenizer.ts";
 import { selectTopK } from "./top-k.ts";
 
 /**
  * The evidence of one tool for a request, each kind apart, so stems count once (issue 23):
- *  - `exact`: BM25F over the words as written, as a share of the request (0–1, see bm25-index.ts);
+ *  - `exact`: BM25F over the words as written, as a share of the request (0–1, see bm25-scoring.ts);
  *  - `stem`: BM25F over their stems alone, the same way;
  *  - `coverage`: the IDF-weighted share of the request's stems the tool has in any field, however
  *    often: a tool that has the request's rare words outranks one that repeats its common ones.

@@ -1,7 +1,7 @@
 import { STOP_WORDS, tokenize } from "./tokenizer.ts";
 
 /**
- * A search score is the share of the searched text a tool matches (bm25-index.ts, `queryMass`), so
+ * A search score is the share of the searched text a tool matches (bm25-scoring.ts, `queryMass`), so
  * a fixed minimum means less evidence the longer the text: in a 100-word task even the right tool
  * matches a few percent of it. A fixed 0.05 there dropped the whole request's ranking in most
  * long tasks of a held-aside set (RETRIEVAL-NOTES.md, finding 9). Up to FLOOR_WORDS distinct

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BM25_K1 } from "./bm25-index.ts";
+import { BM25_K1 } from "./bm25-scoring.ts";
 import { createSearchIndex, FIELD_B, FIELD_BOOST, loadSearchIndex } from "./search-index.ts";
 import type { ToolFields } from "./tool-document.ts";
 

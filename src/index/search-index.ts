@@ -14,7 +14,9 @@ import {
 import { internalDocumentIDStore as idStore } from "@orama/orama/components";
 import { writeFileAtomic } from "../atomic-file.ts";
 import { searchByForm } from "./bm25-forms.ts";
-import { BM25_B, BM25_K1, type Bm25Store, bm25IndexComponent, type LimitedRelevance } from "./bm25-index.ts";
+import { bm25IndexComponent } from "./bm25-index.ts";
+import { BM25_B, BM25_K1, type LimitedRelevance } from "./bm25-scoring.ts";
+import type { Bm25Store } from "./bm25-store.ts";
 import { decodeSnapshot, encodeSnapshot } from "./snapshot-file.ts";
 import { analyze } from "./tokenizer.ts";
 import type { ToolFields } from "./tool-document.ts";
@@ -34,7 +36,7 @@ const FIELDS = Object.keys(SCHEMA) as Field[];
 const INDEX_FORMAT_VERSION = 6;
 
 /**
- * BM25F over the tool's fields (bm25-index.ts): the name states what a tool does most directly,
+ * BM25F over the tool's fields (bm25-scoring.ts): the name states what a tool does most directly,
  * and parameters, often shared by every tool of a vendor (`tenant`, `subscription`, `retry_*`),
  * say least about which of them is meant, so they weigh little and cannot drown the name.
  * Short fields (server, name) are normalized less by length than prose.
