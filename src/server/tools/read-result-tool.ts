@@ -149,9 +149,9 @@ export function resultScopes(
 }
 
 /**
- * resources/read of a results URI: the page, or undefined for any other URI (federation.ts goes on
- * with it). Not this caller's is "Resource not found": -32602 with the URI in `data`, which the SDK
- * sends in both eras (2026-07-28 requires it; 2025 clients are told to accept it).
+ * resources/read of a results URI: the page, or undefined for any other URI (federated-resources.ts
+ * goes on with it). Not this caller's is "Resource not found": -32602 with the URI in `data`, which
+ * the SDK sends in both eras (2026-07-28 requires it; 2025 clients are told to accept it).
  */
 export async function readResultResource(
   spill: ResultSpill,
