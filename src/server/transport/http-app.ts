@@ -227,6 +227,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     fetch: (request, server) => app.fetch(request, server),
     sessionCount: () => sessions.size,
     async close() {
+      sessions.stopSweeping();
       for (const endpoint of endpoints) await endpoint.close();
       await sessions.close();
     },

@@ -43,6 +43,8 @@ export interface LegacySessions {
   openSse(endpoint: McpEndpoint, auth: AuthInfo | undefined): Promise<Response>;
   /** POST /messages to the SSE session `id`, or undefined when `owner` opened no such session. */
   postSse(id: string, owner: string | undefined, request: Request): Promise<Response> | undefined;
+  /** Stops sweeping idle sessions (first, at shutdown: no sweep then closes one the shutdown is closing). */
+  stopSweeping(): void;
   /** Stops the sweeper and ends every session. */
   close(): Promise<void>;
 }
@@ -134,6 +136,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
         () => transport.handlePost(request),
       );
     },
+    stopSweeping: () => clearInterval(sweeper),
     async close() {
       clearInterval(sweeper);
       await sessions.closeAll();
