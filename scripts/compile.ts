@@ -42,6 +42,10 @@ export async function compile(
     entrypoints: [resolve(ROOT, "main.ts")],
     compile: { outfile, ...(target ? { target } : {}) },
     minify: true,
+    // Each command's implementation, and what a command imports only when it needs it, in chunks of
+    // their own: a chunk is parsed and run when imported, so `--version` or `search` never parse the
+    // serve stack (docs/architecture.md, Speed).
+    splitting: true,
     define: {
       MCPPROXY_BUILD_COMMIT: JSON.stringify(info.commit),
       MCPPROXY_BUILD_DATE: JSON.stringify(info.date),
