@@ -36,6 +36,20 @@ const packageOf = (specifier: string) =>
     .slice(0, specifier.startsWith("@") ? 2 : 1)
     .join("/");
 
+/** What no lexical search, and no serve over stdio with the default settings, has any use for. */
+const HEAVY_PACKAGES = [
+  "ajv",
+  "execa",
+  "hono",
+  "jose",
+  "postgres",
+  "prom-client",
+  "@huggingface/tokenizers",
+  "@huggingface/transformers",
+  "@energetic-ai/core",
+  "onnxruntime-web",
+];
+
 describe("what a command loads at start", () => {
   test("--version and --help load the command table and nothing of any command's implementation", () => {
     const { modules, packages } = startsWith("main.ts");
@@ -57,5 +71,14 @@ describe("what a command loads at start", () => {
       const { modules: implementation } = startsWith(command.replace(/-command\.ts$/, "-run.ts"));
       expect(implementation.length).toBeGreaterThan(1);
     }
+  });
+
+  test("search loads no MCP SDK, schema validator, metrics, tracer, embedder library, store client or exec", () => {
+    const { modules, packages } = startsWith("src/cli/search-run.ts");
+    expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
+    expect(packages.filter((name) => name.startsWith("@modelcontextprotocol/"))).toEqual([]);
+    expect(modules.filter((file) => /^src\/(tracing|auth)\//.test(file))).toEqual([]);
+    expect(modules).not.toContain("src/server/observe/metrics.ts");
+    expect(modules).not.toContain("src/store/shared-store.ts");
   });
 });
