@@ -81,4 +81,21 @@ describe("what a command loads at start", () => {
     expect(modules).not.toContain("src/server/observe/metrics.ts");
     expect(modules).not.toContain("src/store/shared-store.ts");
   });
+
+  test("serve over stdio loads no HTTP stack, metrics, tracer, validator, store client, embedder or exec until asked", () => {
+    const { modules, packages } = startsWith("src/cli/serve-run.ts");
+    expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
+    expect(packages).toContain("@modelcontextprotocol/server");
+    for (const lazy of [
+      "src/app/serve-http.ts",
+      "src/server/transport/http-app.ts",
+      "src/server/observe/metrics.ts",
+      "src/tracing/otlp-exporter.ts",
+      "src/tracing/otlp-json.ts",
+      "src/store/shared-store.ts",
+      "src/index/embedders/static-embedder.ts",
+      "src/index/embedders/openai-embedder.ts",
+    ])
+      expect(modules).not.toContain(lazy);
+  });
 });
