@@ -73,13 +73,15 @@ describe("what a command loads at start", () => {
     }
   });
 
-  test("search loads no MCP SDK, schema validator, metrics, tracer, embedder library, store client or exec", () => {
+  test("search loads no MCP SDK, schema validator, poisoning scanner, metrics, tracer, embedder library, store client or exec", () => {
     const { modules, packages } = startsWith("src/cli/search-run.ts");
     expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
     expect(packages.filter((name) => name.startsWith("@modelcontextprotocol/"))).toEqual([]);
     expect(modules.filter((file) => /^src\/(tracing|auth)\//.test(file))).toEqual([]);
     expect(modules).not.toContain("src/server/observe/metrics.ts");
     expect(modules).not.toContain("src/store/shared-store.ts");
+    // Compiled as it loads; a search reviews no definition.
+    expect(modules).not.toContain("src/security/poisoning-patterns.ts");
   });
 
   test("serve over stdio loads no HTTP stack, metrics, tracer, validator, store client, embedder or exec until asked", () => {
