@@ -126,6 +126,15 @@ describe.skipIf(!hasPostgres)("the server registry in the shared store, three re
     expect(await entryOf(url, "second")).toMatchObject({ approved: launchHash(entry) });
     // Its tools are then held for review (the catalog's approvals: here replica 3's own data dir).
     expect(await until(async () => ((await rowOf(r3(), "second"))?.quarantinedTools ?? 0) > 0)).toBe(true);
+    // `approve` reads the store's catalog, where the replica that indexes for all (the lease's
+    // holder) writes what second lists: replica 3 may show its quarantine a moment before that.
+    const waitingThere = async () => {
+      const waiting = await storeCli(url, r3().sandbox, ["approve", "--json"]);
+      return (JSON.parse(waiting.stdout) as { quarantined: { server: string }[] }).quarantined.filter(
+        (tool) => tool.server === "second",
+      ).length;
+    };
+    expect(await until(async () => (await waitingThere()) > 0)).toBe(true);
     expect((await storeCli(url, r3().sandbox, ["approve", "second"])).code).toBe(0);
     expect(
       await until(async () => !(await r3().call("second__echo", { message: "via three" })).isError),

@@ -18,7 +18,22 @@ import { CATALOG_FILE, openCatalogStore } from "./sqlite/catalog-store.ts";
  * connection's write can fall between setting and clearing it, and nothing pulled is pushed back.
  * The other connections see the pull as another process's commit (data_version), which is how the
  * catalog already learns of approvals made beside it.
+ *
+ * Rows read from the store may be older than the file: another process on the same data dir (a
+ * running serve beside `mcpproxy approve --store`) may write a row and push it after the read began.
+ * So a reader takes a mark before it reads (`mark`: the outbox's last sequence number and what was
+ * unpushed then), and what it writes leaves alone every row that was unpushed at the mark, is
+ * unpushed now, or was written after the mark (pushed rows are remembered a while for this).
  */
+/** Where the file's own writes stood when a read of the store began. */
+interface LocalMark {
+  seq: number;
+  pending: ReadonlySet<string>;
+}
+
+/** How long a pushed row is remembered: longer than any read of the store takes. */
+const KEEP_PUSHED_MS = 10 * 60_000;
+
 interface OutboxEntry {
   seq: number;
   table: SharedTable;
@@ -30,17 +45,20 @@ export interface LocalCopy {
   outbox(limit: number): OutboxEntry[];
   /** Forgets the outbox up to `seq` (pushed). */
   pushed(seq: number): void;
+  /** Taken before reading the store: what `apply` and `replaceAll` must not overwrite. */
+  mark(): LocalMark;
   /** The row with this key now (undefined: deleted). */
   row(table: SharedTable, key: readonly unknown[]): RowValues | undefined;
   rows(table: SharedTable): RowValues[];
   /** True when no shared table holds a row. */
   isEmpty(): boolean;
-  /** Writes rows pulled from the store (undefined values: deleted there); rows with unpushed local writes are left alone. */
+  /** Writes rows read from the store after `mark` (undefined values: deleted there), but for rows written here since or unpushed. */
   apply(
     changes: readonly { table: SharedTable; key: readonly unknown[]; values: RowValues | undefined }[],
+    mark: LocalMark,
   ): number;
-  /** Replaces every shared table with the store's rows (start), but for rows with unpushed writes. */
-  replaceAll(tables: ReadonlyMap<SharedTable, RowValues[]>): number;
+  /** Replaces every shared table with the store's rows read after `mark` (start), but for rows written here since or unpushed. */
+  replaceAll(tables: ReadonlyMap<SharedTable, RowValues[]>, mark: LocalMark): number;
   /** Notes every row as written, so the next push sends all (seeding an empty store). */
   queueAll(): number;
   close(): void;
@@ -55,13 +73,23 @@ export function openLocalCopy(dataDir: string): LocalCopy {
   installOutbox(db);
   const keyWhere = (table: SharedTable) => table.key.map((column) => `${column} = ?`).join(" AND ");
   const columnList = (table: SharedTable) => table.columns.map(([column]) => column).join(", ");
+  const keysOf = (rows: { tbl: string; pk: string }[]) => rows.map((row) => `${row.tbl}\u0000${row.pk}`);
   const pendingKeys = (): Set<string> =>
     new Set(
-      db
-        .query<{ tbl: string; pk: string }, []>("SELECT DISTINCT tbl, pk FROM store_outbox")
-        .all()
-        .map((row) => `${row.tbl}\u0000${row.pk}`),
+      keysOf(db.query<{ tbl: string; pk: string }, []>("SELECT DISTINCT tbl, pk FROM store_outbox").all()),
     );
+  const lastSeq = () =>
+    db.query<{ seq: number }, []>("SELECT seq FROM sqlite_sequence WHERE name = 'store_outbox'").get()?.seq ??
+    0;
+  /** Inside the write: the rows a read after `mark` may be older than. */
+  const keptSince = (mark: LocalMark): Set<string> => {
+    const kept = new Set([...mark.pending, ...pendingKeys()]);
+    const since = db
+      .query<{ tbl: string; pk: string }, [number]>("SELECT tbl, pk FROM store_pushed WHERE seq > ?")
+      .all(mark.seq);
+    for (const key of keysOf(since)) kept.add(key);
+    return kept;
+  };
   const keyText = (table: SharedTable, key: readonly unknown[]) =>
     `${table.name}\u0000${JSON.stringify(key)}`;
   const toLocal = (table: SharedTable, values: RowValues) =>
@@ -74,9 +102,9 @@ export function openLocalCopy(dataDir: string): LocalCopy {
   const remove = (table: SharedTable, key: readonly unknown[]) =>
     db.run(`DELETE FROM ${table.name} WHERE ${keyWhere(table)}`, key as never[]);
   /** Runs `write` as the replicator: the triggers stay quiet, and the index sees a new generation. */
-  const asReplicator = db.transaction((write: () => number) => {
+  const asReplicator = db.transaction((mark: LocalMark, write: (kept: Set<string>) => number) => {
     db.run("UPDATE store_sync SET applying = 1");
-    const count = write();
+    const count = write(keptSince(mark));
     if (count > 0)
       db.run(
         `INSERT INTO meta (key, value) VALUES ('generation', '1')
@@ -84,7 +112,7 @@ export function openLocalCopy(dataDir: string): LocalCopy {
       );
     db.run("UPDATE store_sync SET applying = 0");
     return count;
-  });
+  }).immediate;
   const rowValues = (table: SharedTable, row: Record<string, unknown>) =>
     table.columns.map(([column, type]) => normalizeValue(row[column], type));
 
@@ -101,7 +129,19 @@ export function openLocalCopy(dataDir: string): LocalCopy {
         });
     },
     pushed(seq) {
-      db.run("DELETE FROM store_outbox WHERE seq <= ?", [seq]);
+      const now = Date.now();
+      db.transaction(() => {
+        db.run("INSERT OR IGNORE INTO store_pushed SELECT seq, tbl, pk, ? FROM store_outbox WHERE seq <= ?", [
+          now,
+          seq,
+        ]);
+        db.run("DELETE FROM store_outbox WHERE seq <= ?", [seq]);
+        db.run("DELETE FROM store_pushed WHERE at < ?", [now - KEEP_PUSHED_MS]);
+      }).immediate();
+    },
+    mark() {
+      // One read transaction: the sequence and the outbox as of the same commit.
+      return db.transaction(() => ({ seq: lastSeq(), pending: pendingKeys() })).deferred();
     },
     row(table, key) {
       const row = db
@@ -120,12 +160,11 @@ export function openLocalCopy(dataDir: string): LocalCopy {
     isEmpty() {
       return SHARED_TABLES.every((table) => !db.query(`SELECT 1 FROM ${table.name} LIMIT 1`).get());
     },
-    apply(changes) {
-      const pending = pendingKeys();
-      return asReplicator(() => {
+    apply(changes, mark) {
+      return asReplicator(mark, (kept) => {
         let count = 0;
         for (const change of changes) {
-          if (pending.has(keyText(change.table, change.key))) continue;
+          if (kept.has(keyText(change.table, change.key))) continue;
           if (change.values) upsert(change.table, change.values);
           else remove(change.table, change.key);
           count++;
@@ -133,9 +172,8 @@ export function openLocalCopy(dataDir: string): LocalCopy {
         return count;
       });
     },
-    replaceAll(tables) {
-      const pending = pendingKeys();
-      return asReplicator(() => {
+    replaceAll(tables, mark) {
+      return asReplicator(mark, (kept) => {
         let count = 0;
         for (const [table, rows] of tables) {
           const keep = new Set(rows.map((values) => keyText(table, values.slice(0, table.key.length))));
@@ -146,12 +184,12 @@ export function openLocalCopy(dataDir: string): LocalCopy {
             .map((row) => table.key.map((column) => String(row[column])));
           for (const key of localKeys) {
             const text = keyText(table, key);
-            if (keep.has(text) || pending.has(text)) continue;
+            if (keep.has(text) || kept.has(text)) continue;
             remove(table, key);
             count++;
           }
           for (const values of rows) {
-            if (pending.has(keyText(table, values.slice(0, table.key.length)))) continue;
+            if (kept.has(keyText(table, values.slice(0, table.key.length)))) continue;
             upsert(table, values);
             count++;
           }
@@ -168,7 +206,7 @@ export function openLocalCopy(dataDir: string): LocalCopy {
             `INSERT INTO store_outbox (tbl, pk) SELECT '${table.name}', json_array(${keys}) FROM ${table.name}`,
           ).changes;
         }
-      })();
+      }).immediate();
       return count;
     },
     close: () => db.close(),
@@ -184,6 +222,8 @@ function installOutbox(db: Database): void {
     }
     db.exec(`CREATE TABLE IF NOT EXISTS store_outbox (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, pk TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS store_pushed (
+        seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, pk TEXT NOT NULL, at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS store_sync (applying INTEGER NOT NULL);
       INSERT INTO store_sync (applying) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM store_sync);`);
     for (const table of SHARED_TABLES) {
@@ -198,5 +238,5 @@ function installOutbox(db: Database): void {
           BEGIN INSERT INTO store_outbox (tbl, pk) VALUES ('${table.name}', ${keyOf(row)}); END`);
       }
     }
-  })();
+  }).immediate();
 }

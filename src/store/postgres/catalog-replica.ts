@@ -82,18 +82,23 @@ async function writeRow(tx: Tx, table: SharedTable, key: readonly unknown[], val
   );
 }
 
-/**
- * Copies the store's catalog into `local` as it is at one moment (a read-only, repeatable-read
- * transaction: every table from the same snapshot), for a command that reads it (`search`, `tools`).
- * Nothing is written to the store; resolves to the rows written locally.
- */
-export async function pullCatalog(store: SharedStore, local: LocalCopy): Promise<number> {
+/** Every shared table as the store has it at one moment (a read-only, repeatable-read transaction). */
+async function readAllTables(store: SharedStore): Promise<Map<SharedTable, RowValues[]>> {
   const tables = await store.sql.begin("isolation level repeatable read read only", async (tx) => {
     const read = new Map<SharedTable, RowValues[]>();
     for (const table of SHARED_TABLES) read.set(table, await readTable(tx as unknown as Sql, table));
     return read;
   });
-  return local.replaceAll(tables as Map<SharedTable, RowValues[]>);
+  return tables as Map<SharedTable, RowValues[]>;
+}
+
+/**
+ * Copies the store's catalog into `local` as it is at one moment, for a command that reads it
+ * (`search`, `tools`). Nothing is written to the store; resolves to the rows written locally.
+ */
+export async function pullCatalog(store: SharedStore, local: LocalCopy): Promise<number> {
+  const mark = local.mark();
+  return local.replaceAll(await readAllTables(store), mark);
 }
 
 export async function startCatalogReplica(
@@ -114,9 +119,10 @@ export async function startCatalogReplica(
     const queued = local.queueAll();
     logger.info(`the shared store holds no catalog yet: seeding it from this data dir (${queued} rows)`);
   } else {
-    const tables = new Map<SharedTable, RowValues[]>();
-    for (const table of SHARED_TABLES) tables.set(table, await readTable(sql, table));
-    pulled += local.replaceAll(tables);
+    // Marked before the read: a process beside this one (serve, when this is `approve`) may write
+    // and push rows meanwhile, which the read may not show (local-copy.ts).
+    const mark = local.mark();
+    pulled += local.replaceAll(await readAllTables(store), mark);
   }
 
   let pushing: Promise<number> | undefined;
@@ -168,11 +174,12 @@ export async function startCatalogReplica(
       keysByTable.set(table, [...(keysByTable.get(table) ?? []), key]);
     }
     const changes: Parameters<LocalCopy["apply"]>[0][number][] = [];
+    const mark = local.mark();
     for (const [table, keys] of keysByTable) {
       const now = await readRows(sql, table, keys);
       for (const key of keys) changes.push({ table, key, values: now.get(JSON.stringify(key)) });
     }
-    pulled += local.apply(changes);
+    pulled += local.apply(changes, mark);
   });
   return {
     push,

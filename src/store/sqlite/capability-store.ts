@@ -107,7 +107,7 @@ export function openCapabilityStore(
           );
           for (const item of items)
             insert.run(server, kind, item.name, item.hash, JSON.stringify(item.definition));
-        })();
+        }).immediate();
         return;
       }
       replacedKinds.add(`${server}\u0000${kind}`);
@@ -145,7 +145,7 @@ export function openCapabilityStore(
             now,
           );
         }
-      })();
+      }).immediate();
     },
     forgetExcept(keep) {
       const servers = new Set([...storedListed(), ...storedApprovals()].map((row) => row.server));
@@ -157,7 +157,7 @@ export function openCapabilityStore(
           db.run("DELETE FROM capabilities WHERE server = ?", [server]);
           db.run("DELETE FROM capability_approvals WHERE server = ?", [server]);
         }
-      })();
+      }).immediate();
       return gone.length;
     },
     version() {

@@ -114,7 +114,7 @@ function createSchema(db: Database): void {
     db.transaction(() => {
       db.run("INSERT OR IGNORE INTO approvals SELECT server, tool, hash, NULL, ? FROM tools", [Date.now()]);
       db.run("INSERT INTO meta (key, value) VALUES ('approvals', '1')");
-    })();
+    }).immediate();
   }
   db.run("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?), ('generation', '0')", [
     SCHEMA_VERSION,
@@ -147,12 +147,14 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     } else {
       createPrivateFile(path);
       db = new Database(path, { create: true });
+      // The wait first: switching to WAL takes a lock that a running proxy may hold, and without a
+      // busy timeout the open failed at once ("database is locked") while it wrote.
+      db.exec("PRAGMA busy_timeout = 5000");
       db.exec("PRAGMA journal_mode = WAL");
       // Each server's sync is one commit: with FULL every commit waited for an fsync, a tenth of the
       // time of indexing 10,000 servers. In WAL mode NORMAL never corrupts the file; a power cut may
       // lose the last commits, which the next sync writes again.
       db.exec("PRAGMA synchronous = NORMAL");
-      db.exec("PRAGMA busy_timeout = 5000");
       createSchema(db);
     }
     // A damaged page shows up here, once, rather than as "0 tools" or a crash in the middle of a search.
@@ -204,12 +206,12 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
         new Uint8Array(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength),
       );
     }
-  });
+  }).immediate;
   const useEmbedder = db.transaction((key: string) => {
     if (readMeta("embedder") === key) return;
     db.run("DELETE FROM vectors");
     writeMeta("embedder", key);
-  });
+  }).immediate;
   // Read-only, vectors of another embedder are not deleted but must not be used.
   let hasOtherEmbedder = false;
   // Read-only, definitions of tools listed since opening are kept here instead of written.
@@ -236,7 +238,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   const approveAll = db.transaction((approved: readonly ApprovedTool[]) => {
     const now = Date.now();
     for (const a of approved) putApproval?.run(a.server, a.tool, a.hash, now);
-  });
+  }).immediate;
   const keyOf = (server: string, tool: string) => `${server}\u0000${tool}`;
 
   const applyAll = db.transaction((changes: CatalogChanges) => {
@@ -252,7 +254,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
     const next = readGeneration() + 1;
     db.run("UPDATE meta SET value = ? WHERE key = 'generation'", [String(next)]);
     return next;
-  });
+  }).immediate;
 
   const capabilities = openCapabilityStore(db, { writable: !readOnly, approvalsWritable });
   const eras = openEraStore(db, { writable: !readOnly });
@@ -338,7 +340,7 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       const remove = db.prepare("DELETE FROM approvals WHERE server = ?");
       db.transaction(() => {
         for (const server of gone) remove.run(server);
-      })();
+      }).immediate();
       return gone.length;
     },
     dataVersion: () => db.query<{ data_version: number }, []>("PRAGMA data_version").get()?.data_version ?? 0,

@@ -104,7 +104,7 @@ export function openEraStore(db: Database, options: { writable: boolean }): EraS
       if (stored.length === 0) return;
       db.transaction(() => {
         for (const row of stored) db.run("DELETE FROM server_eras WHERE server = ?", [row.server]);
-      })();
+      }).immediate();
     },
   };
 }

@@ -61,9 +61,10 @@ export function openInstructionStore(db: Database, options: { writable: boolean 
         .query<{ server: string }, []>("SELECT server FROM server_instructions")
         .all()
         .filter((row) => !keep.has(row.server));
+      if (gone.length === 0) return;
       db.transaction(() => {
         for (const row of gone) db.run("DELETE FROM server_instructions WHERE server = ?", [row.server]);
-      })();
+      }).immediate();
     },
   };
 }

@@ -55,7 +55,8 @@ export function openStatsDb(dataDir: string): StatsDb {
   const path = join(dataDir, STATS_FILE);
   createPrivateFile(path);
   const db = new Database(path, { create: true });
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
+  // The wait first: switching to WAL takes a lock that another process may hold.
+  db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;");
   db.exec(TABLES);
   return statsDbOf(db, path);
 }
@@ -116,7 +117,7 @@ function statsDbOf(db: Database, path: string): StatsDb {
           for (const { key, update } of batch.reranks) {
             writeRerank.run(key.model, update(stored(readRerank.get(key.model))));
           }
-        })();
+        }).immediate();
       } catch (error) {
         // The transaction was rolled back; the connection may still be in it when it could not.
         try {
