@@ -17,6 +17,7 @@ import { type Audience, ownHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./calls/call-options.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./calls/forwarded-call.ts";
 import { verifyRequestState } from "./calls/input-rounds.ts";
+import { servePlainToolCalls } from "./calls/plain-tool-calls.ts";
 import type { ClientEra } from "./client-era.ts";
 import { passthroughNaming } from "./federation/federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation/federation.ts";
@@ -289,7 +290,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
         `use ${RETRIEVE_TOOLS} to find tools and ${CALL_TOOL} to run them.`,
     );
   };
-  server.setRequestHandler("tools/call", traced(observe.traces, "tools/call", callTool));
+  servePlainToolCalls(server, traced(observe.traces, "tools/call", callTool));
   return server;
 }
 
