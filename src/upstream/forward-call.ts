@@ -213,10 +213,15 @@ export async function forwardToolCall(
         call.onprogress?.(progress);
       },
     };
-    // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain).
-    const result = (await (method === "tools/call"
-      ? connection.client.request(request, callResultSchema(connection.client), options)
-      : connection.client.request(request, options))) as CallToolResult | InputRequiredResult;
+    // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain);
+    // to a stdio server it goes past the SDK's request machinery (lean-call.ts).
+    const result = (await (method !== "tools/call"
+      ? connection.client.request(request, options)
+      : connection.lean
+        ? connection.lean.call(request, { ...options, resultSchema: callResultSchema(connection.client) })
+        : connection.client.request(request, callResultSchema(connection.client), options))) as
+      | CallToolResult
+      | InputRequiredResult;
     if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
     return result;
   };
