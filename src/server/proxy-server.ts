@@ -22,6 +22,7 @@ import type { ClientEra } from "./client-era.ts";
 import { passthroughNaming } from "./federation/federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation/federation.ts";
 import { traced } from "./observe/request-spans.ts";
+import { dispatchPlainRequests } from "./plain-dispatch.ts";
 import type { ProxyServerDeps } from "./proxy-deps.ts";
 import { serveAllToolsList } from "./tools/all-tools-list.ts";
 import {
@@ -112,6 +113,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       ...(calls.inputRounds ? { requestState: { verify: verifyRequestState(calls.inputRounds.seal) } } : {}),
     },
   );
+  dispatchPlainRequests(server);
   const builtins = () => [
     ...builtinToolDefinitions(search.topK, search.searchable?.current(deps.catalog)),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
