@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { type CallToolResult, InMemoryTransport, Server } from "@modelcontextprotocol/server";
 import { seededRandom } from "../../tests/helpers.ts";
-import { createLeanCalls } from "./lean-call.ts";
+import { createLeanCalls, decodeCallResult } from "./lean-call.ts";
 import { isPlainResponse, watchModernWire } from "./modern-wire.ts";
 import { callResultSchema } from "./plain-call-result.ts";
 
@@ -179,5 +179,39 @@ describe("a plain response is one the SDK's guards take as a response", () => {
       expect(isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)).toBe(true);
     }
     expect(plain).toBeGreaterThan(100);
+  });
+});
+
+describe("a 2026 server's plain complete result is decoded as the codec decodes it", () => {
+  test("on results plain and not", () => {
+    const client = new Client({ name: "t", version: "1" });
+    (client as unknown as { _negotiatedProtocolVersion: string })._negotiatedProtocolVersion = "2026-07-28";
+    const codec = (
+      client as unknown as { _wireCodec(): Parameters<typeof decodeCallResult>[0] }
+    )._wireCodec();
+    const text = [{ type: "text", text: "a" }];
+    const raws: unknown[] = [
+      { resultType: "complete", content: text },
+      { content: text, resultType: "complete", isError: true },
+      { content: text, structuredContent: { a: 1 }, resultType: "complete" },
+      { content: text },
+      { content: text, resultType: "input_required" },
+      { content: text, resultType: "other" },
+      { content: [{ type: "text", text: "a", more: 1 }], resultType: "complete" },
+      { content: "no", resultType: "complete" },
+      JSON.parse('{"resultType":"complete","content":[],"__proto__":{"x":1}}'),
+      JSON.parse('{"resultType":"complete","content":[],"structuredContent":{"__proto__":{"x":1}}}'),
+    ];
+    let plain = 0;
+    for (const raw of raws) {
+      const ours = decodeCallResult(codec, "modern", raw);
+      const sdk = codec.decodeResult("tools/call", raw);
+      expect(ours.kind).toBe(sdk.kind);
+      if (sdk.kind === "complete" && ours.kind === "complete") {
+        expect(JSON.stringify(ours.result)).toBe(JSON.stringify(sdk.result));
+        plain++;
+      }
+    }
+    expect(plain).toBeGreaterThan(3);
   });
 });

@@ -8,6 +8,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { WireClaims } from "./modern-wire.ts";
+import { isPlainCallResult } from "./plain-call-result.ts";
 
 /**
  * A tools/call sent to a stdio server past the SDK Client's request machinery, doing what that
@@ -43,12 +44,34 @@ type Decoded =
   | { kind: "invalid"; error: Error }
   | { kind: "input_required"; inputRequests: unknown; requestState?: string; _meta?: unknown };
 
+type Codec = { decodeResult(method: string, raw: unknown): Decoded };
+
+/**
+ * A tools/call result as the era's codec decodes it. A 2026 server's plain complete result (its
+ * `resultType` "complete", the rest plain: plain-call-result.ts) is one the codec's wire schema
+ * passes, and its decoding is the result without `resultType`; anything else is the codec's to
+ * decode. A 2025 codec only drops a `resultType`.
+ */
+export function decodeCallResult(codec: Codec, era: "modern" | "legacy", raw: unknown): Decoded {
+  if (
+    era === "modern" &&
+    raw !== null &&
+    typeof raw === "object" &&
+    Object.getPrototypeOf(raw) === Object.prototype
+  ) {
+    const { resultType, ...lifted } = raw as Record<string, unknown>;
+    if (resultType === "complete" && isPlainCallResult(lifted, "modern"))
+      return { kind: "complete", result: lifted };
+  }
+  return codec.decodeResult("tools/call", raw);
+}
+
 /** The Client's seams its role classes use (the SDK is pinned exactly; lean-call.test.ts runs them). */
 interface ClientInternals {
   _requestMessageId: number;
   _progressHandlers: Map<number, (progress: Progress) => void>;
   _envelopeOutbound<T>(message: T): T;
-  _wireCodec(): { decodeResult(method: string, raw: unknown): Decoded };
+  _wireCodec(): Codec;
   _onerror(error: Error): void;
 }
 
@@ -154,7 +177,8 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
           }
           let decoded: Decoded;
           try {
-            decoded = internals._wireCodec().decodeResult(request.method, response.result);
+            const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+            decoded = decodeCallResult(internals._wireCodec(), era, response.result);
           } catch (error) {
             reject(error instanceof Error ? error : new Error(String(error)));
             return;
