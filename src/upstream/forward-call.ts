@@ -214,7 +214,7 @@ export async function forwardToolCall(
       },
     };
     // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain);
-    // to a stdio server it goes past the SDK's request machinery (lean-call.ts).
+    // it goes past the SDK's request machinery where the connection allows (lean-call.ts).
     const result = (await (method !== "tools/call"
       ? connection.client.request(request, options)
       : connection.lean

@@ -11,7 +11,7 @@ import type { WireClaims } from "./modern-wire.ts";
 import { isPlainCallResult } from "./plain-call-result.ts";
 
 /**
- * A tools/call sent to a stdio server past the SDK Client's request machinery, doing what that
+ * A tools/call sent to a server past the SDK Client's request machinery, doing what that
  * machinery does for the proxy's calls and nothing else. Per call the SDK made a promise chain, an
  * abort listener, a timer entry and response and progress handler entries, read the response
  * through its guard schemas twice and its result schema (plain-call-result.ts), and resolved after
@@ -28,7 +28,9 @@ import { isPlainCallResult } from "./plain-call-result.ts";
  *    result schema, with the SDK's error texts;
  *  - abort and timeout: notifications/cancelled with the id and the reason, and the same errors;
  *  - a closed connection fails the call as the SDK fails its own (`closeAll`).
- * Over HTTP (its per-request streams, resumption, headers) calls keep the SDK's way.
+ * Where the SDK cancels by ending the request's own stream (a 2026 server over HTTP) calls keep the
+ * SDK's way (upstream-connection.ts decides); elsewhere the transport gets what the SDK gives it
+ * (headers; no resumption, no request stream).
  */
 
 interface LeanCallOptions {

@@ -53,7 +53,10 @@ export interface UpstreamConnection {
   readonly listed: ListedCapabilities;
   /** The protocol era spoken with it: `modern` (2026-07-28) or `legacy` (the 2025 revisions and older). */
   readonly era: "modern" | "legacy";
-  /** A stdio server's tools/call past the SDK's request machinery (lean-call.ts); undefined over HTTP. */
+  /**
+   * Its tools/call past the SDK's request machinery (lean-call.ts); undefined where the SDK cancels
+   * a call by ending its request's own stream (a 2026 server over HTTP).
+   */
   readonly lean: LeanCalls | undefined;
   /** The protocol version settled on (2026-07-28, 2025-11-25, …). */
   readonly protocolVersion: string | undefined;
@@ -289,7 +292,11 @@ export async function connectUpstream(
       });
     }
     const headers = paramHeaderLookup(era === "modern" && server.transport === "streamable-http");
-    lean = server.transport === "stdio" && claims ? createLeanCalls(live, claims) : undefined;
+    // Not where the SDK cancels by ending the request's own stream (a 2026 server over HTTP).
+    const hasRequestStreams = (transport as { hasPerRequestStream?: boolean } | undefined)
+      ?.hasPerRequestStream;
+    lean =
+      claims && (era === "legacy" || hasRequestStreams !== true) ? createLeanCalls(live, claims) : undefined;
     return {
       server,
       client: live,
