@@ -102,7 +102,7 @@ export type AskClient = (request: ClientBoundRequest, signal: AbortSignal) => Pr
 export interface ActiveCall {
   readonly caller: string | undefined;
   readonly session: string | undefined;
-  /** Sent with the call (call-tags.ts), so the server's requests can be told back to it. */
+  /** Sent with the call, or noted against its id (call-tags.ts), so the server's requests can be told back to it. */
   readonly tag: string;
   /** Set for a caller without a session: its requests are asked by input rounds instead. */
   readonly askClient?: AskClient | undefined;
@@ -174,6 +174,8 @@ export async function forwardToolCall(
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
     const isModern = connection.era === "modern";
+    // A tools/call goes past the SDK's request machinery where the connection allows (lean-call.ts).
+    const lean = method === "tools/call" ? connection.lean : undefined;
     const params = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
     // Stdio ignores request headers: there the trace context travels in `_meta` alone.
     const headers = call.traceContext ? { ...params, ...call.traceContext } : params;
@@ -190,7 +192,9 @@ export async function forwardToolCall(
         ...(isModern && call.requestState !== undefined ? { requestState: call.requestState } : {}),
         _meta: {
           ...(base._meta as Record<string, unknown> | undefined),
-          [CALL_META_KEY]: tag,
+          // The tag names the call to call-tags.ts, which notes its id and strips it; a lean call's
+          // id is known before it is sent, and noted without it.
+          ...(lean ? {} : { [CALL_META_KEY]: tag }),
           ...(isModern && call.clientCapabilities
             ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
             : {}),
@@ -213,12 +217,15 @@ export async function forwardToolCall(
         call.onprogress?.(progress);
       },
     };
-    // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain);
-    // it goes past the SDK's request machinery where the connection allows (lean-call.ts).
+    // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain).
     const result = (await (method !== "tools/call"
       ? connection.client.request(request, options)
-      : connection.lean
-        ? connection.lean.call(request, { ...options, resultSchema: callResultSchema(connection.client) })
+      : lean
+        ? lean.call(request, {
+            ...options,
+            resultSchema: callResultSchema(connection.client),
+            onId: (id) => connection.tags.note(tag, id),
+          })
         : connection.client.request(request, callResultSchema(connection.client), options))) as
       | CallToolResult
       | InputRequiredResult;

@@ -118,10 +118,17 @@ describe("the lean way on the wire", () => {
       onprogress: () => {},
       resultSchema: callResultSchema(client),
     };
-    await lean.call({ method: "tools/call", params: { name: "a" } }, options);
+    // Each lean call's id is told before the call is sent (call-tags.ts notes it so).
+    const told: unknown[] = [];
+    const onId = (id: number) => void told.push([id, sent.length]);
+    await lean.call({ method: "tools/call", params: { name: "a" } }, { ...options, onId });
     await client.request({ method: "tools/call", params: { name: "b" } }, options);
-    await lean.call({ method: "tools/call", params: { name: "c" } }, options);
+    await lean.call({ method: "tools/call", params: { name: "c" } }, { ...options, onId });
     expect(sent).toEqual([sent[0], (sent[0] as number) + 1, (sent[0] as number) + 2]);
+    expect(told).toEqual([
+      [sent[0], 0],
+      [sent[2], 2],
+    ]);
     const controller = new AbortController();
     const call = lean.call(
       { method: "tools/call", params: { name: "slow" } },

@@ -34,6 +34,8 @@ import { isPlainCallResult } from "./plain-call-result.ts";
  */
 
 interface LeanCallOptions {
+  /** Told the call's id before it is sent (call-tags.ts notes it instead of a tag on the wire). */
+  onId?: ((id: number) => void) | undefined;
   timeout: number;
   signal: AbortSignal;
   headers?: Record<string, string> | undefined;
@@ -128,6 +130,7 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
         }
         const messageId = internals._requestMessageId++;
         id = messageId;
+        options.onId?.(messageId);
         internals._progressHandlers.set(messageId, options.onprogress);
         const outbound = internals._envelopeOutbound({
           ...request,
