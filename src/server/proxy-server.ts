@@ -31,6 +31,7 @@ import {
   CALL_TOOL,
   CallToolArgs,
   describeIssues,
+  plainCallToolArgs,
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./tools/builtin-tools.ts";
@@ -258,10 +259,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       return readResult(calls.results, resultScope(ctx), parsed.output);
     }
     if (name === CALL_TOOL) {
-      const parsed = v.safeParse(CallToolArgs, args ?? {});
-      if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
+      let asked = plainCallToolArgs(args);
+      if (!asked) {
+        const parsed = v.safeParse(CallToolArgs, args ?? {});
+        if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
+        asked = parsed.output;
+      }
       const call = forwarding();
-      const { name: tool, arguments: toolArgs } = parsed.output;
+      const { name: tool, arguments: toolArgs } = asked;
       return call.flushed(
         await keptOut(
           await withRounds(call, tool, toolArgs, (options) =>
