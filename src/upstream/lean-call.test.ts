@@ -201,6 +201,13 @@ describe("a 2026 server's plain complete result is decoded as the codec decodes 
       { resultType: "complete", content: text },
       { content: text, resultType: "complete", isError: true },
       { content: text, structuredContent: { a: 1 }, resultType: "complete" },
+      {
+        _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1" } },
+        content: text,
+        resultType: "complete",
+      },
+      { _meta: { "io.modelcontextprotocol/serverInfo": { name: 1 } }, content: text, resultType: "complete" },
+      { _meta: "no", content: text, resultType: "complete" },
       { content: text },
       { content: text, resultType: "input_required" },
       { content: text, resultType: "other" },

@@ -8,7 +8,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { WireClaims } from "./modern-wire.ts";
-import { isPlainCallResult } from "./plain-call-result.ts";
+import { plainCallResult } from "./plain-call-result.ts";
 
 /**
  * A tools/call sent to a server past the SDK Client's request machinery, doing what that
@@ -64,7 +64,7 @@ export function decodeCallResult(codec: Codec, era: "modern" | "legacy", raw: un
     Object.getPrototypeOf(raw) === Object.prototype
   ) {
     const { resultType, ...lifted } = raw as Record<string, unknown>;
-    if (resultType === "complete" && isPlainCallResult(lifted, "modern"))
+    if (resultType === "complete" && plainCallResult(lifted, "modern") !== undefined)
       return { kind: "complete", result: lifted };
   }
   return codec.decodeResult("tools/call", raw);

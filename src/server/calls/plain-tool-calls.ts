@@ -6,7 +6,7 @@ import type {
   ServerContext,
 } from "@modelcontextprotocol/server";
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { isPlainCallResult } from "../../upstream/plain-call-result.ts";
+import { plainCallResult } from "../../upstream/plain-call-result.ts";
 
 /**
  * The proxy's tools/call handler, registered so that a plain call skips the SDK's schema checks
@@ -137,8 +137,9 @@ export function servePlainToolCalls(server: Server, handler: Handler): void {
       ctx,
     );
     if (isInputRequiredResult(result)) return result;
-    return isPlainCallResult(result, internals._servedModernEra() ? "modern" : "legacy")
-      ? result
-      : checkedResult(internals._wireCodec(), result);
+    return (
+      plainCallResult(result, internals._servedModernEra() ? "modern" : "legacy") ??
+      checkedResult(internals._wireCodec(), result)
+    );
   });
 }
