@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -23,7 +23,8 @@ import { parseArgs } from "node:util";
  *
  * `--setups` adds the 2025 stdio call_tool with statistics off, truncation, call limits, traces
  * to a live OTLP receiver in this process, and the example plugins. `--baseline` measures a second
- * build's proxies beside the first, interleaved (before/after in one run).
+ * build's proxies beside the first, interleaved (before/after in one run): its binary, or a built
+ * checkout (its dist/mcpproxy).
  */
 import { startOtlpReceiver } from "../tests/fixtures/otlp-receiver.ts";
 import { EVERYTHING, FIXTURE, MODERN_FIXTURE } from "../tests/helpers.ts";
@@ -105,7 +106,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
   const calls = options.calls ?? 1000;
   const binaries = [
     { name: "mcpproxy", path: options.binary ?? BINARY },
-    ...(options.baseline ? [{ name: "baseline", path: options.baseline }] : []),
+    ...(options.baseline ? [{ name: "baseline", path: binaryAt(options.baseline) }] : []),
   ];
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-overhead-"));
   const closers: (() => Promise<unknown>)[] = [];
@@ -314,6 +315,11 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
     await collector?.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** A build's binary: PATH itself, or PATH/dist/mcpproxy when PATH is a checkout (a worktree built). */
+function binaryAt(path: string): string {
+  return statSync(path).isDirectory() ? join(path, "dist", "mcpproxy") : path;
 }
 
 /** The set-ups of --setups, beside the plain proxy (2025 stdio call_tool). */
