@@ -11,7 +11,8 @@ import { parseArgs } from "node:util";
  * over stdio and streamable HTTP. Each path gets p50/p95 and its p50 ratio to the direct call and to
  * the byte relay, from the interleaved calls, and the CPU the middle process (relay or proxy) spent
  * per call: its threads' on-CPU time from /proc before and after a burst of calls on that path
- * alone, over their number (alone, so that its idle timers do not count the other paths' time).
+ * alone, over their number (alone, so that its idle timers do not count the other paths' time), in
+ * ten rounds of bursts on every path in turn, the median round taken.
  * Ratios and CPU from one run stay comparable on a noisy machine where absolute times do not.
  *
  * Routings: call_tool; by name (a 2025 client: `--routing dynamic`, the tool registered by a
@@ -41,6 +42,8 @@ import {
 import { BINARY, benchEnv, cpuSecondsFine, ROOT } from "./proxy-process.ts";
 
 const ERAS: Era[] = ["2025", "2026"];
+/** Rounds of the CPU measure (each a burst of calls/rounds on every path in turn). */
+const CPU_ROUNDS = 10;
 const ECHO = { message: "ping" };
 
 /** The upstream server of each era, over stdio and HTTP (argv). */
@@ -274,16 +277,23 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
         times[at]!.push(performance.now() - begun);
       }
     }
-    const cpu: number[] = [];
-    for (const path of paths) {
-      if (!path.pid) {
-        cpu.push(Number.NaN);
-        continue;
+    // CPU in rounds: each round a burst on each path alone, the order turned every round; a path's
+    // figure is its median round, so a spell of load from outside the run skews one round, not a path.
+    const rounds = Math.min(CPU_ROUNDS, calls);
+    const burst = Math.ceil(calls / rounds);
+    const perRound = paths.map((): number[] => []);
+    for (let round = 0; round < rounds; round++) {
+      const order = [...paths.keys()];
+      if (round % 2 === 1) order.reverse();
+      for (const at of order) {
+        const path = paths[at]!;
+        if (!path.pid) continue;
+        const before = cpuSecondsFine(path.pid);
+        for (let i = 0; i < burst; i++) await path.call();
+        perRound[at]!.push(((cpuSecondsFine(path.pid) - before) / burst) * 1e6);
       }
-      const before = cpuSecondsFine(path.pid);
-      for (let i = 0; i < calls; i++) await path.call();
-      cpu.push(((cpuSecondsFine(path.pid) - before) / calls) * 1e6);
     }
+    const cpu = perRound.map((list) => (list.length > 0 ? percentile(list, 50) : Number.NaN));
     let spansReceived: number | undefined;
     if (collector) {
       // The traced proxy's spans are sent within the batch interval (5 s by default).
@@ -360,7 +370,7 @@ export function formatOverheadReport(report: OverheadReport): string {
   const micros = (n: number) => (Number.isNaN(n) ? "     -" : n.toFixed(0).padStart(6));
   const width = Math.max(...report.timings.map((t) => t.label.length));
   const lines = [
-    `call overhead: ${report.calls} echo calls on each path, interleaved in one run; CPU: on-CPU time of the process between client and server per call, in a burst of as many calls on that path alone`,
+    `call overhead: ${report.calls} echo calls on each path, interleaved in one run; CPU: on-CPU time of the process between client and server per call, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
   ];
   let group: string | undefined;
   for (const t of report.timings) {
