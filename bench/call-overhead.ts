@@ -1,49 +1,102 @@
 #!/usr/bin/env bun
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 /**
- * What the proxy adds to a tool call: the same echo call, straight to the fixture server and
- * through `mcpproxy serve` in several set-ups (no plugin; call statistics off; the built-in
- * truncation on; call limits on every server; traces on, sent to a live OTLP receiver in this
- * process; the four example plugins of plugins/ loaded), all over stdio, interleaved in one run. Reports p50/p95 of
- * each and its p50 ratio to the direct call; ratios from one run stay comparable on a noisy
- * machine where absolute times do not.
+ * What the proxy adds to a tool call, in one interleaved run: the same echo call straight to a
+ * server, through a plain byte relay (byte-relay.ts, the floor for any proxy that is a separate
+ * process) and through `mcpproxy serve` in each routing, for a 2025 client (SDK v1, to the 2025
+ * fixture-server.ts) and a 2026-07-28 client (SDK v2 pinned, to modern-server.ts --modern-only),
+ * over stdio and streamable HTTP. Each path gets p50/p95 and its p50 ratio to the direct call and to
+ * the byte relay, from the interleaved calls, and the CPU the middle process (relay or proxy) spent
+ * per call: its threads' on-CPU time from /proc before and after a burst of calls on that path
+ * alone, over their number (alone, so that its idle timers do not count the other paths' time), in
+ * ten rounds of bursts on every path in turn, the median round taken.
+ * Ratios and CPU from one run stay comparable on a noisy machine where absolute times do not.
  *
- * The upstream is the fixture server (Bun; answers an echo in about 0.2 ms) or, with
- * `--server everything`, the published server-everything (Node; about 0.6 ms).
+ * Routings: call_tool; by name (a 2025 client: `--routing dynamic`, the tool registered by a
+ * retrieve_tools first; a 2026 client has no session for dynamic routing: `--routing all`);
+ * `--passthrough` (the server's own tool names). Over HTTP: call_tool and passthrough.
  *
- *   bun bench/call-overhead.ts [--calls N] [--server fixture|everything]
+ *   bun bench/call-overhead.ts [--calls N] [--only stdio|http] [--setups]
+ *                              [--binary PATH] [--baseline PATH] [--server fixture|everything]
+ *
+ * `--setups` adds the 2025 stdio call_tool with statistics off, truncation, call limits, traces
+ * to a live OTLP receiver in this process, and the example plugins. `--baseline` measures a second
+ * build's proxies beside the first, interleaved (before/after in one run): its binary, or a built
+ * checkout (its dist/mcpproxy).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startOtlpReceiver } from "../tests/fixtures/otlp-receiver.ts";
-import { EVERYTHING, FIXTURE } from "../tests/helpers.ts";
+import { EVERYTHING, FIXTURE, MODERN_FIXTURE } from "../tests/helpers.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, ROOT, startProxyStdio } from "./proxy-process.ts";
+import {
+  type Connected,
+  connectHttp,
+  connectStdio,
+  type Era,
+  type Started,
+  startHttpServe,
+  startPortPrinter,
+} from "./overhead-clients.ts";
+import { BINARY, benchEnv, cpuSecondsFine, ROOT } from "./proxy-process.ts";
 
-/** The upstream server as an argv. Both have an `echo` tool. */
-const UPSTREAMS = {
-  fixture: [process.execPath, FIXTURE],
-  everything: ["node", EVERYTHING, "stdio"],
-} as const;
-export type UpstreamName = keyof typeof UPSTREAMS;
+const ERAS: Era[] = ["2025", "2026"];
+/** Rounds of the CPU measure (each a burst of calls/rounds on every path in turn). */
+const CPU_ROUNDS = 10;
+const ECHO = { message: "ping" };
 
-export interface Timing {
+/** The upstream server of each era, over stdio and HTTP (argv). */
+const UPSTREAM: Record<Era, { stdio: string[]; http: string[] }> = {
+  "2025": {
+    stdio: [process.execPath, FIXTURE],
+    http: [process.execPath, FIXTURE, "--http", "0", "--name", "fx"],
+  },
+  "2026": {
+    stdio: [process.execPath, MODERN_FIXTURE, "--modern-only"],
+    http: [process.execPath, MODERN_FIXTURE, "--http", "0", "--modern-only"],
+  },
+};
+/** `--server everything`: the published server-everything (Node) as the 2025 stdio upstream. */
+const EVERYTHING_STDIO = ["node", EVERYTHING, "stdio"];
+const RELAY = join(ROOT, "bench", "byte-relay.ts");
+
+export interface PathTiming {
+  /** "stdio, 2025 client" and the like: the rows of one group share a direct call and a relay. */
+  group: string;
   label: string;
   p50: number;
   p95: number;
-  /** p50 over the direct call's p50. */
-  ratioP50: number;
+  ratioToDirect: number;
+  /** NaN for the direct call and the relay. */
+  ratioToRelay: number;
+  /** CPU µs per call of the process between client and server (NaN for the direct call). */
+  cpuMicros: number;
 }
 
 export interface OverheadReport {
   calls: number;
-  upstream: UpstreamName;
-  timings: Timing[];
-  /** Spans the OTLP receiver decoded from the traced set-up by the end of the run. */
-  spansReceived: number;
+  timings: PathTiming[];
+  /** Spans the OTLP receiver decoded from the traced set-up (with --setups), by the end of the run. */
+  spansReceived?: number;
+}
+
+export interface OverheadOptions {
+  calls?: number;
+  only?: "stdio" | "http" | undefined;
+  setups?: boolean;
+  binary?: string;
+  baseline?: string | undefined;
+  /** The 2025 stdio upstream: the fixture server (Bun), or server-everything (Node). */
+  server?: "fixture" | "everything";
+}
+
+interface Path {
+  group: string;
+  label: string;
+  kind: "direct" | "relay" | "proxy";
+  call: () => Promise<unknown>;
+  pid?: number;
 }
 
 interface Setup {
@@ -52,19 +105,239 @@ interface Setup {
   env?: Record<string, string>;
 }
 
-export async function measureCallOverhead(
-  calls = 1000,
-  upstream: UpstreamName = "fixture",
-): Promise<OverheadReport> {
-  const [command, ...args] = UPSTREAMS[upstream];
+export async function measureCallOverhead(options: OverheadOptions = {}): Promise<OverheadReport> {
+  const calls = options.calls ?? 1000;
+  const binaries = [
+    { name: "mcpproxy", path: options.binary ?? BINARY },
+    ...(options.baseline ? [{ name: "baseline", path: binaryAt(options.baseline) }] : []),
+  ];
   const work = mkdtempSync(join(tmpdir(), "mcpproxy-overhead-"));
+  const closers: (() => Promise<unknown>)[] = [];
+  const paths: Path[] = [];
+  const collector = options.setups ? startOtlpReceiver() : undefined;
+  let dirs = 0;
+  /** A data dir and config of its own for each proxy. */
+  const sandbox = (servers: Record<string, unknown>, mcpproxy?: Record<string, unknown>) => {
+    const dir = join(work, String(dirs++));
+    mkdirSync(dir);
+    const config = join(dir, "mcp_config.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: servers, ...(mcpproxy ? { mcpproxy } : {}) }));
+    return { config, data: join(dir, "data"), home: join(dir, "home") };
+  };
+  const keep = (connected: Connected) => {
+    closers.push(() => connected.close());
+    return connected;
+  };
+  const echoBy = (client: Connected, name: string) => () => client.callTool({ name, arguments: ECHO });
+  const callTool = (client: Connected, name: string) => () =>
+    client.callTool({ name: "call_tool", arguments: { name, arguments: ECHO } });
+
+  try {
+    if (options.only !== "http") {
+      for (const era of ERAS) {
+        const group = `stdio, ${era} client`;
+        const server =
+          era === "2025" && options.server === "everything" ? EVERYTHING_STDIO : UPSTREAM[era].stdio;
+        const direct = await connectStdio(era, server);
+        paths.push({
+          group,
+          label: "direct to the server",
+          kind: "direct",
+          call: echoBy(keep(direct.client), "echo"),
+        });
+        const relay = await connectStdio(era, [process.execPath, RELAY, ...server]);
+        paths.push({
+          group,
+          label: "byte relay",
+          kind: "relay",
+          call: echoBy(keep(relay.client), "echo"),
+          pid: relay.pid,
+        });
+        const fx = { fx: { command: server[0], args: server.slice(1) } };
+        const byName = era === "2025" ? "dynamic" : "all";
+        for (const binary of binaries) {
+          const serve = async (
+            args: string[],
+            env?: Record<string, string>,
+            mcpproxy?: Record<string, unknown>,
+          ) => {
+            const box = sandbox(fx, mcpproxy);
+            const argv = [binary.path, "serve", "--config", box.config, "--data-dir", box.data, ...args];
+            const proxy = await connectStdio(era, argv, benchEnv(box.home, env));
+            keep(proxy.client);
+            return proxy;
+          };
+          const plain = await serve([]);
+          paths.push({
+            group,
+            label: `${binary.name}, call_tool`,
+            kind: "proxy",
+            call: callTool(plain.client, "fx__echo"),
+            pid: plain.pid,
+          });
+          const named = await serve(["--routing", byName]);
+          if (byName === "dynamic") {
+            await named.client.callTool({
+              name: "retrieve_tools",
+              arguments: { query: "echo a message back" },
+            });
+          }
+          paths.push({
+            group,
+            label: `${binary.name}, ${byName} routing: fx__echo by name`,
+            kind: "proxy",
+            call: echoBy(named.client, "fx__echo"),
+            pid: named.pid,
+          });
+          const passthrough = await serve(["--passthrough", "fx"]);
+          paths.push({
+            group,
+            label: `${binary.name}, --passthrough: echo`,
+            kind: "proxy",
+            call: echoBy(passthrough.client, "echo"),
+            pid: passthrough.pid,
+          });
+          if (options.setups && era === "2025") {
+            for (const setup of setupsOf(collector!.url)) {
+              const proxy = await serve([], setup.env, setup.mcpproxy);
+              paths.push({
+                group,
+                label: `${binary.name}, call_tool ${setup.label}`,
+                kind: "proxy",
+                call: callTool(proxy.client, "fx__echo"),
+                pid: proxy.pid,
+              });
+            }
+          }
+        }
+      }
+    }
+    if (options.only !== "stdio") {
+      for (const era of ERAS) {
+        const group = `streamable HTTP, ${era} client`;
+        const started = (s: Started) => {
+          closers.push(s.stop);
+          return s;
+        };
+        const server = started(await startPortPrinter(UPSTREAM[era].http));
+        const direct = keep(await connectHttp(era, server.url));
+        paths.push({ group, label: "direct to the server", kind: "direct", call: echoBy(direct, "echo") });
+        const relay = started(await startPortPrinter([process.execPath, RELAY, "--http", server.url.href]));
+        paths.push({
+          group,
+          label: "byte relay",
+          kind: "relay",
+          call: echoBy(keep(await connectHttp(era, relay.url)), "echo"),
+          pid: relay.pid,
+        });
+        for (const binary of binaries) {
+          for (const passthrough of [false, true]) {
+            const box = sandbox({ fx: { url: server.url.href } });
+            const args = [
+              "--config",
+              box.config,
+              "--data-dir",
+              box.data,
+              ...(passthrough ? ["--passthrough", "fx"] : []),
+            ];
+            const proxy = started(await startHttpServe(binary.path, args, benchEnv(box.home)));
+            const client = keep(await connectHttp(era, new URL("/mcp", proxy.url)));
+            paths.push(
+              passthrough
+                ? {
+                    group,
+                    label: `${binary.name}, --passthrough: echo`,
+                    kind: "proxy",
+                    call: echoBy(client, "echo"),
+                    pid: proxy.pid,
+                  }
+                : {
+                    group,
+                    label: `${binary.name}, call_tool`,
+                    kind: "proxy",
+                    call: callTool(client, "fx__echo"),
+                    pid: proxy.pid,
+                  },
+            );
+          }
+        }
+      }
+    }
+    for (const path of paths) {
+      const first = (await path.call()) as { isError?: boolean; content?: unknown };
+      if (first.isError) throw new Error(`${path.group}, ${path.label}: ${JSON.stringify(first.content)}`);
+    }
+    const warmUp = Math.min(200, Math.max(20, Math.round(calls / 5)));
+    for (let i = 0; i < warmUp; i++) for (const path of paths) await path.call();
+    const times = paths.map((): number[] => []);
+    for (let i = 0; i < calls; i++) {
+      for (const [at, path] of paths.entries()) {
+        const begun = performance.now();
+        await path.call();
+        times[at]!.push(performance.now() - begun);
+      }
+    }
+    // CPU in rounds: each round a burst on each path alone, the order turned every round; a path's
+    // figure is its median round, so a spell of load from outside the run skews one round, not a path.
+    const rounds = Math.min(CPU_ROUNDS, calls);
+    const burst = Math.ceil(calls / rounds);
+    const perRound = paths.map((): number[] => []);
+    for (let round = 0; round < rounds; round++) {
+      const order = [...paths.keys()];
+      if (round % 2 === 1) order.reverse();
+      for (const at of order) {
+        const path = paths[at]!;
+        if (!path.pid) continue;
+        const before = cpuSecondsFine(path.pid);
+        for (let i = 0; i < burst; i++) await path.call();
+        perRound[at]!.push(((cpuSecondsFine(path.pid) - before) / burst) * 1e6);
+      }
+    }
+    const cpu = perRound.map((list) => (list.length > 0 ? percentile(list, 50) : Number.NaN));
+    let spansReceived: number | undefined;
+    if (collector) {
+      // The traced proxy's spans are sent within the batch interval (5 s by default).
+      const expected = 2 * (2 * calls + warmUp + 1) * binaries.length;
+      for (let waited = 0; collector.spans.length < expected && waited < 10_000; waited += 100)
+        await Bun.sleep(100);
+      if (collector.rejected.length > 0)
+        throw new Error(`the receiver refused spans: ${collector.rejected[0]}`);
+      spansReceived = collector.spans.length;
+    }
+    const p50 = times.map((list) => percentile(list, 50));
+    const baseOf = (group: string, kind: Path["kind"]) =>
+      p50[paths.findIndex((path) => path.group === group && path.kind === kind)]!;
+    return {
+      calls,
+      ...(spansReceived !== undefined ? { spansReceived } : {}),
+      timings: paths.map((path, at) => ({
+        group: path.group,
+        label: path.label,
+        p50: p50[at]!,
+        p95: percentile(times[at]!, 95),
+        ratioToDirect: p50[at]! / baseOf(path.group, "direct"),
+        ratioToRelay: path.kind === "proxy" ? p50[at]! / baseOf(path.group, "relay") : Number.NaN,
+        cpuMicros: cpu[at]!,
+      })),
+    };
+  } finally {
+    await Promise.allSettled(closers.reverse().map((close) => close()));
+    await collector?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** A build's binary: PATH itself, or PATH/dist/mcpproxy when PATH is a checkout (a worktree built). */
+function binaryAt(path: string): string {
+  return statSync(path).isDirectory() ? join(path, "dist", "mcpproxy") : path;
+}
+
+/** The set-ups of --setups, beside the plain proxy (2025 stdio call_tool). */
+function setupsOf(collectorUrl: string): Setup[] {
   const plugins = readdirSync(join(ROOT, "plugins"))
     .filter((file) => file.endsWith(".ts"))
     .map((file) => join(ROOT, "plugins", file));
-  // A live collector: every span of the traced set-up is exported to it and decoded, as a real one would.
-  const collector = startOtlpReceiver();
-  const setups: Setup[] = [
-    { label: "through mcpproxy, no plugin" },
+  return [
     { label: "with call statistics off (MCPPROXY_STATS=0)", env: { MCPPROXY_STATS: "0" } },
     {
       label: "with truncation on (MCPPROXY_TRUNCATE_OUTPUT_LEN=1000)",
@@ -78,7 +351,7 @@ export async function measureCallOverhead(
     {
       // The exporter's defaults (a batch of 512 or every 5 s): what a call pays is the span work.
       label: "with traces on (MCPPROXY_TRACES=1, a live OTLP receiver)",
-      env: { MCPPROXY_TRACES: "1", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url },
+      env: { MCPPROXY_TRACES: "1", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collectorUrl },
     },
     {
       label: `with the ${plugins.length} example plugins`,
@@ -89,103 +362,53 @@ export async function measureCallOverhead(
       },
     },
   ];
-  const direct = new Client({ name: "bench", version: "1" });
-  await direct.connect(new StdioClientTransport({ command, args }));
-  const relay = new Client({ name: "bench", version: "1" });
-  await relay.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [join(ROOT, "bench", "byte-relay.ts"), command, ...args],
-    }),
-  );
-  const proxies = await Promise.all(
-    setups.map(async (setup, i) => {
-      const dir = join(work, String(i));
-      mkdirSync(dir);
-      const configPath = join(dir, "mcp_config.json");
-      writeFileSync(
-        configPath,
-        JSON.stringify({
-          mcpServers: { fx: { command, args } },
-          ...(setup.mcpproxy ? { mcpproxy: setup.mcpproxy } : {}),
-        }),
-      );
-      return startProxyStdio(configPath, join(dir, "data"), benchEnv(join(dir, "home"), setup.env));
-    }),
-  );
-  const callers = [
-    () => direct.callTool({ name: "echo", arguments: { message: "ping" } }),
-    () => relay.callTool({ name: "echo", arguments: { message: "ping" } }),
-    ...proxies.map(
-      (proxy) => () =>
-        proxy.client.callTool({
-          name: "call_tool",
-          arguments: { name: "fx__echo", arguments: { message: "ping" } },
-        }),
-    ),
-  ];
-  try {
-    for (const [i, call] of callers.entries()) {
-      const first = await call();
-      if (first.isError) throw new Error(`echo failed in set-up ${i}: ${JSON.stringify(first.content)}`);
-    }
-    for (let i = 0; i < 50; i++) for (const call of callers) await call();
-    const times = callers.map((): number[] => []);
-    for (let i = 0; i < calls; i++) {
-      for (const [at, call] of callers.entries()) {
-        const started = performance.now();
-        await call();
-        times[at]!.push(performance.now() - started);
-      }
-    }
-    // What the traced proxy holds is sent within the batch interval (5 s by default).
-    const expected = 2 * (calls + 51);
-    for (let waited = 0; collector.spans.length < expected && waited < 10_000; waited += 100)
-      await Bun.sleep(100);
-    if (collector.rejected.length > 0)
-      throw new Error(`the receiver refused spans: ${collector.rejected[0]}`);
-    const directP50 = percentile(times[0]!, 50);
-    const labels = [
-      "direct to the server",
-      "through a plain byte relay",
-      ...setups.map((setup) => setup.label),
-    ];
-    return {
-      calls,
-      upstream,
-      spansReceived: collector.spans.length,
-      timings: labels.map((label, at) => ({
-        label,
-        p50: percentile(times[at]!, 50),
-        p95: percentile(times[at]!, 95),
-        ratioP50: percentile(times[at]!, 50) / directP50,
-      })),
-    };
-  } finally {
-    await direct.close();
-    await relay.close();
-    await Promise.all(proxies.map((proxy) => proxy.close()));
-    await collector.stop();
-    rmSync(work, { recursive: true, force: true });
-  }
 }
 
 export function formatOverheadReport(report: OverheadReport): string {
-  const f = (n: number) => n.toFixed(3);
-  return [
-    `call_tool overhead (${report.calls} echo calls each to ${report.upstream === "fixture" ? "the fixture server" : "server-everything"}, interleaved, stdio):`,
-    ...report.timings.map(
-      (t) => `  ${t.label}: p50 ${f(t.p50)} ms / p95 ${f(t.p95)} ms; p50 ratio ${t.ratioP50.toFixed(2)}x`,
-    ),
-    `  (the OTLP receiver decoded ${report.spansReceived} spans of the traced set-up: two a call)`,
-  ].join("\n");
+  const ms = (n: number) => n.toFixed(3).padStart(7);
+  const ratio = (n: number) => (Number.isNaN(n) ? "      -" : `${n.toFixed(2)}x`.padStart(7));
+  const micros = (n: number) => (Number.isNaN(n) ? "     -" : n.toFixed(0).padStart(6));
+  const width = Math.max(...report.timings.map((t) => t.label.length));
+  const lines = [
+    `call overhead: ${report.calls} echo calls on each path, interleaved in one run; CPU: on-CPU time of the process between client and server per call, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
+  ];
+  let group: string | undefined;
+  for (const t of report.timings) {
+    if (t.group !== group) {
+      group = t.group;
+      lines.push(`${group}:`, `  ${"path".padEnd(width)}   p50 ms  p95 ms  /direct  /relay  CPU µs/call`);
+    }
+    lines.push(
+      `  ${t.label.padEnd(width)}  ${ms(t.p50)} ${ms(t.p95)}  ${ratio(t.ratioToDirect)} ${ratio(t.ratioToRelay)}  ${micros(t.cpuMicros)}`,
+    );
+  }
+  if (report.spansReceived !== undefined)
+    lines.push(`(the OTLP receiver decoded ${report.spansReceived} spans of the traced set-ups: two a call)`);
+  return lines.join("\n");
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { calls: { type: "string" }, server: { type: "string" } } });
-  const upstream = (values.server ?? "fixture") as UpstreamName;
-  if (!(upstream in UPSTREAMS)) throw new Error("--server is fixture or everything");
-  process.stdout.write(
-    `${formatOverheadReport(await measureCallOverhead(Number(values.calls ?? 1000), upstream))}\n`,
-  );
+  const { values } = parseArgs({
+    options: {
+      calls: { type: "string" },
+      only: { type: "string" },
+      setups: { type: "boolean" },
+      binary: { type: "string" },
+      baseline: { type: "string" },
+      server: { type: "string" },
+    },
+  });
+  if (values.only !== undefined && values.only !== "stdio" && values.only !== "http")
+    throw new Error("--only is stdio or http");
+  if (values.server !== undefined && values.server !== "fixture" && values.server !== "everything")
+    throw new Error("--server is fixture or everything");
+  const report = await measureCallOverhead({
+    calls: Number(values.calls ?? 1000),
+    only: values.only as "stdio" | "http" | undefined,
+    setups: values.setups ?? false,
+    ...(values.binary ? { binary: values.binary } : {}),
+    baseline: values.baseline,
+    server: (values.server ?? "fixture") as "fixture" | "everything",
+  });
+  process.stdout.write(`${formatOverheadReport(report)}\n`);
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -38,6 +38,24 @@ export function cpuSeconds(pid: number): number {
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return Number.NaN;
+  }
+}
+
+/**
+ * On-CPU seconds of a live process, summed over its threads, from /proc/PID/task/TID/schedstat
+ * (nanoseconds, where /proc/PID/stat counts 10 ms ticks); `cpuSeconds` where there is no schedstat.
+ */
+export function cpuSecondsFine(pid: number): number {
+  try {
+    let nanos = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        nanos += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      } catch {} // a thread that just ended
+    }
+    return nanos / 1e9;
+  } catch {
+    return cpuSeconds(pid);
   }
 }
 

@@ -26,7 +26,7 @@ if (evalFile) {
   process.stdout.write(`(retrieval eval, scale and routing benches skipped: ${missingEvalSet()})\n\n`);
 }
 process.stdout.write(`${formatPoisoningReport(runPoisoningBench())}\n\n`);
-process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
+process.stdout.write(`${formatOverheadReport(await measureCallOverhead({ setups: true }))}\n\n`);
 process.stdout.write(`${formatStartupReport(await measureStartup({ evalSet: evalFile }))}\n\n`);
 process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
 process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);

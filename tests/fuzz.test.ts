@@ -175,3 +175,100 @@ describe(`fuzzing the front door (seed ${SEED})`, () => {
     expect(result.content).toEqual([{ type: "text", text: "fixture echo: still here" }]);
   });
 });
+
+describe("attacker: the plain way for tools/call (src/server/calls/plain-tool-calls.ts)", () => {
+  /**
+   * Each odd call is sent twice: as it is, and with one more params key, which the plain checks
+   * refuse and the SDK's schema drops, so that copy goes the SDK's whole way to the same handler.
+   * Both must be answered alike, whatever the call holds.
+   */
+  test("every odd tools/call is answered as the SDK's way answers it (stdio)", async () => {
+    const sandbox = scope.sandbox();
+    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+    const child = Bun.spawn(
+      [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+      { env: sandbox.env(), stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+    );
+    scope.defer(() => child.kill());
+    const stdout = watchOutput(child.stdout);
+    watchOutput(child.stderr);
+    const send = (line: string) => {
+      child.stdin.write(`${line}\n`);
+      child.stdin.flush();
+    };
+    send(JSON.stringify(initializeRequest("init", "attacker")));
+    await stdout.waitFor(/"id":"init"/, 15_000);
+    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    const echo = (args: string) =>
+      `{"name":"call_tool","arguments":{"name":"fixture__echo","arguments":${args}}}`;
+    let deep = '{"message":"deep"}';
+    for (let i = 0; i < 500; i++) deep = `{"a":${deep}}`;
+    // Params as JSON text, so that `__proto__` arrives as a key, as it would on the wire.
+    const params = [
+      echo('{"message":"hi"}'),
+      `{"_meta":{"progressToken":7},${echo('{"message":"with a token"}').slice(1)}`,
+      `{"_meta":{"x":1,"progressToken":"t"},${echo('{"message":"token last"}').slice(1)}`,
+      `{"_meta":{"progressToken":1.5},${echo('{"message":"bad token"}').slice(1)}`,
+      `{"_meta":{"progressToken":9007199254740993},${echo('{"message":"unsafe token"}').slice(1)}`,
+      `{"_meta":{"__proto__":{"progressToken":1}},${echo('{"message":"proto meta"}').slice(1)}`,
+      echo('{"__proto__":{"message":"from the prototype"}}'),
+      echo('{"__proto__":{"x":1},"message":"own"}'),
+      '{"name":"call_tool","arguments":{"__proto__":{"name":"fixture__echo"},"arguments":{"message":"x"}}}',
+      '{"name":"call_tool","arguments":{"name":"fixture__echo","__proto__":{"arguments":{"message":"x"}}}}',
+      echo('"{\\"message\\":\\"as json text\\"}"'),
+      echo(`{"message":${JSON.stringify("x".repeat(200_000))}}`),
+      echo(`{"message":${JSON.stringify('\u0000\u202e\udc00 " \\ é 😀')}}`),
+      echo(deep),
+      '{"name":"call_tool"}',
+      '{"name":"call_tool","arguments":[1,2]}',
+      '{"name":"call_tool","arguments":"text"}',
+      '{"name":"call_tool","arguments":null}',
+      '{"name":5}',
+      '{"name":"__proto__"}',
+      '{"name":"constructor","arguments":{}}',
+      '{"name":"fixture__echo","arguments":{"message":"not a tool here"}}',
+      '{"name":"retrieve_tools","arguments":{"query":"echo"}}',
+    ];
+    params.forEach((text, at) => {
+      send(`{"jsonrpc":"2.0","id":"plain-${at}","method":"tools/call","params":${text}}`);
+      const forced = text.replace(/^\{/, '{"io.mcpproxy.test/sdk-way":true,');
+      send(`{"jsonrpc":"2.0","id":"sdk-${at}","method":"tools/call","params":${forced}}`);
+    });
+    send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":${params[0]}}`);
+    const answers = new Map<string, { result?: unknown; error?: unknown }>();
+    const read = () => {
+      for (const line of stdout.text().split("\n").filter(Boolean)) {
+        const message = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
+        if (typeof message.id === "string")
+          answers.set(message.id, { result: message.result, error: message.error });
+      }
+    };
+    // Until the last call is answered and nothing more comes: a call the SDK does not take as a
+    // request (a progress token that is not a string or safe integer) is never answered, either way.
+    let seen = -1;
+    for (let waited = 0; waited < 60_000 && (!answers.has("after") || seen !== answers.size); waited += 300) {
+      seen = answers.size;
+      await Bun.sleep(300);
+      read();
+    }
+    expect(answers.has("after")).toBe(true);
+    for (const at of params.keys())
+      expect([at, answers.has(`plain-${at}`)]).toEqual([at, answers.has(`sdk-${at}`)]);
+    expect(answers.size).toBeGreaterThan(params.length);
+    // A large result is kept under an id of its own, until a time of its own.
+    const same = (answer: unknown) =>
+      JSON.parse(
+        JSON.stringify(answer ?? null)
+          .replace(/mcpproxy:\/\/results\/[\w-]+/g, "mcpproxy://results/ID")
+          .replace(/until [\dT:-]+Z/g, "until TIME"),
+      );
+    for (const at of params.keys()) {
+      expect({ at, ...same(answers.get(`plain-${at}`)) }).toEqual({ at, ...same(answers.get(`sdk-${at}`)) });
+    }
+    // The odd ones changed nothing: a plain call after them is answered as ever.
+    expect(answers.get("after")?.result).toEqual({
+      content: [{ type: "text", text: "fixture echo: hi" }],
+    });
+    expect(child.exitCode).toBeNull();
+  });
+});

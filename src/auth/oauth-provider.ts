@@ -181,7 +181,9 @@ export function createOAuthProvider(options: OAuthProviderOptions): McpproxyOAut
       );
     },
     async tokens(ctx) {
-      const issuer = issuerOf(ctx);
+      // The transport's read (no ctx), before every request it sends, names no issuer: the current
+      // credentials are sent, and the store is read once.
+      const issuer = ctx ? issuerOf(ctx) : undefined;
       if (isLogin && !isLoggedIn) return undefined;
       const record = store.load();
       const credentials = ctx ? record.issuers[issuer as string] : currentCredentials(record);

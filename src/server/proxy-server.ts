@@ -17,10 +17,12 @@ import { type Audience, ownHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./calls/call-options.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./calls/forwarded-call.ts";
 import { verifyRequestState } from "./calls/input-rounds.ts";
+import { servePlainToolCalls } from "./calls/plain-tool-calls.ts";
 import type { ClientEra } from "./client-era.ts";
 import { passthroughNaming } from "./federation/federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation/federation.ts";
 import { traced } from "./observe/request-spans.ts";
+import { dispatchPlainRequests } from "./plain-dispatch.ts";
 import type { ProxyServerDeps } from "./proxy-deps.ts";
 import { serveAllToolsList } from "./tools/all-tools-list.ts";
 import {
@@ -29,6 +31,7 @@ import {
   CALL_TOOL,
   CallToolArgs,
   describeIssues,
+  plainCallToolArgs,
   RETRIEVE_TOOLS,
   retrieveToolsArgs,
 } from "./tools/builtin-tools.ts";
@@ -111,6 +114,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       ...(calls.inputRounds ? { requestState: { verify: verifyRequestState(calls.inputRounds.seal) } } : {}),
     },
   );
+  dispatchPlainRequests(server);
   const builtins = () => [
     ...builtinToolDefinitions(search.topK, search.searchable?.current(deps.catalog)),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),
@@ -255,10 +259,14 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
       return readResult(calls.results, resultScope(ctx), parsed.output);
     }
     if (name === CALL_TOOL) {
-      const parsed = v.safeParse(CallToolArgs, args ?? {});
-      if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
+      let asked = plainCallToolArgs(args);
+      if (!asked) {
+        const parsed = v.safeParse(CallToolArgs, args ?? {});
+        if (!parsed.success) return errorResult(describeIssues(CALL_TOOL, parsed.issues));
+        asked = parsed.output;
+      }
       const call = forwarding();
-      const { name: tool, arguments: toolArgs } = parsed.output;
+      const { name: tool, arguments: toolArgs } = asked;
       return call.flushed(
         await keptOut(
           await withRounds(call, tool, toolArgs, (options) =>
@@ -289,7 +297,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
         `use ${RETRIEVE_TOOLS} to find tools and ${CALL_TOOL} to run them.`,
     );
   };
-  server.setRequestHandler("tools/call", traced(observe.traces, "tools/call", callTool));
+  servePlainToolCalls(server, traced(observe.traces, "tools/call", callTool));
   return server;
 }
 

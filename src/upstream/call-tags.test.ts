@@ -74,6 +74,15 @@ describe("createCallTags", () => {
     expect(tags.callOf({ params: { _meta: { progressToken: 12 } } }, 99)).toBeUndefined();
   });
 
+  test("a call noted by its id, sent untagged, is found as a tagged one is", () => {
+    const tags = createCallTags();
+    tags.note("call-b", 13);
+    expect(tags.callOf({ params: { _meta: { progressToken: 13 } } }, 99)).toBe("call-b");
+    expect(tags.callOf({ params: { _meta: { progressToken: "13" } } }, 99)).toBe("call-b");
+    tags.forget("call-b");
+    expect(tags.callOf({ params: { _meta: { progressToken: 13 } } }, 99)).toBeUndefined();
+  });
+
   test("a request on the response stream of a call's POST belongs to that call", async () => {
     const body = event({ jsonrpc: "2.0", id: 5, method: "elicitation/create", params: {} });
     const tags = createCallTags(

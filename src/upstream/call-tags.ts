@@ -12,12 +12,15 @@ import type { FetchLike, JSONRPCMessage, Transport } from "@modelcontextprotocol
  *
  * Each call is tagged when it is sent (`CALL_META_KEY` in its `_meta`, stripped before it leaves, so
  * the server never sees it) so that its JSON-RPC id, which the SDK picks, can be told back to it.
+ * A lean call (lean-call.ts) picks its id itself: it goes untagged, and its id is noted (`note`).
  */
 export const CALL_META_KEY = "io.mcpproxy/call";
 
 export interface CallTags {
   /** Wraps the transport's `send`: notes the JSON-RPC id of each tagged call and strips the tag. */
   tagCalls(transport: Transport): void;
+  /** Notes the JSON-RPC id of a call sent untagged by one who knows its id (lean-call.ts). */
+  note(tag: string, id: string | number): void;
   /** A fetch for the HTTP client transports that notes the requests arriving on each POST's stream. */
   fetch: FetchLike;
   /** The tag of the call a server's request belongs to, when the wire tells. */
@@ -49,6 +52,11 @@ export function createCallTags(baseFetch: FetchLike = (url, init) => fetch(url, 
   };
 
   return {
+    note(tag, id) {
+      idOfTag.set(tag, String(id));
+      tagOfId.set(String(id), tag);
+    },
+
     tagCalls(transport) {
       // Patched in place rather than wrapped: the SDK and the rest of the proxy use the transport's
       // own members (session ids, protocol version, OAuth), which a wrapper would have to mirror.

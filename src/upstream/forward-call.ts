@@ -14,6 +14,7 @@ import type { TraceHeaders } from "../tracing/trace-context.ts";
 import type { Span } from "../tracing/tracer.ts";
 import { CALL_META_KEY } from "./call-tags.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
+import { callResultSchema } from "./plain-call-result.ts";
 import type { ClientBoundRequest } from "./relayed-messages.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "./result-depth.ts";
 import type { UpstreamConnection } from "./upstream-connection.ts";
@@ -101,7 +102,7 @@ export type AskClient = (request: ClientBoundRequest, signal: AbortSignal) => Pr
 export interface ActiveCall {
   readonly caller: string | undefined;
   readonly session: string | undefined;
-  /** Sent with the call (call-tags.ts), so the server's requests can be told back to it. */
+  /** Sent with the call, or noted against its id (call-tags.ts), so the server's requests can be told back to it. */
   readonly tag: string;
   /** Set for a caller without a session: its requests are asked by input rounds instead. */
   readonly askClient?: AskClient | undefined;
@@ -173,6 +174,8 @@ export async function forwardToolCall(
   const send = async (connection: UpstreamConnection) => {
     sentOn = connection;
     const isModern = connection.era === "modern";
+    // A tools/call goes past the SDK's request machinery where the connection allows (lean-call.ts).
+    const lean = method === "tools/call" ? connection.lean : undefined;
     const params = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
     // Stdio ignores request headers: there the trace context travels in `_meta` alone.
     const headers = call.traceContext ? { ...params, ...call.traceContext } : params;
@@ -180,40 +183,52 @@ export async function forwardToolCall(
       method === "tools/call"
         ? { name: tool, ...(call.args ? { arguments: call.args } : {}) }
         : (call.params ?? {});
-    const result = (await connection.client.request(
-      {
-        method,
-        params: {
-          ...base,
-          // Only a 2026 server knows input rounds; a 2025 one asks the client during the call instead.
-          ...(isModern && call.inputResponses ? { inputResponses: call.inputResponses } : {}),
-          ...(isModern && call.requestState !== undefined ? { requestState: call.requestState } : {}),
-          _meta: {
-            ...(base._meta as Record<string, unknown> | undefined),
-            [CALL_META_KEY]: tag,
-            ...(isModern && call.clientCapabilities
-              ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
-              : {}),
-            ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
-            // Ours replace a client's own (prompts/get and resources/read pass its `_meta` on).
-            ...(call.traceContext ? { tracestate: undefined, ...call.traceContext } : {}),
-          },
-        },
-      } as never,
-      {
-        // The SDK's clock bounds the whole call; the idle clock above is ours.
-        timeout: limits.maxCallMs,
-        signal,
-        ...(headers ? { headers } : {}),
-        // The server's input_required comes back as it is: the caller answers it, not the proxy.
-        allowInputRequired: true,
-        // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
-        onprogress: (progress: Progress) => {
-          restartIdle();
-          call.onprogress?.(progress);
+    const request = {
+      method,
+      params: {
+        ...base,
+        // Only a 2026 server knows input rounds; a 2025 one asks the client during the call instead.
+        ...(isModern && call.inputResponses ? { inputResponses: call.inputResponses } : {}),
+        ...(isModern && call.requestState !== undefined ? { requestState: call.requestState } : {}),
+        _meta: {
+          ...(base._meta as Record<string, unknown> | undefined),
+          // The tag names the call to call-tags.ts, which notes its id and strips it; a lean call's
+          // id is known before it is sent, and noted without it.
+          ...(lean ? {} : { [CALL_META_KEY]: tag }),
+          ...(isModern && call.clientCapabilities
+            ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
+            : {}),
+          ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
+          // Ours replace a client's own (prompts/get and resources/read pass its `_meta` on).
+          ...(call.traceContext ? { tracestate: undefined, ...call.traceContext } : {}),
         },
       },
-    )) as CallToolResult | InputRequiredResult;
+    } as never;
+    const options = {
+      // The SDK's clock bounds the whole call; the idle clock above is ours.
+      timeout: limits.maxCallMs,
+      signal,
+      ...(headers ? { headers } : {}),
+      // The server's input_required comes back as it is: the caller answers it, not the proxy.
+      allowInputRequired: true,
+      // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
+      onprogress: (progress: Progress) => {
+        restartIdle();
+        call.onprogress?.(progress);
+      },
+    };
+    // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain).
+    const result = (await (method !== "tools/call"
+      ? connection.client.request(request, options)
+      : lean
+        ? lean.call(request, {
+            ...options,
+            resultSchema: callResultSchema(connection.client),
+            onId: (id) => connection.tags.note(tag, id),
+          })
+        : connection.client.request(request, callResultSchema(connection.client), options))) as
+      | CallToolResult
+      | InputRequiredResult;
     if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
     return result;
   };

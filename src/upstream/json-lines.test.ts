@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { seededRandom } from "../../tests/helpers.ts";
 import { createJsonLineSplitter, idOfTruncatedMessage, type OversizedLine } from "./json-lines.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -44,6 +45,28 @@ describe("createJsonLineSplitter", () => {
     splitter.push(bytes("0123456789\n01234567890\n"));
     expect(lines).toEqual(["0123456789"]);
     expect(oversized.map((line) => line.bytes)).toEqual([11]);
+  });
+
+  test("random lines in random chunks: each whole line once, as the text splits it", () => {
+    const random = seededRandom(11);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const shapes = ['{"a":1}', '{"é":"ü€𝄞"}', "   ", "", "\r", '{"b":2}\r', " x ", "{", "y".repeat(70)];
+    for (let round = 0; round < 300; round++) {
+      const written = Array.from({ length: 1 + Math.floor(random() * 8) }, () => pick(shapes));
+      const text = `${written.join("\n")}\n${pick(["", '{"rest"'])}`;
+      const encoded = bytes(text);
+      const { lines, oversized, splitter } = collect(64);
+      for (let at = 0; at < encoded.length; ) {
+        const size = pick([1, 2, 3, 7, 16, 64, 1000]);
+        splitter.push(encoded.slice(at, at + size));
+        at += size;
+      }
+      const whole = written.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+      expect(lines).toEqual(whole.filter((line) => line.trim() !== "" && bytes(line).length <= 64));
+      expect(oversized.map((line) => line.bytes)).toEqual(
+        whole.map((line) => bytes(line).length).filter((length) => length > 64),
+      );
+    }
   });
 });
 

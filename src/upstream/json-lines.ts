@@ -22,6 +22,7 @@ export interface JsonLineSplitter {
 }
 
 const NEWLINE = 0x0a;
+const OPEN_BRACE = 0x7b;
 /** How much of an over-long line is kept at each end: enough for `{"jsonrpc":"2.0","id":…`. */
 const EDGE_BYTES = 512;
 
@@ -47,38 +48,50 @@ export function createJsonLineSplitter(
     size = 0;
   };
 
+  /** A line read whole: without a carriage return at its end, and only if it holds more than blanks. */
+  const emit = (text: string) => {
+    const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+    if (line.charCodeAt(0) === OPEN_BRACE || line.trim() !== "") onLine(line);
+  };
+
   const finishLine = () => {
     if (skipped >= 0) {
       onOversized({ bytes: skipped, head: decoder.decode(head), tail: decoder.decode(tail) });
       skipped = -1;
       return;
     }
-    const line = decoder.decode(concat(parts)).replace(/\r$/, "");
+    const text = decoder.decode(concat(parts));
     parts = [];
     size = 0;
-    if (line.trim() !== "") onLine(line);
+    emit(text);
   };
 
   return {
     push(chunk) {
       let start = 0;
-      while (start <= chunk.length) {
+      for (;;) {
         const newline = chunk.indexOf(NEWLINE, start);
         const end = newline === -1 ? chunk.length : newline;
-        const piece = chunk.subarray(start, end);
-        if (skipped >= 0) {
-          skipped += piece.length;
-          tail = concat([tail, piece]).slice(-EDGE_BYTES);
-        } else if (size + piece.length > maxLineBytes) {
-          startSkipping(piece);
-        } else if (piece.length > 0) {
-          // Copied: the caller may reuse the chunk's memory.
-          parts.push(piece.slice());
-          size += piece.length;
+        if (newline !== -1 && skipped < 0 && parts.length === 0 && end - start <= maxLineBytes) {
+          // A whole line within the chunk, as nearly every message is: decoded where it lies.
+          emit(decoder.decode(chunk.subarray(start, end)));
+        } else {
+          const piece = chunk.subarray(start, end);
+          if (skipped >= 0) {
+            skipped += piece.length;
+            tail = concat([tail, piece]).slice(-EDGE_BYTES);
+          } else if (size + piece.length > maxLineBytes) {
+            startSkipping(piece);
+          } else if (piece.length > 0) {
+            // Copied: the caller may reuse the chunk's memory.
+            parts.push(piece.slice());
+            size += piece.length;
+          }
+          if (newline === -1) return;
+          finishLine();
         }
-        if (newline === -1) return;
-        finishLine();
         start = newline + 1;
+        if (start === chunk.length) return;
       }
     },
     pendingBytes: () => size,

@@ -1,5 +1,6 @@
 import { isSpecType, specTypeSchemas } from "@modelcontextprotocol/client";
 import { scanParamHeaders } from "./param-headers.ts";
+import { isPlainTextBlock } from "./plain-call-result.ts";
 
 /**
  * What the proxy accepts of a server's results, whatever the era: a list is judged entry by entry
@@ -177,7 +178,8 @@ const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "image", "audio", "re
 /** A call's content as the SDK takes it: each block that is not a valid one told as text instead. */
 function passableContent(content: unknown): unknown[] {
   if (!Array.isArray(content)) return [];
-  if (content.every((block) => isSpecType.ContentBlock(block))) return content;
+  // Plain text blocks first: valid in both revisions, told without the SDK's schema.
+  if (content.every((block) => isPlainTextBlock(block) || isSpecType.ContentBlock(block))) return content;
   return content.map((block) => {
     if (isSpecType.ContentBlock(block)) return block;
     const type = isObject(block) && typeof block.type === "string" ? `"${block.type}"` : "unknown";

@@ -1,7 +1,10 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type JSONRPCResponse,
   PROTOCOL_VERSION_META_KEY,
   type Transport,
 } from "@modelcontextprotocol/client";
@@ -25,6 +28,9 @@ import {
  *    to the SDK's strict checks before it decodes them (lenient-results.ts); a 2025 server's call
  *    results get the same content rule, which the proxy's own server needs to send them on.
  *  - Order (both eras): a response never overtakes a notification read before it (below).
+ *  - Claims (both eras): the response to a call sent past the SDK's request machinery
+ *    (lean-call.ts) goes to the call, not to the SDK, once it is one the SDK would take as a
+ *    response; anything else reaches the SDK as before.
  */
 export const CAPABILITIES_META_KEY = "io.mcpproxy/clientCapabilities";
 
@@ -46,8 +52,24 @@ const MAX_PENDING = 10_000;
 
 type OnMessage = NonNullable<Transport["onmessage"]>;
 
-export function watchModernWire(transport: Transport, options: ModernResultOptions): void {
+/** Where the responses to the calls lean-call.ts sends go. */
+export interface WireClaims {
+  /** The response whose id is `id` (matched by its numeric value, as the SDK matches) goes to `onResponse`. */
+  claim(id: number, onResponse: (response: JSONRPCResponse) => void): void;
+  release(id: number): void;
+}
+
+export function watchModernWire(transport: Transport, options: ModernResultOptions): WireClaims {
   const pending = new Map<string, string>();
+  const claims = new Map<number, (response: JSONRPCResponse) => void>();
+  /** The claim a response answers, if the SDK would take it as a response (its own guards decide where ours cannot). */
+  const claimOf = (message: JSONRPCMessage) => {
+    const claimant = claims.get(Number((message as { id?: unknown }).id));
+    if (!claimant) return undefined;
+    return isPlainResponse(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)
+      ? (claimed: JSONRPCMessage) => claimant(claimed as JSONRPCResponse)
+      : undefined;
+  };
 
   const send = transport.send.bind(transport);
   transport.send = (message, sendOptions) => send(outgoing(message, pending), sendOptions);
@@ -66,7 +88,11 @@ export function watchModernWire(transport: Transport, options: ModernResultOptio
   const deliver = (handler: OnMessage, message: JSONRPCMessage, extra: Parameters<OnMessage>[1]) => {
     const fixed = incoming(message, pending, options);
     if (!("method" in fixed)) {
-      if (isNoticeQueued) queueMicrotask(() => handler(fixed, extra));
+      const claimant = claims.size > 0 ? claimOf(fixed) : undefined;
+      if (claimant) {
+        if (isNoticeQueued) queueMicrotask(() => claimant(fixed));
+        else claimant(fixed);
+      } else if (isNoticeQueued) queueMicrotask(() => handler(fixed, extra));
       else handler(fixed, extra);
       return;
     }
@@ -96,6 +122,26 @@ export function watchModernWire(transport: Transport, options: ModernResultOptio
       inner = handler ? (unwrapped.get(handler) ?? handler) : undefined;
     },
   });
+  return {
+    claim: (id, onResponse) => void claims.set(id, onResponse),
+    release: (id) => void claims.delete(id),
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * A result response the SDK's guard takes (`{jsonrpc: "2.0", id, result}`, nothing else; an id
+ * that is a string or a safe integer; a result object whose `_meta`, if any, is an object), told
+ * without its schema. Where this says no, the SDK's guards are asked.
+ */
+export function isPlainResponse(message: JSONRPCMessage): boolean {
+  const { jsonrpc, id, result } = message as { jsonrpc?: unknown; id?: unknown; result?: unknown };
+  if (jsonrpc !== "2.0" || !(typeof id === "string" || Number.isSafeInteger(id))) return false;
+  if (!isObject(result) || (result._meta !== undefined && !isObject(result._meta))) return false;
+  const keys = Object.keys(message);
+  return keys.length === 3 && keys.includes("result");
 }
 
 function outgoing(message: JSONRPCMessage, pending: Map<string, string>): JSONRPCMessage {

@@ -116,7 +116,8 @@ export function createPoolRequests({ options, lifecycle, usableSlot }: PoolReque
       throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${call.server} needs a login`);
     }
     // Its turn under its call limits first (src/limits/): a refusal says which limit, and when to retry.
-    const admission = await slot.gate?.enter(call.signal);
+    // No call limits: no gate, and no turn to wait for.
+    const admission = slot.gate ? await slot.gate.enter(call.signal) : undefined;
     call.onAdmitted?.(admission?.waitedMs ?? 0);
     return forwardToolCall(
       { ...call, limits },

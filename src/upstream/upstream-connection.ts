@@ -21,7 +21,8 @@ import {
   verdictOf,
 } from "./era-negotiation.ts";
 import { createHealthCheck } from "./health-check.ts";
-import { CLIENT_CAPABILITIES, watchModernWire } from "./modern-wire.ts";
+import { createLeanCalls, type LeanCalls } from "./lean-call.ts";
+import { CLIENT_CAPABILITIES, type WireClaims, watchModernWire } from "./modern-wire.ts";
 import { paramHeaderLookup } from "./param-headers.ts";
 import { type RelayHandlers, relayBetween } from "./relayed-messages.ts";
 import { type ListedCapabilities, listAllTools, listCapabilities, type ToolListing } from "./server-lists.ts";
@@ -52,6 +53,11 @@ export interface UpstreamConnection {
   readonly listed: ListedCapabilities;
   /** The protocol era spoken with it: `modern` (2026-07-28) or `legacy` (the 2025 revisions and older). */
   readonly era: "modern" | "legacy";
+  /**
+   * Its tools/call past the SDK's request machinery (lean-call.ts); undefined where the SDK cancels
+   * a call by ending its request's own stream (a 2026 server over HTTP).
+   */
+  readonly lean: LeanCalls | undefined;
   /** The protocol version settled on (2026-07-28, 2025-11-25, …). */
   readonly protocolVersion: string | undefined;
   /** What the server says it is for (initialize's or server/discover's `instructions`); untrusted text. */
@@ -136,6 +142,9 @@ export async function connectUpstream(
   let isClosing = false;
   let endReason: string | undefined;
   let listening: Listening | undefined;
+  /** The attempt's wire (modern-wire.ts), and once connected over stdio its lean calls. */
+  let claims: WireClaims | undefined;
+  let lean: LeanCalls | undefined;
   /** Ends an open connection that stopped working; onClosed reports it with this reason. */
   const endWith = (reason: string) => {
     if (!isOpen || isClosing || endReason !== undefined) return;
@@ -173,6 +182,7 @@ export async function connectUpstream(
     created.setNotificationHandler("notifications/tools/list_changed", onToolsChanged);
     created.onclose = () => {
       if (created !== client) return;
+      lean?.closeAll();
       health.stop();
       listening?.stop();
       if (isOpen && !isClosing) options.onClosed?.(endReason ?? closedReason(tail.text()));
@@ -215,7 +225,7 @@ export async function connectUpstream(
     for (;;) {
       transport = createTransport(server, options, (chunk) => tail.push(chunk), tags.fetch);
       tags.tagCalls(transport);
-      watchModernWire(transport, { checkParamHeaders: server.transport === "streamable-http" });
+      claims = watchModernWire(transport, { checkParamHeaders: server.transport === "streamable-http" });
       const attempt = createClient(plan);
       client = attempt;
       const prior = priorFor(plan);
@@ -282,10 +292,16 @@ export async function connectUpstream(
       });
     }
     const headers = paramHeaderLookup(era === "modern" && server.transport === "streamable-http");
+    // Not where the SDK cancels by ending the request's own stream (a 2026 server over HTTP).
+    const hasRequestStreams = (transport as { hasPerRequestStream?: boolean } | undefined)
+      ?.hasPerRequestStream;
+    lean =
+      claims && (era === "legacy" || hasRequestStreams !== true) ? createLeanCalls(live, claims) : undefined;
     return {
       server,
       client: live,
       era,
+      lean,
       protocolVersion: live.getNegotiatedProtocolVersion(),
       instructions: live.getInstructions(),
       get tools() {

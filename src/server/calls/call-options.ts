@@ -47,29 +47,28 @@ export function callOptionsFor(
   const level = clients ? (clients.session.level ?? "debug") : requestLogLevel(extra);
   const span = spanOf(extra);
   const principal = callerOf(extra);
-  return {
-    ...(span ? { span } : {}),
-    ...(principal ? { principal } : {}),
+  // Set one by one rather than spread from parts: this is made for every call.
+  const options: ForwardOptions = {
     signal: extra.mcpReq.signal,
-    ...(clientCapabilities ? { clientCapabilities } : {}),
-    ...(caller && clients ? { caller, session: clients.session.id } : {}),
-    ...(level
-      ? {
-          log: { level, send: notify },
-        }
-      : {}),
-    ...(progressToken !== undefined
-      ? {
-          onprogress: (progress: Progress) =>
-            void notify({ method: "notifications/progress", params: { ...progress, progressToken } }),
-        }
-      : {}),
     async flushed(result) {
       if (caller) clients?.sessions.endCall(caller);
-      await Promise.all(sending);
+      if (sending.length > 0) await Promise.all(sending);
       return result;
     },
   };
+  if (span) options.span = span;
+  if (principal) options.principal = principal;
+  if (clientCapabilities) options.clientCapabilities = clientCapabilities;
+  if (caller && clients) {
+    options.caller = caller;
+    options.session = clients.session.id;
+  }
+  if (level) options.log = { level, send: notify };
+  if (progressToken !== undefined) {
+    options.onprogress = (progress: Progress) =>
+      void notify({ method: "notifications/progress", params: { ...progress, progressToken } });
+  }
+  return options;
 }
 
 /** The log level a 2026-07-28 request named in its `_meta`. */

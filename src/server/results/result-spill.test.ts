@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { seededRandom } from "../../../tests/helpers.ts";
 import type { Page } from "./result-pages.ts";
-import { createResultSpill, lineCount, RESULTS_PREFIX, ResultNotFound } from "./result-spill.ts";
+import { createResultSpill, lineCount, RESULTS_PREFIX, ResultNotFound, textBound } from "./result-spill.ts";
 import { createResultStore } from "./result-store.ts";
 
 function spillWith(settings = { spillBytes: 1_000, headChars: 100, pageChars: 300 }) {
@@ -125,5 +126,32 @@ describe("spilling a large result", () => {
     const spill = spillWith({ spillBytes: 0, headChars: 10, pageChars: 10 });
     const large: CallToolResult = { content: [{ type: "text", text: "x".repeat(10_000) }] };
     expect(spill.spill(large, "s", how)).toBe(large);
+  });
+});
+
+describe("the bound that spares a small result its serialization", () => {
+  test("is never below the bytes of a text result's JSON, whatever its characters", () => {
+    const random = seededRandom(9);
+    const alphabet = ["a", '"', "\\", "\n", "\u0001", "é", "€", "😀", "\u2028", "\ud800"];
+    for (let i = 0; i < 2000; i++) {
+      const blocks = Array.from({ length: Math.floor(random() * 4) }, () => ({
+        type: "text" as const,
+        text: Array.from(
+          { length: Math.floor(random() * 50) },
+          () => alphabet[Math.floor(random() * alphabet.length)],
+        ).join(""),
+      }));
+      const result = random() < 0.5 ? { content: blocks } : { content: blocks, isError: random() < 0.5 };
+      expect(textBound(result)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(result)));
+    }
+  });
+
+  test("says nothing of a result with other parts", () => {
+    expect(textBound({ content: [{ type: "text", text: "a" }], structuredContent: { a: 1 } })).toBe(Infinity);
+    expect(textBound({ content: [{ type: "image", data: "aGk=", mimeType: "image/png" }] })).toBe(Infinity);
+    expect(
+      textBound({ content: [{ type: "text", text: "a", _meta: { big: "x".repeat(100) } }] } as never),
+    ).toBe(Infinity);
+    expect(textBound(JSON.parse('{"content":[],"__proto__":{"x":1}}'))).toBe(Infinity);
   });
 });

@@ -32,6 +32,25 @@ export interface ResultPage {
   data: string;
 }
 
+/**
+ * An upper bound on the bytes of `result`'s JSON when it holds text blocks only (a character of a
+ * text is at most 6 bytes escaped, `\uXXXX`; a block's keys and quotes well under 64), or Infinity:
+ * a result this bound calls small is small without being serialized to see.
+ */
+export function textBound(result: CallToolResult): number {
+  let bound = 64;
+  for (const key in result) {
+    if (key !== "content" && key !== "isError") return Number.POSITIVE_INFINITY;
+  }
+  if (!Array.isArray(result.content)) return Number.POSITIVE_INFINITY;
+  for (const block of result.content) {
+    if (block?.type !== "text" || typeof block.text !== "string" || Object.keys(block).length !== 2)
+      return Number.POSITIVE_INFINITY;
+    bound += 64 + 6 * block.text.length;
+  }
+  return bound;
+}
+
 /** Kept results in the shared store of a team deployment (shared-results.ts): any replica reads them. */
 export interface SharedResults {
   /** Writes what a call kept for a principal to the store (bounded wait; memory alone if it fails). */
@@ -188,7 +207,11 @@ export function createResultSpill(
     store,
     shared,
     spill(result, scope, { keepStructured, hasReadTool, kept }) {
-      if (settings.spillBytes <= 0 || Buffer.byteLength(JSON.stringify(result)) <= settings.spillBytes)
+      if (
+        settings.spillBytes <= 0 ||
+        textBound(result) <= settings.spillBytes ||
+        Buffer.byteLength(JSON.stringify(result)) <= settings.spillBytes
+      )
         return result;
       keeping = kept;
       try {

@@ -124,6 +124,34 @@ export const CallToolArgs = v.object({
   ),
 });
 
+type CallToolInput = v.InferOutput<typeof CallToolArgs>;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype;
+
+/**
+ * call_tool's arguments as `CallToolArgs` parses them, for the common call (a JSON object of a
+ * non-empty name and, if any, an arguments object none of whose keys valibot's record leaves out),
+ * told without running the schema: the name and the same arguments object, which the record would
+ * copy key by key. Anything else is undefined, and the schema's to parse (builtin-tools.test.ts
+ * holds the two to each other).
+ */
+export function plainCallToolArgs(args: unknown): CallToolInput | undefined {
+  if (!isPlainObject(args)) return undefined;
+  const { name } = args;
+  if (typeof name !== "string" || name === "") return undefined;
+  if (!Object.hasOwn(args, "arguments")) return { name };
+  const toolArgs = args.arguments;
+  if (
+    !isPlainObject(toolArgs) ||
+    Object.hasOwn(toolArgs, "__proto__") ||
+    Object.hasOwn(toolArgs, "prototype") ||
+    Object.hasOwn(toolArgs, "constructor")
+  )
+    return undefined;
+  return { name, arguments: toolArgs };
+}
+
 /** One ranked list of retrieve_tools: the answer to one request, alone or as an entry of `results`. */
 const RANKED_LIST = {
   query: { type: "string" },

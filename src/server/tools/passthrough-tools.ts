@@ -10,6 +10,7 @@ import { approvedTool } from "../../index/retrieve-tools.ts";
 import { NAME_SEPARATOR } from "../../index/tool-naming.ts";
 import { callOptionsFor } from "../calls/call-options.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "../calls/forwarded-call.ts";
+import { servePlainToolCalls } from "../calls/plain-tool-calls.ts";
 import type { ClientEra } from "../client-era.ts";
 import { traced } from "../observe/request-spans.ts";
 import type { ProxyServerDeps } from "../proxy-deps.ts";
@@ -82,5 +83,5 @@ export function servePassthroughTools(
       ),
     );
   };
-  server.setRequestHandler("tools/call", traced(deps.observe?.traces, "tools/call", callTool));
+  servePlainToolCalls(server, traced(deps.observe?.traces, "tools/call", callTool));
 }

@@ -4,6 +4,7 @@ import type { Logger } from "../../log.ts";
 import type { ClientEra } from "../client-era.ts";
 import { type ChangeFeed, serverNotifier } from "../federation/change-feed.ts";
 import { type ListenAdmission, stdioListens } from "./listen-admission.ts";
+import { countPlainMessages } from "./plain-channel.ts";
 import { LineStdioServerTransport } from "./stdio-transport.ts";
 
 /**
@@ -50,6 +51,11 @@ export function startStdioServer(
   const handle = serveStdio(
     ({ era }) => {
       const server = createServer(era);
+      const connect = server.connect.bind(server);
+      server.connect = (channel) => {
+        countPlainMessages(channel);
+        return connect(channel);
+      };
       if (era === "modern" && options.changes) {
         const detach = options.changes.attach(serverNotifier(server, options.logger));
         const previous = server.onclose;

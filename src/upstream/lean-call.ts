@@ -1,0 +1,236 @@
+import type {
+  CallToolResult,
+  Client,
+  InputRequiredResult,
+  JSONRPCResponse,
+  Progress,
+  StandardSchemaV1,
+} from "@modelcontextprotocol/client";
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import type { WireClaims } from "./modern-wire.ts";
+import { plainCallResult } from "./plain-call-result.ts";
+
+/**
+ * A tools/call sent to a server past the SDK Client's request machinery, doing what that
+ * machinery does for the proxy's calls and nothing else. Per call the SDK made a promise chain, an
+ * abort listener, a timer entry and response and progress handler entries, read the response
+ * through its guard schemas twice and its result schema (plain-call-result.ts), and resolved after
+ * further hops; the common call needs only its id, its progress handler, one listener and one
+ * timer. What it keeps of the SDK, to the letter:
+ *  - the id from the client's own counter (the ids stay one sequence, as the server saw them);
+ *  - the message: `{...request, jsonrpc, id}` with the progress token (the id) in `_meta`, and the
+ *    era's envelope (`_envelopeOutbound`), sent on the transport with what the proxy's wrappers
+ *    do on the way (call-tags.ts, modern-wire.ts);
+ *  - progress through the SDK's own progress handlers (its notification checks decide);
+ *  - the response, claimed on the wire (modern-wire.ts) only where the SDK would take it as one;
+ *    an error as the SDK's ProtocolError; the result through the era codec's `decodeResult` (a
+ *    2026 server's input_required comes back as the SDK returns it when allowed) and the call's
+ *    result schema, with the SDK's error texts;
+ *  - abort and timeout: notifications/cancelled with the id and the reason, and the same errors;
+ *  - a closed connection fails the call as the SDK fails its own (`closeAll`).
+ * Where the SDK cancels by ending the request's own stream (a 2026 server over HTTP) calls keep the
+ * SDK's way (upstream-connection.ts decides); elsewhere the transport gets what the SDK gives it
+ * (headers; no resumption, no request stream).
+ */
+
+interface LeanCallOptions {
+  /** Told the call's id before it is sent (call-tags.ts notes it instead of a tag on the wire). */
+  onId?: ((id: number) => void) | undefined;
+  timeout: number;
+  signal: AbortSignal;
+  headers?: Record<string, string> | undefined;
+  onprogress: (progress: Progress) => void;
+  resultSchema: StandardSchemaV1<unknown, CallToolResult>;
+}
+
+type Decoded =
+  | { kind: "complete"; result: unknown }
+  | { kind: "invalid"; error: Error }
+  | { kind: "input_required"; inputRequests: unknown; requestState?: string; _meta?: unknown };
+
+type Codec = { decodeResult(method: string, raw: unknown): Decoded };
+
+/**
+ * A tools/call result as the era's codec decodes it. A 2026 server's plain complete result (its
+ * `resultType` "complete", the rest plain: plain-call-result.ts) is one the codec's wire schema
+ * passes, and its decoding is the result without `resultType`; anything else is the codec's to
+ * decode. A 2025 codec only drops a `resultType`.
+ */
+export function decodeCallResult(codec: Codec, era: "modern" | "legacy", raw: unknown): Decoded {
+  if (
+    era === "modern" &&
+    raw !== null &&
+    typeof raw === "object" &&
+    Object.getPrototypeOf(raw) === Object.prototype
+  ) {
+    const { resultType, ...lifted } = raw as Record<string, unknown>;
+    if (resultType === "complete" && plainCallResult(lifted, "modern") !== undefined)
+      return { kind: "complete", result: lifted };
+  }
+  return codec.decodeResult("tools/call", raw);
+}
+
+/** The Client's seams its role classes use (the SDK is pinned exactly; lean-call.test.ts runs them). */
+interface ClientInternals {
+  _requestMessageId: number;
+  _progressHandlers: Map<number, (progress: Progress) => void>;
+  _envelopeOutbound<T>(message: T): T;
+  _wireCodec(): Codec;
+  _onerror(error: Error): void;
+}
+
+/** The calls in flight on one connection, failed together when it closes. */
+export interface LeanCalls {
+  call(
+    request: { method: "tools/call"; params: Record<string, unknown> },
+    options: LeanCallOptions,
+  ): Promise<CallToolResult | InputRequiredResult>;
+  /** The connection closed: every call in flight fails as the SDK fails its own. */
+  closeAll(): void;
+}
+
+/** An issue as the SDK words it: its path, if any, before its message. */
+function issueText(issue: StandardSchemaV1.Issue): string {
+  if (!issue.path?.length) return issue.message;
+  const path = issue.path.map((part) => String(typeof part === "object" ? part.key : part)).join(".");
+  return `${path}: ${issue.message}`;
+}
+
+const noResumption = {
+  relatedRequestId: undefined,
+  resumptionToken: undefined,
+  onresumptiontoken: undefined,
+};
+
+export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
+  const internals = client as unknown as ClientInternals;
+  const inFlight = new Set<(error: Error) => void>();
+  return {
+    closeAll() {
+      const error = new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed");
+      for (const fail of [...inFlight]) fail(error);
+    },
+    call(request, options) {
+      let id: number | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onAbort: (() => void) | undefined;
+      let fail: ((error: Error) => void) | undefined;
+      return new Promise<CallToolResult | InputRequiredResult>((resolve, reject) => {
+        const transport = client.transport;
+        if (!transport) {
+          reject(new Error("Not connected"));
+          return;
+        }
+        const { signal } = options;
+        if (signal.aborted) {
+          const reason = signal.reason;
+          throw reason instanceof SdkError
+            ? reason
+            : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
+        }
+        const messageId = internals._requestMessageId++;
+        id = messageId;
+        options.onId?.(messageId);
+        internals._progressHandlers.set(messageId, options.onprogress);
+        const outbound = internals._envelopeOutbound({
+          ...request,
+          jsonrpc: "2.0" as const,
+          id: messageId,
+          params: {
+            ...request.params,
+            _meta: {
+              ...(request.params._meta as Record<string, unknown> | undefined),
+              progressToken: messageId,
+            },
+          },
+        });
+        let isAnswered = false;
+        const cancel = (reason: unknown) => {
+          if (isAnswered) return;
+          internals._progressHandlers.delete(messageId);
+          client.transport
+            ?.send(
+              internals._envelopeOutbound({
+                jsonrpc: "2.0" as const,
+                method: "notifications/cancelled",
+                params: { requestId: messageId, reason: String(reason) },
+              }),
+              noResumption,
+            )
+            .catch((error) => internals._onerror(new Error(`Failed to send cancellation: ${error}`)));
+          reject(
+            reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)),
+          );
+        };
+        fail = (error) => {
+          internals._progressHandlers.delete(messageId);
+          if (signal.aborted) return;
+          isAnswered = true;
+          reject(error);
+        };
+        inFlight.add(fail);
+        claims.claim(messageId, (response: JSONRPCResponse) => {
+          // As the SDK settles a response: its timer and progress handler go first.
+          clearTimeout(timer);
+          internals._progressHandlers.delete(messageId);
+          claims.release(messageId);
+          if (signal.aborted) return;
+          isAnswered = true;
+          if (!("result" in response)) {
+            reject(ProtocolError.fromError(response.error.code, response.error.message, response.error.data));
+            return;
+          }
+          let decoded: Decoded;
+          try {
+            const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+            decoded = decodeCallResult(internals._wireCodec(), era, response.result);
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+          if (decoded.kind === "invalid") {
+            reject(decoded.error);
+            return;
+          }
+          if (decoded.kind === "input_required") {
+            resolve({
+              resultType: "input_required",
+              inputRequests: decoded.inputRequests,
+              ...(decoded.requestState !== undefined ? { requestState: decoded.requestState } : {}),
+              ...(decoded._meta !== undefined ? { _meta: decoded._meta } : {}),
+            } as InputRequiredResult);
+            return;
+          }
+          Promise.resolve(options.resultSchema["~standard"].validate(decoded.result)).then((checked) => {
+            if (!checked.issues || checked.issues.length === 0) {
+              resolve((checked as { value: CallToolResult }).value);
+              return;
+            }
+            const text = checked.issues.map(issueText).join(", ");
+            reject(new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${request.method}: ${text}`));
+          }, reject);
+        });
+        onAbort = () => cancel(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        timer = setTimeout(
+          () =>
+            cancel(
+              new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: options.timeout }),
+            ),
+          options.timeout,
+        );
+        transport
+          .send(outbound, { ...noResumption, headers: options.headers, requestSignal: undefined })
+          .catch((error: unknown) => {
+            internals._progressHandlers.delete(messageId);
+            reject(error);
+          });
+      }).finally(() => {
+        if (onAbort) options.signal.removeEventListener("abort", onAbort);
+        if (fail) inFlight.delete(fail);
+        if (id !== undefined) claims.release(id);
+        clearTimeout(timer);
+      });
+    },
+  };
+}
