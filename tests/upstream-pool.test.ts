@@ -167,3 +167,40 @@ describe("lazy servers", () => {
     expect(processesMatching(token)).toHaveLength(1);
   });
 });
+
+describe("what the pool keeps of its servers' states", () => {
+  test("which servers are still connecting, in the config's order, and a failed one's error redacted as stored", async () => {
+    const token = `states-${crypto.randomUUID()}`;
+    const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+    const pool = createUpstreamPool({
+      servers: [
+        { ...fixtureServer("a-slow", `${token}-a`, ["--mode", "hang"]), timeoutMs: 60_000 },
+        {
+          ...fixtureServer("b-broken", `${token}-b`, ["--mode", "exit-on-init"]),
+          env: { FIXTURE_FATAL: `login refused for token ${secret}` },
+        },
+        fixtureServer("c-up", `${token}-c`),
+        { ...fixtureServer("d-slow", `${token}-d`, ["--mode", "hang"]), timeoutMs: 60_000 },
+      ],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    expect(pool.connecting()).toEqual(["a-slow", "b-broken", "c-up", "d-slow"]);
+    expect(pool.isStarting()).toBe(true);
+    void pool.connectAll();
+    await eventually(
+      () => pool.connecting(),
+      (names) => names.length === 2,
+      20_000,
+    );
+    expect(pool.connecting()).toEqual(["a-slow", "d-slow"]);
+    expect(pool.live().map(({ server }) => server)).toEqual(["c-up"]);
+    const broken = pool.status().find((status) => status.name === "b-broken")!;
+    expect(broken.state).toBe("failed");
+    expect(broken.error).toContain("[REDACTED:github-token]");
+    expect(JSON.stringify(pool.status())).not.toContain(secret);
+    // What a call to it says is the stored text too, never the secret.
+    const refused = await pool.callTool("b-broken", "echo", { message: "x" }).catch((e: Error) => e.message);
+    expect(refused).not.toContain(secret);
+  });
+});

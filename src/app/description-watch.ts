@@ -10,7 +10,6 @@ import {
   type ServerSketch,
   serverLine,
 } from "../server/tools/search-description.ts";
-import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 
 /**
  * Keeps retrieve_tools' description (server/tools/search-description.ts) in step with the catalog:
@@ -108,17 +107,6 @@ export function createDescriptionBuilder(): (sketches: readonly ServerSketch[]) 
     lines = next;
     return text;
   };
-}
-
-/** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
-export function isStarting(pool: Pick<UpstreamPool, "status">, servers: readonly ServerConfig[]): boolean {
-  const lazy = new Set(servers.filter((server) => server.lazy).map((server) => server.name));
-  return pool
-    .status()
-    .some(
-      ({ name, state }) =>
-        state === "connecting" || state === "restarting" || (state === "configured" && !lazy.has(name)),
-    );
 }
 
 export function startDescriptionWatch(options: DescriptionWatchOptions): DescriptionWatch {

@@ -112,6 +112,12 @@ export function scopedPool(
     forward: (server, method, params, options) => pool.forward(mine(server), method, params, options),
     request: (server, request, schema, options) => pool.request(mine(server), request, schema, options),
     live: () => pool.live().filter(({ server }) => selector().hasServer(server)),
+    connecting: () => {
+      const connecting = pool.connecting();
+      return connecting.length === 0
+        ? connecting
+        : connecting.filter((server) => selector().hasServer(server));
+    },
     connectServer: (server) => pool.connectServer(mine(server)),
     restart: (server) => pool.restart(mine(server)),
     status: () =>
