@@ -85,4 +85,17 @@ describe("a slot's error", () => {
     set(slots[0]!, { state: "connected", connection, error: undefined });
     expect(slots[0]!.error).toBeUndefined();
   });
+
+  test("a failing server keeps the time it went down until it works again", () => {
+    const { set, slots } = poolOf(server("a"));
+    const slot = slots[0]!;
+    set(slot, { state: "failed", error: "refused" });
+    const since = slot.downSince;
+    expect(since).toBeNumber();
+    set(slot, { state: "restarting" });
+    set(slot, { state: "failed", error: "refused again" });
+    expect(slot.downSince).toBe(since!);
+    set(slot, { state: "connected", connection, error: undefined });
+    expect(slot.downSince).toBeUndefined();
+  });
 });

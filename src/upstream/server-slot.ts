@@ -61,7 +61,7 @@ export function createSlotLifecycle(
       slot.isRetired
     )
       return;
-    const delay = backoffDelay(retry, slot.failures);
+    const delay = backoffDelay(retry, slot.failures, Date.now() - (slot.downSince ?? Date.now()));
     slot.retryAt = Date.now() + delay;
     if (slot.failures === CIRCUIT_THRESHOLD) {
       options.logger

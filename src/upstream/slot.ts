@@ -27,6 +27,8 @@ export interface Slot {
   attempts: number;
   /** Failed starts (and early crashes) in a row, for the backoff and the circuit. */
   failures: number;
+  /** Since when it has been failing, unset while it works: a server long down is tried less often. */
+  downSince?: number | undefined;
   retryTimer?: ReturnType<typeof setTimeout> | undefined;
   retryAt?: number | undefined;
   /** Calls in flight, oldest first. */
@@ -83,12 +85,15 @@ type SlotChange = Partial<Pick<Slot, "state" | "error" | "connection" | "connect
 
 /**
  * Every change to a slot's state, error or connection goes through the function this returns: the
- * error is redacted once, as it is stored, instead of each time the status is read; and the pool
+ * error is redacted once, as it is stored, instead of each time the status is read; since when the
+ * server has been failing is kept (restart-policy.ts tries one long down less often); and the pool
  * hears of the change (pool-states.ts keeps what it is asked on every search).
  */
 export function slotSetter(onChanged: (slot: Slot) => void): (slot: Slot, change: SlotChange) => void {
   return (slot, change) => {
     Object.assign(slot, change, "error" in change ? { error: shownError(change.error) } : {});
+    if (change.state === "connected") slot.downSince = undefined;
+    else if (change.state === "failed") slot.downSince ??= Date.now();
     onChanged(slot);
   };
 }
