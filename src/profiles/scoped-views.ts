@@ -86,6 +86,8 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,
     whenEmbedded: () => catalog.whenEmbedded(),
+    // The whole catalog's: a profile's view changes with it (and with the selector, which follows the config).
+    version: () => catalog.version(),
     persist: () => catalog.persist(),
     close: () => catalog.close(),
   };
