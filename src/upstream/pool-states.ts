@@ -10,8 +10,8 @@ import type { Slot } from "./slot.ts";
 export interface PoolStates {
   /** The slot joined the pool or changed (its state, its connection); a retired slot leaves. */
   track(slot: Slot): void;
-  /** The servers still making their first connection. */
-  connecting(): string[];
+  /** The servers still making their first connection (the same array until that changes). */
+  connecting(): readonly string[];
   /** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
   isStarting(): boolean;
   /** The slots connected now. */
@@ -27,24 +27,46 @@ function isStartingSlot(slot: Slot): boolean {
   );
 }
 
-export function createPoolStates(): PoolStates {
-  const connecting = new Set<Slot>();
-  const starting = new Set<Slot>();
-  const live = new Set<Slot>();
-  const keep = (set: Set<Slot>, slot: Slot, isIn: boolean) => {
-    if (isIn) set.add(slot);
-    else set.delete(slot);
+/** A set of slots and, made when first asked for after a change, its slots in the pool's order. */
+function orderedSet() {
+  const slots = new Set<Slot>();
+  let ordered: Slot[] | undefined;
+  return {
+    /** Whether the set changed. */
+    keep(slot: Slot, isIn: boolean): boolean {
+      if (isIn === slots.has(slot)) return false;
+      if (isIn) slots.add(slot);
+      else slots.delete(slot);
+      ordered = undefined;
+      return true;
+    },
+    size: () => slots.size,
+    // Sorted once per change, not per question: while thousands of servers start, every search asks.
+    inOrder: (): readonly Slot[] => {
+      ordered ??= [...slots].sort((a, b) => a.seq - b.seq);
+      return ordered;
+    },
   };
-  const inOrder = (set: ReadonlySet<Slot>) => [...set].sort((a, b) => a.seq - b.seq);
+}
+
+export function createPoolStates(): PoolStates {
+  const connecting = orderedSet();
+  const starting = orderedSet();
+  const live = orderedSet();
+  let connectingNames: readonly string[] | undefined;
   return {
     track(slot) {
       const isHere = !slot.isRetired;
-      keep(connecting, slot, isHere && slot.state === "connecting");
-      keep(starting, slot, isHere && isStartingSlot(slot));
-      keep(live, slot, isHere && slot.connection !== undefined);
+      if (connecting.keep(slot, isHere && slot.state === "connecting")) connectingNames = undefined;
+      starting.keep(slot, isHere && isStartingSlot(slot));
+      live.keep(slot, isHere && slot.connection !== undefined);
     },
-    connecting: () => (connecting.size === 0 ? [] : inOrder(connecting).map((slot) => slot.config.name)),
-    isStarting: () => starting.size > 0,
-    live: () => (live.size === 0 ? [] : inOrder(live)),
+    connecting: () => {
+      if (connecting.size() === 0) return [];
+      connectingNames ??= connecting.inOrder().map((slot) => slot.config.name);
+      return connectingNames;
+    },
+    isStarting: () => starting.size() > 0,
+    live: () => (live.size() === 0 ? [] : [...live.inOrder()]),
   };
 }

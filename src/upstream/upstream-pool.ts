@@ -73,7 +73,7 @@ export interface UpstreamPool {
    * The servers still making their first connection, in the config's order. Kept as they change:
    * asking costs nothing per configured server (retrieve_tools asks on every search).
    */
-  connecting(): string[];
+  connecting(): readonly string[];
   /** Whether a server that should be connected is still starting or reconnecting (kept, as `connecting`). */
   isStarting(): boolean;
   /**
