@@ -53,9 +53,15 @@ export async function runBinary(args: string[], env: Record<string, string>) {
 }
 
 /** `mcpproxy serve` over stdio with a real SDK client; `pid` is the proxy's. */
-export async function startProxyStdio(configPath: string, dataDir: string, env: Record<string, string>) {
+export async function startProxyStdio(
+  configPath: string,
+  dataDir: string,
+  env: Record<string, string>,
+  /** Another build than dist/mcpproxy (a before and after in one run). */
+  binary = requireBinary(),
+) {
   const transport = new StdioClientTransport({
-    command: requireBinary(),
+    command: binary,
     args: ["serve", "--config", configPath, "--data-dir", dataDir],
     env,
     stderr: "pipe",

@@ -10,6 +10,7 @@ import { formatEvalReport, runRetrievalEval } from "./retrieval-eval.ts";
 import { formatRoutingReport, runRoutingBench } from "./routing-bench.ts";
 import { formatScaleReport, runScaleBench } from "./scale-bench.ts";
 import { formatServerScaleReport, runServerScaleBench } from "./server-scale-bench.ts";
+import { formatStartupReport, measureStartup } from "./startup-bench.ts";
 import { formatTransportReport, measureTransportOverhead } from "./transport-overhead.ts";
 import { formatUpstreamBoundsReport, runUpstreamBoundsBench } from "./upstream-bounds-bench.ts";
 
@@ -26,6 +27,7 @@ if (evalFile) {
 }
 process.stdout.write(`${formatPoisoningReport(runPoisoningBench())}\n\n`);
 process.stdout.write(`${formatOverheadReport(await measureCallOverhead())}\n\n`);
+process.stdout.write(`${formatStartupReport(await measureStartup({ evalSet: evalFile }))}\n\n`);
 process.stdout.write(`${formatTransportReport(await measureTransportOverhead(), 1000)}\n\n`);
 process.stdout.write(`${formatRelayReport(await measureRelay())}\n\n`);
 process.stdout.write(`${formatConfigReloadReport(await measureConfigReload())}\n\n`);

@@ -1,7 +1,4 @@
-import { Ajv, type Options } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import type { Ajv, Options } from "ajv";
 
 /**
  * One Ajv per JSON Schema dialect, chosen by the `$schema` a schema declares: 2020-12 when it
@@ -24,9 +21,32 @@ const OPTIONS: Options = {
   addUsedSchema: false,
 };
 
-// ajv-formats is a CommonJS module whose default export is the function.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv) => void;
+interface Engines {
+  Ajv: typeof import("ajv").Ajv;
+  Ajv2019: typeof import("ajv/dist/2019.js").Ajv2019;
+  Ajv2020: typeof import("ajv/dist/2020.js").Ajv2020;
+  addFormats: (ajv: Ajv) => void;
+}
+let engines: Engines | undefined;
+
+/**
+ * ajv and ajv-formats, loaded the first time a schema is compiled: evaluating them costs a serve
+ * about 9 MiB and milliseconds, and most proxies start more often than they are called. `require`,
+ * not `import()`: the callers (an SDK validator among them) are synchronous.
+ */
+function loadEngines(): Engines {
+  if (!engines) {
+    // ajv-formats is a CommonJS module whose export is the function (and its `default`).
+    const formats = require("ajv-formats") as { default?: unknown };
+    engines = {
+      Ajv: (require("ajv") as typeof import("ajv")).Ajv,
+      Ajv2019: (require("ajv/dist/2019.js") as typeof import("ajv/dist/2019.js")).Ajv2019,
+      Ajv2020: (require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js")).Ajv2020,
+      addFormats: (formats.default ?? formats) as Engines["addFormats"],
+    };
+  }
+  return engines;
+}
 
 export function dialectOf(schema: unknown): SchemaDialect {
   const declared =
@@ -55,6 +75,7 @@ export function ajvFor(schema: unknown): Ajv {
   const dialect = dialectOf(schema);
   let current = instances.get(dialect);
   if (!current || current.compiles >= COMPILES_PER_INSTANCE) {
+    const { Ajv, Ajv2019, Ajv2020, addFormats } = loadEngines();
     const ajv =
       dialect === "2020-12"
         ? new Ajv2020(OPTIONS)

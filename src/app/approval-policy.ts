@@ -2,14 +2,15 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { ApprovalPolicy } from "../index/tool-approvals.ts";
 import type { PromptDefinition, ResourceDefinition, ToolDefinition } from "../security/definition-texts.ts";
-import {
-  describeFindings,
-  type ServerMentions,
-  scanPrompt,
-  scanResource,
-  scanTool,
-  serverMentions,
-} from "../security/poisoning-scan.ts";
+import type * as PoisoningScan from "../security/poisoning-scan.ts";
+
+/**
+ * The poisoning scanner, loaded at the first definition a policy reviews: its patterns are compiled
+ * as it loads, and a search or a listing never reviews one. `require`, not `import()`: the catalog
+ * asks the policy synchronously.
+ */
+let scanner: typeof PoisoningScan | undefined;
+const scan = () => (scanner ??= require("../security/poisoning-scan.ts") as typeof PoisoningScan);
 
 /**
  * The approval policy the config asks for: each server's trust, new servers (all of them with
@@ -25,7 +26,7 @@ export function approvalPolicyOf(
   // instead of 220).
   let indexedList: readonly ServerConfig[] | undefined;
   let byName = new Map<string, ServerConfig>();
-  let mentions: ServerMentions | undefined;
+  let mentions: PoisoningScan.ServerMentions | undefined;
   const current = () => {
     const list = servers();
     if (list !== indexedList) {
@@ -41,7 +42,7 @@ export function approvalPolicyOf(
   };
   const mentionsOfServers = () => {
     const list = current();
-    mentions ??= serverMentions(list.map((server) => server.name));
+    mentions ??= scan().serverMentions(list.map((server) => server.name));
     return mentions;
   };
 
@@ -53,6 +54,7 @@ export function approvalPolicyOf(
     },
     findingsOf: (server, definition, kind = "tool") => {
       const mentions = mentionsOfServers();
+      const { scanPrompt, scanResource, scanTool, describeFindings } = scan();
       const findings =
         kind === "prompt"
           ? scanPrompt(definition as PromptDefinition, server, mentions)

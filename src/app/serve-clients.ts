@@ -1,25 +1,12 @@
-import { createAccessTokens } from "../auth/resource/access-token.ts";
-import type { ResolvedConfig } from "../config/load-config.ts";
-import type { Logger } from "../log.ts";
-import type { SessionRegistry } from "../routing/session-registry.ts";
-import type { ChangeFeed } from "../server/federation/change-feed.ts";
-import type { ProxyServerDeps } from "../server/proxy-deps.ts";
 import { createProxyServer } from "../server/proxy-server.ts";
-import { isTokenRequired, loadOrCreateToken } from "../server/transport/bearer-token.ts";
-import { createHttpApp } from "../server/transport/http-app.ts";
-import { startHttpServer } from "../server/transport/http-server.ts";
 import type { ListenAdmission } from "../server/transport/listen-admission.ts";
 import { startStdioServer } from "../server/transport/stdio-server.ts";
-import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
-import type { CleanupStack } from "./cleanup-stack.ts";
-import { healthReport } from "./health.ts";
-import { type servedProfiles, statusSources } from "./profile-endpoints.ts";
+import type { HttpClients } from "./serve-http.ts";
 
 /**
  * The half of `serve` that faces the clients, once the proxy is assembled (serve-proxy.ts): over
- * stdio one client per process, whose leaving ends serve; over HTTP the app with its door (the
- * data dir's token or an issuer's access tokens), every profile's endpoint, and the URLs logged.
+ * stdio one client per process, whose leaving ends serve; over HTTP serve-http.ts.
  */
 
 /** Said once when someone starts `serve` by hand on a terminal, where stdio MCP looks like a hang. */
@@ -31,23 +18,10 @@ const TERMINAL_HINT =
 /** Over stdio, the upstreams start at the first request other than server/discover, or after this long. */
 const QUIET_START_MS = 3_000;
 
-export interface ServedClients {
-  config: ResolvedConfig;
-  deps: ProxyServerDeps;
-  profiles: ReturnType<typeof servedProfiles>;
+export interface ServedClients extends HttpClients {
   /** `serve --profile NAME` over stdio. */
   profile: string | undefined;
-  changes: ChangeFeed;
-  listens: ListenAdmission;
   listensOver: (pool: UpstreamPool) => ListenAdmission;
-  /** Connects the upstreams and starts the first indexing pass (once; later calls do nothing). */
-  startUpstreams: () => void;
-  sessions: SessionRegistry;
-  ancestry: Ancestry;
-  isDataDirWritable: boolean;
-  savedTools: number;
-  cleanup: CleanupStack;
-  logger: Logger;
 }
 
 /**
@@ -55,8 +29,8 @@ export interface ServedClients {
  * stdio client leaves (never over HTTP, where serve ends on a signal).
  */
 export async function serveClients(served: ServedClients): Promise<{ clientGone: Promise<unknown> }> {
-  const { config, deps, profiles, profile, changes, listens, listensOver, startUpstreams, sessions } = served;
-  const { ancestry, isDataDirWritable, savedTools, cleanup, logger } = served;
+  const { config, deps, profiles, profile, changes, listens, listensOver, startUpstreams } = served;
+  const { savedTools, cleanup, logger } = served;
   const routing = config.routing === "call-tool" ? "" : `; ${config.routing} routing`;
   if (config.transport === "stdio") {
     const scope = profile !== undefined ? profiles.depsOf(profile) : deps;
@@ -80,56 +54,6 @@ export async function serveClients(served: ServedClients): Promise<{ clientGone:
     if (process.stdin.isTTY) process.stderr.write(TERMINAL_HINT);
     return { clientGone: stdio.closed };
   }
-  startUpstreams();
-  // Access tokens of an issuer (mcpproxy.httpAuth) replace the static token of the data dir.
-  const httpAuth = config.httpAuth
-    ? { settings: config.httpAuth, tokens: createAccessTokens(config.httpAuth) }
-    : undefined;
-  const token =
-    !httpAuth && isTokenRequired(config.host, config.requireToken)
-      ? await loadOrCreateToken(config.dataDir, { mayCreate: isDataDirWritable })
-      : undefined;
-  if (token)
-    logger.info(`HTTP clients must send "Authorization: Bearer <token>"; the token is in ${token.path}`);
-  if (httpAuth)
-    logger.info(
-      `HTTP clients must send an access token (JWT) of ${httpAuth.settings.issuer} for ${httpAuth.settings.audience}`,
-    );
-  const app = createHttpApp({
-    token: token?.token,
-    httpAuth,
-    metrics: deps.observe?.metrics,
-    status: statusSources(deps, config),
-    profiles: profiles.endpoints(),
-    bindHost: config.host,
-    logger,
-    createServer: (era, audience) => createProxyServer(deps, era, audience),
-    changes,
-    listens,
-    keepAliveMs: config.listenKeepAliveMs,
-    health: (openSessions) =>
-      healthReport(deps.catalog, deps.pool, { registry: sessions, open: openSessions }),
-    ancestry,
-    configPath: config.configPath,
-    limits: {
-      maxRequestBytes: config.maxRequestBytes,
-      bodyTimeoutMs: config.bodyTimeoutMs,
-      // One whole result may wait for a slow client; more than that, and it is not reading.
-      maxBufferedBytes: config.maxResultBytes + 1024 * 1024,
-      maxSessions: config.maxSessions,
-      sessionIdleMs: config.sessionIdleMs,
-    },
-  });
-  const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
-  cleanup.defer("stop the HTTP server", () => http.close());
-  const origin = http.url.replace(/\/mcp$/, "");
-  logger.info(
-    `serving MCP at ${http.url}; legacy SSE clients at ${origin}/sse; ` +
-      `${savedTools} tools in the saved index${routing}`,
-  );
-  // Each profile's endpoint, beside the main one: the URL a person hands that profile's clients.
-  for (const name of Object.keys(config.profiles))
-    logger.info(`serving the profile ${name} at ${http.url}/p/${name} (status page ${origin}/p/${name}/)`);
-  // Over HTTP the clients come and go; serve ends on a signal.
-  return { clientGone: new Promise(() => {}) };
+  // Hono, jose and the status pages: loaded by a serve that listens on HTTP, not by one on stdio.
+  return (await import("./serve-http.ts")).serveHttp(served, routing);
 }

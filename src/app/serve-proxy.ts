@@ -14,7 +14,6 @@ import { createChangeFeed } from "../server/federation/change-feed.ts";
 import { passthroughNaming } from "../server/federation/federated-names.ts";
 import { createResourceSubscriptions } from "../server/federation/resource-subscriptions.ts";
 import { upstreamMessages } from "../server/federation/upstream-messages.ts";
-import { createMetrics } from "../server/observe/metrics.ts";
 import type { ProxyServerDeps } from "../server/proxy-deps.ts";
 import { keptResults } from "../server/results/result-spill.ts";
 import { createSharedResults, sharedBoundsOf } from "../server/results/shared-results.ts";
@@ -113,7 +112,7 @@ async function run(
   // Deferred first, so run last: a second Ctrl-C during the teardown does not cut it short.
   cleanup.defer("stop listening for signals", () => signals?.dispose());
   // Sent last of all: the spans of calls that end while everything else stops go too.
-  const tracing = startTracing(config.traces, logger.child("traces"));
+  const tracing = await startTracing(config.traces, logger.child("traces"));
   cleanup.defer("send the last spans", () => tracing?.exporter.close());
   const plugins = await startPlugins(config, logger);
   cleanup.defer("dispose the plugins", async () => {
@@ -149,8 +148,9 @@ async function run(
         ? await openStoreStats(store, logger.child("stats"))
         : openCallStats(config.dataDir, { persist: lock.isHeld, logger: logger.child("stats") });
   cleanup.defer("save the call statistics", () => stats?.close());
+  // prom-client (and the node:cluster, http, zlib, v8 it imports) only when /metrics is on.
   const metrics = config.metrics
-    ? createMetrics({
+    ? (await import("../server/observe/metrics.ts")).createMetrics({
         indexedTools: () => catalog.size(),
         serverStates: () => pool.status(),
         toolLimit: config.metricsToolLimit,

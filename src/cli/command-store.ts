@@ -6,23 +6,17 @@ import { openStoreOf } from "../store/open-store.ts";
 import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import type { SharedStore } from "../store/shared-store.ts";
 import { withCatalogSnapshot } from "../store/with-store-copy.ts";
-import { type CommandOption, commandLogger } from "./command.ts";
+import type { CommandValues } from "./command.ts";
+import { commandLogger } from "./command-config.ts";
 
 /**
  * The shared store for the commands that act on what replicas share (`servers`, `approve`, `auth`,
- * `stats`; `search`, `tools`, `index` and `doctor`): `--store URL`, else MCPPROXY_STORE or
- * `mcpproxy.store` as serve reads them. With one, a command reads and edits the store's server
- * registry (and OAuth logins, catalog) instead of the file's, and every running replica applies
- * the change.
+ * `stats`; `search`, `tools`, `index` and `doctor`): `--store URL` (STORE_OPTION in command.ts), else
+ * MCPPROXY_STORE or `mcpproxy.store` as serve reads them. With one, a command reads and edits the
+ * store's server registry (and OAuth logins, catalog) instead of the file's, and every running
+ * replica applies the change.
  */
-export const STORE_OPTION = {
-  store: {
-    type: "string",
-    help: "--store URL        the shared store of a team deployment (postgres://…, or MCPPROXY_STORE; needs MCPPROXY_STORE_KEY): its servers, not the file's",
-  },
-} as const satisfies Record<string, CommandOption>;
-
-export function storeOverrides(values: Record<string, string | boolean | undefined>): SettingOverrides {
+export function storeOverrides(values: CommandValues): SettingOverrides {
   return typeof values.store === "string" ? { store: { value: values.store, flag: "--store" } } : {};
 }
 

@@ -16,7 +16,7 @@ describe("help text", () => {
         summary: "Demo.",
         usage: "mcpproxy demo",
         options: { long: { type: "string", help: `--long X           ${"word ".repeat(40).trim()} end` } },
-        run: async () => 0,
+        load: async () => async () => 0,
       },
       80,
     );

@@ -1,9 +1,12 @@
 import { parseArgs } from "node:util";
-import { loadConfig, type ResolvedConfig, type SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
-import { createLogger, type Logger } from "../log.ts";
 
-/** A subcommand as plain data: its help text, its flags, and what it runs. */
+/**
+ * A subcommand as plain data: its help text, its flags, and where what it runs is. Only this data
+ * is loaded at start-up; a command's implementation (its `-run.ts` module and everything that
+ * imports) is loaded when that command runs, so `--version`, `--help` and each command load only
+ * what they use (docs/architecture.md, Speed).
+ */
 export interface CommandOption {
   type: "string" | "boolean";
   short?: string;
@@ -19,9 +22,12 @@ export interface Command {
   allowPositionals?: boolean;
   /** The help of a subcommand named in `positionals` (`store status --help`); undefined: the command's. */
   helpOf?(positionals: string[]): string | undefined;
-  /** Resolves to the exit code. */
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
+  /** Imports the command's implementation; it resolves to the exit code. */
+  load(): Promise<(values: CommandValues, positionals: string[]) => Promise<number>>;
 }
+
+/** The parsed flags of a command line. */
+export type CommandValues = Record<string, string | boolean | undefined>;
 
 export const COMMON_OPTIONS = {
   config: {
@@ -35,6 +41,17 @@ export const COMMON_OPTIONS = {
     help: "--data-dir DIR     where the index lives; or MCPPROXY_DATA_DIR (default ~/.mcpproxy)",
   },
   help: { type: "boolean", short: "h", help: "-h, --help         show this help" },
+} as const satisfies Record<string, CommandOption>;
+
+/**
+ * `--store URL` for the commands that act on what replicas share (`servers`, `approve`, `auth`,
+ * `stats`; `search`, `tools`, `index` and `doctor`): command-store.ts opens it.
+ */
+export const STORE_OPTION = {
+  store: {
+    type: "string",
+    help: "--store URL        the shared store of a team deployment (postgres://…, or MCPPROXY_STORE; needs MCPPROXY_STORE_KEY): its servers, not the file's",
+  },
 } as const satisfies Record<string, CommandOption>;
 
 /** Where help text wraps: the terminal's width, within reason, or 100 columns when not on one. */
@@ -102,25 +119,4 @@ export function parseCommandArgs(command: Command, argv: string[]) {
       cause: error,
     });
   }
-}
-
-/** Loads the config with the flags every command shares plus the command's own setting flags. */
-export function loadCommandConfig(
-  values: Record<string, string | boolean | undefined>,
-  extra: SettingOverrides = {},
-  /** The config file's content to check instead of the file (an edit, before it is written). */
-  text?: string,
-): ResolvedConfig {
-  const overrides: SettingOverrides = { ...extra };
-  if (typeof values["data-dir"] === "string")
-    overrides.dataDir = { value: values["data-dir"], flag: "--data-dir" };
-  return loadConfig({
-    configFlag: typeof values.config === "string" ? values.config : undefined,
-    overrides,
-    text,
-  });
-}
-
-export function commandLogger(config: ResolvedConfig): Logger {
-  return createLogger({ level: config.logLevel, file: config.logFile || undefined });
 }

@@ -2,10 +2,16 @@ import { ProxyError } from "../errors.ts";
 import { PRODUCT, VERSION, versionLine } from "../version.ts";
 import { approveCommand } from "./approve-command.ts";
 import { authCommand } from "./auth-command.ts";
-import { type Command, commandHelp, helpWidth, parseCommandArgs, wrapText } from "./command.ts";
+import {
+  type Command,
+  type CommandValues,
+  commandHelp,
+  helpWidth,
+  parseCommandArgs,
+  wrapText,
+} from "./command.ts";
 import { doctorCommand } from "./doctor-command.ts";
 import { evalCommand } from "./eval-command.ts";
-import { gettingStarted } from "./getting-started.ts";
 import { importCommand } from "./import-command.ts";
 import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
@@ -60,6 +66,8 @@ function mainHelp(): string {
 export async function runCli(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined && process.stdout.isTTY) {
+    // It reads the config file: loaded only here, as each command's implementation is when it runs.
+    const { gettingStarted } = await import("./getting-started.ts");
     process.stdout.write(gettingStarted(process.env, process.cwd()));
     return 0;
   }
@@ -83,5 +91,6 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(command.helpOf?.(positionals) ?? commandHelp(command));
     return 0;
   }
-  return command.run(values as Record<string, string | boolean | undefined>, positionals);
+  const run = await command.load();
+  return run(values as CommandValues, positionals);
 }

@@ -1,10 +1,4 @@
-import { serveProxy } from "../app/serve-proxy.ts";
-import type { SettingOverrides } from "../config/load-config.ts";
-import { ProxyError } from "../errors.ts";
-import { profileList } from "../profiles/profile-deps.ts";
-import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
-import { COMMON_OPTIONS, type Command, commandLogger, loadCommandConfig } from "./command.ts";
-import { STORE_OPTION, storeOverrides } from "./command-store.ts";
+import { COMMON_OPTIONS, type Command, STORE_OPTION } from "./command.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -64,43 +58,7 @@ export const serveCommand: Command = {
     },
     ...COMMON_OPTIONS,
   },
-  async run(values) {
-    const overrides: SettingOverrides = {};
-    if (typeof values.transport === "string")
-      overrides.transport = { value: values.transport, flag: "--transport" };
-    if (typeof values.host === "string") overrides.host = { value: values.host, flag: "--host" };
-    if (typeof values.port === "string") overrides.port = { value: values.port, flag: "--port" };
-    if (typeof values.routing === "string") overrides.routing = { value: values.routing, flag: "--routing" };
-    Object.assign(overrides, storeOverrides(values));
-    if (values["strict-plugins"]) overrides.strictPlugins = { value: true, flag: "--strict-plugins" };
-    if (typeof values["log-level"] === "string")
-      overrides.logLevel = { value: values["log-level"], flag: "--log-level" };
-    const config = loadCommandConfig(values, overrides);
-    const profile = typeof values.profile === "string" ? values.profile : undefined;
-    if (profile !== undefined) {
-      if (!Object.hasOwn(config.profiles, profile))
-        throw new ProxyError(
-          "USAGE",
-          `--profile ${profile}: no such profile in ${config.configPath}; the profiles are ${profileList(config.profiles)}`,
-        );
-      if (typeof values.passthrough === "string")
-        throw new ProxyError(
-          "USAGE",
-          "--profile and --passthrough do not go together: passthrough serves one server as it is, a profile narrows the search",
-        );
-      if (config.transport !== "stdio")
-        throw new ProxyError(
-          "USAGE",
-          `--profile is for stdio; over HTTP every profile is served at /mcp/p/<name> (here /mcp/p/${profile})`,
-        );
-    }
-    const ancestry = resolveAncestry(config.configPath, process.env);
-    return serveProxy(
-      config,
-      ancestry,
-      commandLogger(config),
-      (text) => loadCommandConfig(values, overrides, text),
-      { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined, profile },
-    );
+  async load() {
+    return (await import("./serve-run.ts")).runServeCommand;
   },
 };

@@ -1,7 +1,7 @@
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { storeLocationOf } from "../config/store-setting.ts";
 import type { Logger } from "../log.ts";
-import { openSharedStore, type SharedStore } from "./shared-store.ts";
+import type { SharedStore } from "./shared-store.ts";
 
 /** The shared store the config names, opened (serve); undefined for the data dir alone. */
 export async function openStoreOf(
@@ -16,6 +16,8 @@ export async function openStoreOf(
 ): Promise<SharedStore | undefined> {
   const location = storeLocationOf(config.store);
   if (location.kind === "local") return undefined;
+  // The PostgreSQL client (and node:net, node:tls) is imported only by a proxy that has a store.
+  const { openSharedStore } = await import("./shared-store.ts");
   const store = await openSharedStore({
     ...{ url: location.url, shown: location.shown, env, logger },
     isReplica: !options.quiet,

@@ -1,15 +1,22 @@
 import type { ResolvedTraces } from "../config/trace-config.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
-import { createOtlpExporter, type OtlpExporter } from "./otlp-exporter.ts";
-import { createTracer, type Tracer } from "./tracer.ts";
+import type { OtlpExporter } from "./otlp-exporter.ts";
+import type { Tracer } from "./tracer.ts";
 
-/** The tracer of a running proxy and its exporter, or undefined while traces are off (the default). */
-export function startTracing(
+/**
+ * The tracer of a running proxy and its exporter, or undefined while traces are off (the default);
+ * their modules are loaded only when traces are on.
+ */
+export async function startTracing(
   traces: ResolvedTraces,
   logger: Logger,
-): { tracer: Tracer; exporter: OtlpExporter } | undefined {
+): Promise<{ tracer: Tracer; exporter: OtlpExporter } | undefined> {
   if (!traces.enabled) return undefined;
+  const [{ createOtlpExporter }, { createTracer }] = await Promise.all([
+    import("./otlp-exporter.ts"),
+    import("./tracer.ts"),
+  ]);
   const exporter = createOtlpExporter({
     endpoint: traces.endpoint,
     headers: traces.headers,

@@ -1,4 +1,3 @@
-import { STATUS_CODES } from "node:http";
 import { SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, isProxyError } from "../errors.ts";
@@ -30,6 +29,8 @@ function withoutBody(error: unknown): string {
 }
 
 function statusLine(code: number): string {
+  // node:http for its reason phrases, on this error path only: importing it costs every serve megabytes.
+  const { STATUS_CODES } = require("node:http") as typeof import("node:http");
   return `the server answered HTTP ${code}${STATUS_CODES[code] ? ` ${STATUS_CODES[code]}` : ""} (its response is not shown)`;
 }
 

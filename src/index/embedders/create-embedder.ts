@@ -4,8 +4,6 @@ import { MODELS_DIR } from "../../config/paths.ts";
 import { describeError, ProxyError } from "../../errors.ts";
 import type { Embedder } from "./embedder.ts";
 import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
-import { createOpenAiEmbedder } from "./openai-embedder.ts";
-import { isStaticModelDir, loadStaticEmbedder } from "./static-embedder.ts";
 
 /** The settings that pick and configure the embedder (MCPPROXY_EMBEDDER and friends). */
 export interface EmbedderSettings {
@@ -21,6 +19,10 @@ async function loadOnnxEmbedder(options: OnnxEmbedderOptions, id: string): Promi
   return (await import("./onnx-embedder.ts")).loadOnnxEmbedder(options, id);
 }
 
+// Each embedder's module, and its library (the HF tokenizers, onnxruntime, tfjs), is imported when
+// that embedder is asked for: BM25, the default, imports none of them.
+const isStaticModelDir = (dir: string) =>
+  existsSync(join(dir, "model.safetensors")) && existsSync(join(dir, "config.json"));
 const isOnnxModelDir = (dir: string) => existsSync(join(dir, "config.json")) && existsSync(join(dir, "onnx"));
 
 const unavailable = (message: string, cause?: unknown) =>
@@ -55,6 +57,7 @@ async function useLite(): Promise<Embedder> {
 async function openAi(settings: EmbedderSettings, apiKey: string | undefined): Promise<Embedder> {
   const id = `openai:${settings.openaiBaseUrl.replace(/\/+$/, "")}#${settings.openaiModel}`;
   try {
+    const { createOpenAiEmbedder } = await import("./openai-embedder.ts");
     return await createOpenAiEmbedder(
       { baseUrl: settings.openaiBaseUrl, model: settings.openaiModel, apiKey: apiKey || undefined },
       id,
@@ -78,7 +81,8 @@ async function huggingFace(settings: EmbedderSettings): Promise<Embedder> {
     "Set MCPPROXY_HF_MODEL to a local model directory (a model2vec/static model with model.safetensors, " +
     "or a transformers.js model with onnx/model*.onnx), or set MCPPROXY_EMBEDDER=BM25.";
   try {
-    if (dir && isStaticModelDir(dir)) return loadStaticEmbedder(dir, id);
+    if (dir && isStaticModelDir(dir))
+      return (await import("./static-embedder.ts")).loadStaticEmbedder(dir, id);
     if (dir && isOnnxModelDir(dir))
       return await loadOnnxEmbedder({ model: dir, cacheDir, allowDownload: false }, id);
     if (isDirectory)

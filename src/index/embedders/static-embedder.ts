@@ -21,10 +21,6 @@ interface StaticConfig {
   normalize?: boolean;
 }
 
-export function isStaticModelDir(dir: string): boolean {
-  return existsSync(join(dir, "model.safetensors")) && existsSync(join(dir, "config.json"));
-}
-
 export function loadStaticEmbedder(dir: string, id: string): Embedder {
   const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8")) as StaticConfig;
   const tensors = loadSafetensors(join(dir, "model.safetensors"));

@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import { describeError } from "../../errors.ts";
 import { createOutputTail } from "../../output-tail.ts";
 import type { Plugin, PluginLogger, ToolsChangedEvent } from "../../plugin-api.ts";
@@ -32,6 +31,8 @@ export function listChangedExecPlugin(options: ListChangedExecOptions): Plugin {
     const output = createOutputTail(10, 2000);
     const started = performance.now();
     try {
+      // execa and the node:child_process it brings are imported at the first run, not by every serve.
+      const { execa } = await import("execa");
       const child = execa(command!, args, {
         input: `${JSON.stringify(event)}\n`,
         env: {
