@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { openToolCatalog, type ToolCatalog } from "../index/tool-catalog.ts";
 import { silentLogger } from "../log.ts";
-import { createLook, type DescriptionWatchOptions } from "./description-watch.ts";
+import { createLook, type DescriptionWatchOptions, startDescriptionWatch } from "./description-watch.ts";
 
 const dirs: string[] = [];
 const catalogs: ToolCatalog[] = [];
@@ -101,5 +101,76 @@ describe("the description's look", () => {
     await Bun.sleep(400);
     look();
     expect(look().servers[0]?.toolCount).toBe(2);
+  });
+});
+
+describe("the description watch", () => {
+  /** Three servers, and a watch over them that counts, per server, how often it reads that server's tools. */
+  async function watchedServers() {
+    const dataDir = mkdtempSync(join(tmpdir(), "mcpproxy-description-watch-"));
+    dirs.push(dataDir);
+    const catalog = await open(dataDir);
+    for (const name of ["git", "files", "search"]) {
+      await catalog.syncServer(name, [
+        tool("one", `The first of ${name}`),
+        tool("two", `The second of ${name}`),
+      ]);
+    }
+    const walks = new Map<string | undefined, number>();
+    const counted: DescriptionWatchOptions["catalog"] = {
+      ...catalog,
+      names: (server) => {
+        walks.set(server, (walks.get(server) ?? 0) + 1);
+        return catalog.names(server);
+      },
+    };
+    let servers = ["git", "files", "search"].map((name) => ({ name, enabled: true }) as ServerConfig);
+    let told = 0;
+    // An hour between its own looks: every look below is one asked for (isSettled looks first), none timed.
+    const watch = startDescriptionWatch({
+      catalog: counted,
+      servers: () => servers,
+      changes: { toolsChanged: () => told++ },
+      logger: silentLogger,
+      intervalMs: 3_600_000,
+    });
+    return {
+      catalog,
+      counted,
+      watch,
+      walks: () => Object.fromEntries(walks),
+      told: () => told,
+      configure: (next: string[]) => {
+        servers = next.map((name) => ({ name, enabled: true }) as ServerConfig);
+      },
+    };
+  }
+
+  test("walks the servers once per move of the catalog's version or the server list, never while neither moves", async () => {
+    const { catalog, counted, watch, walks, told, configure } = await watchedServers();
+    try {
+      expect(watch.current(counted)).toContain("git");
+      expect(walks()).toEqual({ git: 1, files: 1, search: 1 });
+      for (let i = 0; i < 20; i++) expect(watch.isSettled()).toBe(true);
+      expect(walks()).toEqual({ git: 1, files: 1, search: 1 });
+
+      // A sync moves the version (even one that changes nothing): one walk, then none again.
+      await catalog.syncServer("git", [tool("one", "The first of git"), tool("two", "The second of git")]);
+      for (let i = 0; i < 20; i++) watch.isSettled();
+      expect(walks()).toEqual({ git: 2, files: 2, search: 2 });
+
+      // New instructions move it too.
+      catalog.instructions?.put("files", "Reads and writes files.");
+      for (let i = 0; i < 20; i++) expect(watch.isSettled()).toBe(false);
+      expect(walks()).toEqual({ git: 3, files: 3, search: 3 });
+
+      // A config change hands out a new list: one walk, of the servers it names.
+      configure(["git", "search"]);
+      for (let i = 0; i < 20; i++) watch.isSettled();
+      expect(walks()).toEqual({ git: 4, files: 3, search: 4 });
+      expect(told()).toBe(0);
+    } finally {
+      watch.stop();
+    }
   });
 });

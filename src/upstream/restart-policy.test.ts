@@ -58,4 +58,27 @@ describe("retrying a server that stays down", () => {
     expect(backoffDelay(DEFAULT_RETRY_POLICY, 20, 9 * MINUTE, () => 1)).toBe(5 * MINUTE);
     expect(backoffDelay(DEFAULT_RETRY_POLICY, 20, 10 * MINUTE, () => 0)).toBe(7.5 * MINUTE);
   });
+
+  test("down less than ten minutes, each failure's delay is what it was before the long-down tier", () => {
+    // The ceilings of 5 s doubling to 5 minutes, for failures 1 to 10, at the low, middle and top of the jitter.
+    const ceilings = [5, 10, 20, 40, 80, 160, 300, 300, 300, 300].map((seconds) => seconds * 1_000);
+    for (const [i, ceiling] of ceilings.entries()) {
+      for (const downFor of [0, MINUTE, 10 * MINUTE - 1]) {
+        for (const jitter of [0, 0.5, 1]) {
+          expect(backoffDelay(DEFAULT_RETRY_POLICY, i + 1, downFor, () => jitter)).toBe(
+            Math.round(ceiling / 2 + (jitter * ceiling) / 2),
+          );
+        }
+      }
+    }
+  });
+
+  test("down ten minutes or more, the delay is 7.5-15 minutes whatever the failures in a row", () => {
+    for (const failures of [1, 2, 3, 10, 50]) {
+      for (const downFor of [10 * MINUTE, HOUR, 30 * 24 * HOUR]) {
+        expect(backoffDelay(DEFAULT_RETRY_POLICY, failures, downFor, () => 0)).toBe(7.5 * MINUTE);
+        expect(backoffDelay(DEFAULT_RETRY_POLICY, failures, downFor, () => 1)).toBe(15 * MINUTE);
+      }
+    }
+  });
 });
