@@ -13,7 +13,7 @@
  *
  *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25 --table DIR]
  *   npm run bench:scale -- --only servers [--servers 2000,20000 --max-seconds 300]
- *   npm run bench:scale -- --only states [--sizes 10000,100000 --queries 200 --idle-minutes 5 --baseline DIR]
+ *   npm run bench:scale -- --only states [--sizes 10000,100000 --queries 200 --settle-seconds 0 --idle-minutes 5 --baseline DIR]
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -232,6 +232,7 @@ if (import.meta.main) {
       table: { type: "string" },
       sizes: { type: "string" },
       "idle-minutes": { type: "string" },
+      "settle-seconds": { type: "string" },
       baseline: { type: "string" },
     },
   });
@@ -254,12 +255,14 @@ if (import.meta.main) {
   }
   if (!values.only || values.only === "states") {
     const queries = Number(values.queries ?? 200);
+    const settleSeconds = Number(values["settle-seconds"] ?? 0);
     const report = await runStatesBench({
       sizes: (values.sizes ?? "10000,100000").split(",").map(Number),
       queries,
       idleMinutes: Number(values["idle-minutes"] ?? 5),
+      settleSeconds,
       baseline: values.baseline,
     });
-    process.stdout.write(`\n${formatStatesReport(report, queries)}\n`);
+    process.stdout.write(`\n${formatStatesReport(report, queries, settleSeconds)}\n`);
   }
 }

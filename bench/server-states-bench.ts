@@ -21,19 +21,24 @@ import { replicateServers } from "./server-scale-bench.ts";
  *   every configured server in the state it settled in after one connect (all connected, or all
  *   failed);
  * - over stdio: `serve` from spawn to its first answer (cold start), then the queries one by one
- *   while its servers connect (or fail and are retried) as they do;
+ *   while its servers connect (or fail and are retried) as they do; with `--settle-seconds N`, the
+ *   queries again N seconds later, once the first pass over the servers is over (what a serve that
+ *   has been running answers: down servers are then only retried in the background);
  * - `mcpproxy search` at that size, spawn to exit;
  * - idle: serve over stdio with the 10,000-tool config and every server down, the CPU it uses per
  *   minute (/proc), beside a serve with no servers at all (what any serve costs).
  *
  * With `--baseline DIR` (another checkout, built) every figure is measured for it too, in turn
  * with this one (the idle serves side by side), so a comparison is from one run on one machine.
- * Each run is bounded: queries (--queries), sizes (--sizes), the idle minutes (--idle-minutes).
+ * Each run is bounded: queries (--queries), sizes (--sizes), the wait before the settled queries
+ * (--settle-seconds), the idle minutes (--idle-minutes).
  */
 export interface StatesOptions {
   sizes: readonly number[];
   queries: number;
   idleMinutes: number;
+  /** Seconds after the first queries over stdio before they are asked again (0: not asked again). */
+  settleSeconds?: number | undefined;
   /** Another checkout, built: measured in turn with this one. */
   baseline?: string | undefined;
 }
@@ -56,6 +61,8 @@ export interface StatesRow {
   version: string;
   inProcess: Latency;
   stdio: Latency;
+  /** Over stdio again, `settleSeconds` later. */
+  settled?: Latency | undefined;
   coldStartMs: number;
 }
 
@@ -114,19 +121,26 @@ async function overStdio(
   dataDir: string,
   env: Record<string, string>,
   queries: readonly string[],
+  settleSeconds = 0,
 ) {
   const spawned = performance.now();
   const { client } = await startServe(binary, configPath, dataDir, env);
-  try {
-    await client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
-    const coldStartMs = performance.now() - spawned;
+  const asked = async () => {
     const times: number[] = [];
     for (const query of queries) {
       const started = performance.now();
       await client.callTool({ name: "retrieve_tools", arguments: { query, top_k: 5 } });
       times.push(performance.now() - started);
     }
-    return { coldStartMs, stdio: latency(times) };
+    return latency(times);
+  };
+  try {
+    await client.callTool({ name: "retrieve_tools", arguments: { query: "warm up" } });
+    const coldStartMs = performance.now() - spawned;
+    const stdio = await asked();
+    if (settleSeconds <= 0) return { coldStartMs, stdio };
+    await Bun.sleep(settleSeconds * 1000);
+    return { coldStartMs, stdio, settled: await asked() };
   } finally {
     await client.close();
   }
@@ -285,6 +299,7 @@ export async function runStatesBench(options: StatesOptions): Promise<StatesRepo
               freshDataDir(indexed, work),
               env,
               queries,
+              options.settleSeconds,
             );
             report.rows.push({
               tools,
@@ -346,17 +361,19 @@ export async function runStatesBench(options: StatesOptions): Promise<StatesRepo
   return report;
 }
 
-export function formatStatesReport(report: StatesReport, queries: number): string {
+export function formatStatesReport(report: StatesReport, queries: number, settleSeconds = 0): string {
   const f = (n: number, digits = 2) => n.toFixed(digits);
+  const settled = settleSeconds > 0;
   const lines = [
     `retrieve_tools by tools and servers' states (the eval catalog copied under renamed servers; top 5 over ${queries} of its queries)`,
     "",
-    "| tools | servers | state | version | in process p50 / p95 | stdio p50 / p95 | cold start |",
-    "|---|---|---|---|---|---|---|",
+    `| tools | servers | state | version | in process p50 / p95 | stdio p50 / p95 |${settled ? ` stdio ${settleSeconds} s later |` : ""} cold start |`,
+    `|---|---|---|---|---|---|${settled ? "---|" : ""}---|`,
     ...report.rows.map(
       (r) =>
         `| ${r.tools.toLocaleString("en")} | ${r.servers.toLocaleString("en")} | ${r.state} | ${r.version} | ` +
-        `${f(r.inProcess.p50)} / ${f(r.inProcess.p95)} ms | ${f(r.stdio.p50)} / ${f(r.stdio.p95)} ms | ${f(r.coldStartMs, 0)} ms |`,
+        `${f(r.inProcess.p50)} / ${f(r.inProcess.p95)} ms | ${f(r.stdio.p50)} / ${f(r.stdio.p95)} ms | ` +
+        `${settled && r.settled ? `${f(r.settled.p50)} / ${f(r.settled.p95)} ms | ` : settled ? "| " : ""}${f(r.coldStartMs, 0)} ms |`,
     ),
     "",
     "`mcpproxy search` (median of 3, spawn to exit)",
