@@ -6,10 +6,14 @@
  * retrieve_tools p50/p95 over MCP stdio, cold start (spawn → first answer from the persisted
  * index, upstreams down) and the serve process's peak RSS. Figures, not pass/fail.
  *
- * Then indexing speed by the number of configured servers (bench/server-scale-bench.ts).
+ * Then indexing speed by the number of configured servers (bench/server-scale-bench.ts), and
+ * retrieve_tools at 10,000 and 100,000 tools with their servers up and down, `mcpproxy search`, and
+ * an idle serve with 2,065 servers down (bench/server-states-bench.ts; --baseline DIR measures
+ * another built checkout in turn with this one).
  *
  *   npm run bench:scale [-- --tools 10000 --queries 500 --only bm25 --table DIR]
  *   npm run bench:scale -- --only servers [--servers 2000,20000 --max-seconds 300]
+ *   npm run bench:scale -- --only states [--sizes 10000,100000 --queries 200 --settle-seconds 0 --idle-minutes 5 --baseline DIR]
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +30,7 @@ import { type EvalCatalog, evalSetPath, loadEvalCatalog, missingEvalSet } from "
 import { percentile } from "./metrics.ts";
 import { benchEnv, peakRssMiB, runBinary, startProxyStdio } from "./proxy-process.ts";
 import { formatServerScaleReport, runServerScaleBench } from "./server-scale-bench.ts";
+import { formatStatesReport, runStatesBench } from "./server-states-bench.ts";
 
 export interface ScaleVariant {
   name: string;
@@ -225,9 +230,13 @@ if (import.meta.main) {
       servers: { type: "string" },
       "max-seconds": { type: "string" },
       table: { type: "string" },
+      sizes: { type: "string" },
+      "idle-minutes": { type: "string" },
+      "settle-seconds": { type: "string" },
+      baseline: { type: "string" },
     },
   });
-  if (values.only !== "servers") {
+  if (values.only !== "servers" && values.only !== "states") {
     const tools = Number(values.tools ?? 10_000);
     const rows = await runScaleBench({
       tools,
@@ -243,5 +252,17 @@ if (import.meta.main) {
     process.stdout.write(
       `${formatServerScaleReport(await runServerScaleBench(counts, maxSeconds), maxSeconds)}\n`,
     );
+  }
+  if (!values.only || values.only === "states") {
+    const queries = Number(values.queries ?? 200);
+    const settleSeconds = Number(values["settle-seconds"] ?? 0);
+    const report = await runStatesBench({
+      sizes: (values.sizes ?? "10000,100000").split(",").map(Number),
+      queries,
+      idleMinutes: Number(values["idle-minutes"] ?? 5),
+      settleSeconds,
+      baseline: values.baseline,
+    });
+    process.stdout.write(`\n${formatStatesReport(report, queries, settleSeconds)}\n`);
   }
 }

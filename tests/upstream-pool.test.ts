@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, setSystemTime, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StdioServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
+import { DEFAULT_RETRY_POLICY } from "../src/upstream/restart-policy.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { eventually, FIXTURE, processesMatching } from "./helpers.ts";
 
@@ -150,6 +151,59 @@ describe("restarts", () => {
   });
 });
 
+describe("a server that stays down", () => {
+  test("is retried with the usual backoff for ten minutes, then every 7.5-15 minutes, even after a restart on request", async () => {
+    const token = `long-down-${crypto.randomUUID()}`;
+    const pool = createUpstreamPool({
+      servers: [fixtureServer("gone", token, ["--mode", "exit-on-init"])],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    const MINUTE = 60_000;
+    // The clock stands still where it is set: each delay read below is the one the retry was scheduled with.
+    const downAt = Date.now();
+    const at = (ms: number) => setSystemTime(new Date(downAt + ms));
+    const scheduled = () => {
+      const status = pool.status()[0]!;
+      expect(status.state).toBe("failed");
+      return { delay: status.retryAt! - Date.now(), failures: status.failures };
+    };
+    const failAgain = () => pool.callTool("gone", "echo", { message: "x" }).catch(() => undefined);
+    try {
+      at(0);
+      await pool.connectAll();
+      pool.startRetrying(DEFAULT_RETRY_POLICY);
+      const tries = [scheduled()];
+      at(9.5 * MINUTE);
+      await failAgain();
+      tries.push(scheduled());
+      at(10 * MINUTE);
+      await failAgain();
+      tries.push(scheduled());
+      // A restart on request tries at once, and its failure does not bring back the short delays.
+      at(40 * MINUTE);
+      await pool.restart("gone");
+      tries.push(scheduled());
+
+      // One failure per try above, in order: no background try came in between.
+      expect(tries.map(({ failures }) => failures)).toEqual([1, 2, 3, 1]);
+      const [first, second, longDown, restarted] = tries.map(({ delay }) => delay);
+      // Down less than ten minutes: 2.5-5 s, then 5-10 s, as before.
+      expect(first).toBeGreaterThanOrEqual(2_500);
+      expect(first).toBeLessThanOrEqual(5_000);
+      expect(second).toBeGreaterThanOrEqual(5_000);
+      expect(second).toBeLessThanOrEqual(10_000);
+      // Down ten minutes: 7.5-15 min, at the third failure as at the first after a restart.
+      for (const delay of [longDown, restarted]) {
+        expect(delay).toBeGreaterThanOrEqual(7.5 * MINUTE);
+        expect(delay).toBeLessThanOrEqual(15 * MINUTE);
+      }
+    } finally {
+      setSystemTime();
+    }
+  });
+});
+
 describe("lazy servers", () => {
   test("are not started until a call needs them", async () => {
     const token = `lazy-${crypto.randomUUID()}`;
@@ -165,5 +219,42 @@ describe("lazy servers", () => {
     expect(result.content).toEqual([{ type: "text", text: `${token} echo: wake up` }]);
     expect(pool.status()[0]?.state).toBe("connected");
     expect(processesMatching(token)).toHaveLength(1);
+  });
+});
+
+describe("what the pool keeps of its servers' states", () => {
+  test("which servers are still connecting, in the config's order, and a failed one's error redacted as stored", async () => {
+    const token = `states-${crypto.randomUUID()}`;
+    const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+    const pool = createUpstreamPool({
+      servers: [
+        { ...fixtureServer("a-slow", `${token}-a`, ["--mode", "hang"]), timeoutMs: 60_000 },
+        {
+          ...fixtureServer("b-broken", `${token}-b`, ["--mode", "exit-on-init"]),
+          env: { FIXTURE_FATAL: `login refused for token ${secret}` },
+        },
+        fixtureServer("c-up", `${token}-c`),
+        { ...fixtureServer("d-slow", `${token}-d`, ["--mode", "hang"]), timeoutMs: 60_000 },
+      ],
+      logger: silentLogger,
+    });
+    pools.push(pool);
+    expect(pool.connecting()).toEqual(["a-slow", "b-broken", "c-up", "d-slow"]);
+    expect(pool.isStarting()).toBe(true);
+    void pool.connectAll();
+    await eventually(
+      () => pool.connecting(),
+      (names) => names.length === 2,
+      20_000,
+    );
+    expect(pool.connecting()).toEqual(["a-slow", "d-slow"]);
+    expect(pool.live().map(({ server }) => server)).toEqual(["c-up"]);
+    const broken = pool.status().find((status) => status.name === "b-broken")!;
+    expect(broken.state).toBe("failed");
+    expect(broken.error).toContain("[REDACTED:github-token]");
+    expect(JSON.stringify(pool.status())).not.toContain(secret);
+    // What a call to it says is the stored text too, never the secret.
+    const refused = await pool.callTool("b-broken", "echo", { message: "x" }).catch((e: Error) => e.message);
+    expect(refused).not.toContain(secret);
   });
 });

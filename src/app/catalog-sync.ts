@@ -116,6 +116,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
           const report = await refreshCatalog(config, catalog, pool, {
             logger,
             startUnindexed: options.startUnindexed,
+            servers: options.servers,
           });
           // A session that ended while servers were still connecting: they were stopped on purpose.
           if (report.stopped) return logger.debug("indexing stopped: the proxy is shutting down");
@@ -142,7 +143,11 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       const config = current();
       let summary: IndexSummary | undefined;
       await announcing(undefined, async () => {
-        const report = await refreshCatalog(config, catalog, pool, { logger, includeLazy: true });
+        const report = await refreshCatalog(config, catalog, pool, {
+          logger,
+          includeLazy: true,
+          servers: options.servers,
+        });
         logger.info(summarizeRefresh(report));
         summary = { ...summarizeIndexing(report, catalog), configPath: config.configPath };
       });

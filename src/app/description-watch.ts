@@ -2,15 +2,15 @@ import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError } from "../errors.ts";
 import type { ToolCatalog } from "../index/tool-catalog.ts";
 import type { Logger } from "../log.ts";
-import { serverMentions } from "../security/poisoning-scan.ts";
 import type { ChangeNotifier } from "../server/federation/change-feed.ts";
+import type { SearchableServers } from "../server/tools/search-description.ts";
 import {
-  describeServers,
-  type SearchableServers,
-  type ServerSketch,
-  serverLine,
-} from "../server/tools/search-description.ts";
-import type { UpstreamPool } from "../upstream/upstream-pool.ts";
+  createDescriptionBuilder,
+  type DescribedServer,
+  type DescribedSource,
+  describedServers,
+  stampOf,
+} from "./description-sketches.ts";
 
 /**
  * Keeps retrieve_tools' description (server/tools/search-description.ts) in step with the catalog:
@@ -22,13 +22,8 @@ import type { UpstreamPool } from "../upstream/upstream-pool.ts";
  * tools event on 2026 listen streams) only when the text itself differs from the one they were
  * given, so two identical states never cost a notification.
  */
-export interface DescriptionWatchOptions {
-  catalog: Pick<
-    ToolCatalog,
-    "names" | "get" | "definitionOf" | "shownHash" | "isQuarantined" | "instructions" | "capabilities"
-  >;
-  /** The servers as configured now. */
-  servers: () => readonly ServerConfig[];
+export interface DescriptionWatchOptions extends DescribedSource {
+  catalog: DescribedSource["catalog"] & Pick<ToolCatalog, "version">;
   changes: Pick<ChangeNotifier, "toolsChanged">;
   logger: Logger;
   /** Whether servers are still starting (their tools, and so the text, about to change). */
@@ -40,98 +35,65 @@ export interface DescriptionWatch extends SearchableServers {
   stop(): void;
 }
 
-type WatchedCatalog = DescriptionWatchOptions["catalog"];
-
 const DESCRIPTION_WATCH_MS = 1_000;
 /** How many looks a change may keep moving before the text follows it anyway. */
 const MAX_LOOKS_UNSETTLED = 10;
 
-/** The servers that count: enabled, not waiting for a person, not held whole. */
-function countedServers(options: DescriptionWatchOptions): ServerConfig[] {
-  return options
-    .servers()
-    .filter(
-      (server) =>
-        server.enabled && !server.awaitingApproval && !options.catalog.capabilities?.serverHold(server.name),
-    );
+/** A look at what decides the text: its stamp, and the servers it was worked out from. */
+interface Look {
+  stamp: string;
+  servers: readonly DescribedServer[];
 }
 
-/** What decides the text, cheaply: each counted server's approved tools (by hash) and its instructions. */
-export function descriptionStamp(options: DescriptionWatchOptions): string {
-  const { catalog } = options;
-  return JSON.stringify(
-    countedServers(options)
-      .map((server) => [
-        server.name,
-        catalog.instructions?.get(server.name) ?? "",
-        catalog
-          .names(server.name)
-          .flatMap((name) => {
-            const tool = catalog.get(name);
-            return tool && !catalog.isQuarantined(tool) ? [`${name}:${catalog.shownHash(tool)}`] : [];
-          })
-          .sort(),
-      ])
-      .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
-  );
-}
-
-/** The sketches the text is made from: approved tools only, as agents are shown them. */
-export function serverSketches(options: DescriptionWatchOptions): ServerSketch[] {
-  const { catalog } = options;
-  return countedServers(options).map((server) => ({
-    name: server.name,
-    instructions: catalog.instructions?.get(server.name),
-    tools: catalog
-      .names(server.name)
-      .sort()
-      .flatMap((name) => {
-        const tool = catalog.get(name);
-        const definition = tool && !catalog.isQuarantined(tool) ? catalog.definitionOf(tool) : undefined;
-        return definition ? [{ name: definition.name, description: definition.description }] : [];
-      }),
-  }));
-}
-
-/** Builds the text; each server's line is kept while its sketch is the same (the scan is not free). */
-export function createDescriptionBuilder(): (sketches: readonly ServerSketch[]) => string {
-  let lines = new Map<string, string>();
-  return (sketches) => {
-    const mentions = serverMentions(sketches.map((sketch) => sketch.name));
-    const next = new Map<string, string>();
-    const text = describeServers(sketches, (sketch) => {
-      const key = JSON.stringify(sketch);
-      const line = lines.get(key) ?? next.get(key) ?? serverLine(sketch, mentions);
-      next.set(key, line);
-      return line;
-    });
-    lines = next;
-    return text;
+/**
+ * What decides the text as of now, worked out again only when something it reads may have moved:
+ * the server list (a new one on every change, as approval-policy.ts relies on too), the catalog's
+ * version, the held servers' approvals. Walking every server's tools each second cost an idle
+ * serve with thousands of servers most of its time (and a search at 100,000 tools its latency).
+ */
+export function createLook(options: DescriptionWatchOptions): () => Look {
+  let seenServers: readonly ServerConfig[] | undefined;
+  let seenVersion: string | undefined;
+  let last: Look | undefined;
+  return () => {
+    // Read before the walk: a change made while it runs moves them again for the next look.
+    const servers = options.servers();
+    const version = `${options.catalog.version()}|${options.catalog.capabilities?.version() ?? ""}`;
+    if (!last || servers !== seenServers || version !== seenVersion) {
+      const described = describedServers(options);
+      last = { stamp: stampOf(described), servers: described };
+      seenServers = servers;
+      seenVersion = version;
+    }
+    return last;
   };
-}
-
-/** Whether a server that should be connected is still starting (a lazy one waits for its first call). */
-export function isStarting(pool: Pick<UpstreamPool, "status">, servers: readonly ServerConfig[]): boolean {
-  const lazy = new Set(servers.filter((server) => server.lazy).map((server) => server.name));
-  return pool
-    .status()
-    .some(
-      ({ name, state }) =>
-        state === "connecting" || state === "restarting" || (state === "configured" && !lazy.has(name)),
-    );
 }
 
 export function startDescriptionWatch(options: DescriptionWatchOptions): DescriptionWatch {
   const build = createDescriptionBuilder();
-  let stamp = descriptionStamp(options);
-  let text = build(serverSketches(options));
+  const look = createLook(options);
+  /**
+   * The text and the stamp it was built from: made when first asked for, or at the first look,
+   * not at start (start-up is on the path of every first answer, and a client that only searches
+   * never asks for it). The first text is the one clients are told of changes against.
+   */
+  let built: { stamp: string; text: string } | undefined;
+  const ensureBuilt = () => {
+    if (!built) {
+      const first = look();
+      built = { stamp: first.stamp, text: build(first.servers) };
+    }
+    return built;
+  };
   /** A stamp seen at the last look that differs from the one the text was built from, and for how many looks. */
   let moving: string | undefined;
   let looks = 0;
   const timer = setInterval(() => {
     try {
-      const now = descriptionStamp(options);
-      if (now === stamp) {
+      if (!built) return void ensureBuilt();
+      const seen = look();
+      const now = seen.stamp;
+      if (now === built.stamp) {
         moving = undefined;
         return;
       }
@@ -145,10 +107,10 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
       }
       moving = undefined;
       looks = 0;
-      stamp = now;
-      const next = build(serverSketches(options));
-      if (next === text) return;
-      text = next;
+      const next = build(seen.servers);
+      const previous = built.text;
+      built = { stamp: now, text: next };
+      if (next === previous) return;
       options.logger.debug("retrieve_tools' description changed; telling clients");
       options.changes.toolsChanged();
     } catch (error) {
@@ -164,9 +126,9 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
     object,
     { stamp: string; text: string; build: ReturnType<typeof createDescriptionBuilder> }
   >();
-  const textOf = (view: WatchedCatalog) => {
-    const scoped = { ...options, catalog: view };
-    const now = descriptionStamp(scoped);
+  const textOf = (view: DescribedSource["catalog"]) => {
+    const described = describedServers({ ...options, catalog: view });
+    const now = stampOf(described);
     let seen = views.get(view);
     if (!seen) {
       seen = { stamp: "", text: "", build: createDescriptionBuilder() };
@@ -174,14 +136,15 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
     }
     if (seen.stamp !== now || seen.text === "") {
       seen.stamp = now;
-      seen.text = seen.build(serverSketches(scoped));
+      seen.text = seen.build(described);
     }
     return seen.text;
   };
   return {
-    current: (view) => (view === options.catalog ? text : textOf(view as WatchedCatalog)),
+    current: (view) =>
+      view === options.catalog ? ensureBuilt().text : textOf(view as DescribedSource["catalog"]),
     // The stamp is looked at now too: a change made since the last look is not settled.
-    isSettled: () => moving === undefined && !options.isStarting?.() && descriptionStamp(options) === stamp,
+    isSettled: () => moving === undefined && !options.isStarting?.() && look().stamp === ensureBuilt().stamp,
     stop: () => clearInterval(timer),
   };
 }

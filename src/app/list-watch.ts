@@ -14,7 +14,8 @@ import type { UpstreamPool } from "../upstream/upstream-pool.ts";
  * tells nothing.
  */
 export interface ListWatchOptions {
-  pool: Pick<UpstreamPool, "live" | "status">;
+  /** Connected servers only: a look walks them, never every configured one. */
+  pool: Pick<UpstreamPool, "live">;
   approvals: () => CapabilityApprovals | undefined;
   changes: Pick<ChangeNotifier, "promptsChanged" | "resourcesChanged">;
   logger: Logger;
@@ -30,15 +31,13 @@ export function listStamps(options: Pick<ListWatchOptions, "pool" | "approvals">
 } {
   const { pool } = options;
   const approvals = options.approvals();
-  const since = new Map(pool.status().map((status) => [status.name, status.connectedSince]));
+  const live = pool.live();
   const offering = (feature: "prompts" | "resources") =>
-    pool
-      .live()
+    live
       .filter(({ connection }) => connection.client.getServerCapabilities()?.[feature])
-      .map(({ server }) => server)
-      .filter((server) => !approvals?.serverHold(server))
-      .sort()
-      .map((server) => `${server}@${since.get(server) ?? ""}`);
+      .filter(({ server }) => !approvals?.serverHold(server))
+      .sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))
+      .map(({ server, connectedSince }) => `${server}@${connectedSince ?? ""}`);
   // A server held whole lists nothing, whatever it offers: its items tell nothing until it is approved.
   const quarantined = (approvals?.held() ?? []).filter((item) => !approvals?.serverHold(item.server));
   const held = (kind: "prompt" | "template") =>
@@ -62,10 +61,9 @@ export function createListLook(options: Pick<ListWatchOptions, "pool" | "approva
   let seen = "";
   let last: ReturnType<typeof listStamps> | undefined;
   return () => {
-    const since = new Map(pool.status().map((status) => [status.name, status.connectedSince]));
     const cheap = JSON.stringify([
       options.approvals()?.version(),
-      pool.live().map(({ server }) => `${server}@${since.get(server) ?? ""}`),
+      pool.live().map(({ server, connectedSince }) => `${server}@${connectedSince ?? ""}`),
     ]);
     if (cheap !== seen || !last) {
       last = listStamps(options);

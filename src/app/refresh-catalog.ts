@@ -43,6 +43,12 @@ export interface RefreshOptions {
   includeLazy?: boolean;
   startUnindexed?: boolean | undefined;
   onServerDone?: (report: ServerReport, done: number, total: number) => void;
+  /**
+   * The servers as they are when the pass ends (serve's change at run time); unset, the config's.
+   * What the pass drops is worked out from them: a server a config change added while the pass ran
+   * (indexed when it connected) keeps its tools.
+   */
+  servers?: (() => readonly ServerConfig[]) | undefined;
 }
 
 export async function refreshCatalog(
@@ -92,8 +98,9 @@ export async function refreshCatalog(
   }, startsLazy);
   // Stopped half-way, the servers indexed so far are saved; what the others had is kept.
   if (!stopped) {
-    add(await catalog.removeServersExcept(runnableServers(config.servers)));
-    catalog.forgetServersExcept(pinnedServers(config.servers));
+    const now = options.servers?.() ?? config.servers;
+    add(await catalog.removeServersExcept(runnableServers(now)));
+    catalog.forgetServersExcept(pinnedServers(now));
   }
   await catalog.persist();
   reports.sort((a, b) => a.name.localeCompare(b.name));

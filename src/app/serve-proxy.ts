@@ -32,7 +32,7 @@ import { createCatalogHandle } from "./catalog-handle.ts";
 import { type CatalogSync, createCatalogSync } from "./catalog-sync.ts";
 import { type CleanupStack, createCleanupStack } from "./cleanup-stack.ts";
 import { dataDirFailure, dataDirForServe } from "./data-dir-access.ts";
-import { isStarting, startDescriptionWatch } from "./description-watch.ts";
+import { startDescriptionWatch } from "./description-watch.ts";
 import { startIndexKeeper } from "./index-keeper.ts";
 import { joinTeam } from "./join-team.ts";
 import { startListWatch } from "./list-watch.ts";
@@ -266,7 +266,7 @@ async function run(
     options.passthrough === undefined
       ? startDescriptionWatch({
           ...{ catalog, servers, changes, logger: logger.child("description") },
-          isStarting: () => !isIndexed || isStarting(pool, servers()),
+          isStarting: () => !isIndexed || pool.isStarting(),
         })
       : undefined;
   cleanup.defer("stop watching what search can find", () => searchable?.stop());

@@ -61,6 +61,8 @@ export interface ToolApprovals {
   findings(): { server: string; tool: string; findings: string[] }[];
   /** Re-reads the approvals when another process (`mcpproxy approve`) changed them. */
   refresh(): void;
+  /** Moves whenever the approvals held here change (approved here, or re-read after `refresh`). */
+  version(): number;
   /** Forgets the approvals of servers not in `keep`: a server added again under a gone one's name is new. */
   forgetServersExcept(keep: ReadonlySet<string>): void;
   /** Whether any tool of the server is approved. */
@@ -84,12 +86,14 @@ export function openToolApprovals(
   let approvedServers = new Set<string>();
   let seenVersion = -1;
   let checkedAt = 0;
+  let changes = 0;
   const found: { server: string; tool: string; findings: string[] }[] = [];
   const load = () => {
     const rows = store.listApprovals();
     approved = new Map(rows.map((row) => [toolKey(row), row.hash]));
     approvedServers = new Set(rows.map((row) => row.server));
     seenVersion = store.dataVersion();
+    changes++;
   };
   load();
 
@@ -135,6 +139,7 @@ export function openToolApprovals(
         approvedServers.add(row.server);
       }
       seenVersion = store.dataVersion();
+      changes++;
     },
     approveAsTheyAre(tools) {
       const fresh = tools.flatMap((tool) => {
@@ -167,6 +172,10 @@ export function openToolApprovals(
     },
     forgetServersExcept(keep) {
       if (store.forgetApprovalsExcept(keep) > 0) load();
+    },
+    version() {
+      approvals.refresh();
+      return changes;
     },
     refresh() {
       const now = Date.now();

@@ -68,6 +68,13 @@ export interface ToolCatalog {
   readonly instructions?: InstructionStore | undefined;
   /** Pinning of prompts and resource templates, and servers held whole (with an approval policy). */
   readonly capabilities?: CapabilityApprovals | undefined;
+  /**
+   * Moves whenever what the catalog shows may have changed: its tools, names and overrides, the
+   * approvals (re-read once another process gave some), the servers' instructions (written here or
+   * by another process). Cheap (a counter and a pragma), so a watcher can look at it every second
+   * and read the catalog only when it moved.
+   */
+  version(): string;
   /** Best first, at most `limit`, none scoring below `minScore` (0–1). */
   search(query: string, limit: number, minScore?: number): Promise<RankedTool[]>;
   /**
@@ -185,6 +192,23 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     queue = next.catch(() => undefined);
     return next;
   };
+  /** In-process changes, counted once they are made (version()); another process's show in data_version. */
+  let changes = 0;
+  const counted = <T>(work: Promise<T>): Promise<T> =>
+    work.finally(() => {
+      changes++;
+    });
+  const instructions = {
+    get: (server: string) => store.instructions.get(server),
+    put(server: string, text: string | undefined) {
+      store.instructions.put(server, text);
+      changes++;
+    },
+    forgetExcept(keep: ReadonlySet<string>) {
+      store.instructions.forgetExcept(keep);
+      changes++;
+    },
+  };
 
   const sync = createToolSync({
     tools,
@@ -224,10 +248,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     },
     definitionOf,
     shownHash,
-    setOverrides: (next) => serialized(() => sync.setOverrides(next)),
+    setOverrides: (next) => counted(serialized(() => sync.setOverrides(next))),
     isQuarantined: (tool) => approvals?.isQuarantined(tool) ?? false,
     quarantined: () => approvals?.quarantinedAmong([...tools.values()]) ?? [],
     approve: (chosen) => approvals?.approveAsTheyAre(chosen) ?? 0,
+    version: () => `${changes}:${approvals?.version() ?? 0}:${store.dataVersion()}`,
     findings: () => approvals?.findings() ?? [],
     names(server) {
       names.ensure();
@@ -245,16 +270,16 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
           `${server} does not list ${unlisted.join(", ")}, which its \`tools\`/\`disabledTools\` name; ` +
             "the override waits for the tool",
         );
-      return serialized(() => sync.syncServer(server, incoming));
+      return counted(serialized(() => sync.syncServer(server, incoming)));
     },
-    removeServersExcept: (keep) => serialized(() => sync.removeServersExcept(keep)),
+    removeServersExcept: (keep) => counted(serialized(() => sync.removeServersExcept(keep))),
     forgetServersExcept(keep) {
       approvals?.forgetServersExcept(keep);
       store.eras.forgetExcept(keep);
-      store.instructions.forgetExcept(keep);
+      instructions.forgetExcept(keep);
     },
     eras: store.eras,
-    instructions: store.instructions,
+    instructions,
     search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,

@@ -86,6 +86,8 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,
     whenEmbedded: () => catalog.whenEmbedded(),
+    // The whole catalog's: a profile's view changes with it (and with the selector, which follows the config).
+    version: () => catalog.version(),
     persist: () => catalog.persist(),
     close: () => catalog.close(),
   };
@@ -112,6 +114,12 @@ export function scopedPool(
     forward: (server, method, params, options) => pool.forward(mine(server), method, params, options),
     request: (server, request, schema, options) => pool.request(mine(server), request, schema, options),
     live: () => pool.live().filter(({ server }) => selector().hasServer(server)),
+    connecting: () => {
+      const connecting = pool.connecting();
+      return connecting.length === 0
+        ? connecting
+        : connecting.filter((server) => selector().hasServer(server));
+    },
     connectServer: (server) => pool.connectServer(mine(server)),
     restart: (server) => pool.restart(mine(server)),
     status: () =>

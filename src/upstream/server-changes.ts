@@ -1,7 +1,6 @@
 import type { ServerConfig } from "../config/parse-server.ts";
 import type { CallGateFactory } from "../limits/call-gate.ts";
-import type { Slot } from "./server-slot.ts";
-import type { UpstreamSubscriptions } from "./upstream-subscriptions.ts";
+import type { Slot } from "./slot.ts";
 
 /**
  * A new server list (a config change) applied to the pool's slots: servers gone are retired and
@@ -29,8 +28,8 @@ const sameButCallHandling = (a: ServerConfig, b: ServerConfig) => {
 
 /** What applying a server list needs of the pool. */
 export interface SlotMaker {
-  /** A slot for `config`, with the subscriptions of the slot it replaces if any. */
-  newSlot(config: ServerConfig, kept?: UpstreamSubscriptions): Slot;
+  /** A slot for `config`, with the subscriptions and the place of the slot it replaces if any. */
+  newSlot(config: ServerConfig, replaced?: Slot): Slot;
   /** Stops everything of a slot leaving the pool. */
   retire(slot: Slot): Promise<void>;
   gateOf: CallGateFactory;
@@ -58,7 +57,7 @@ export async function applyServerChanges(
     retiring.push(retire(slot));
     if (config) {
       changes.changed.push(name);
-      slots.set(name, newSlot(config, slot.subscriptions));
+      slots.set(name, newSlot(config, slot));
     } else {
       changes.removed.push(name);
       slots.delete(name);

@@ -1,11 +1,8 @@
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
-import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
-import { type CallGate, type CallGateFactory, createCallGate } from "../limits/call-gate.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import type { EraStore } from "../store/sqlite/era-store.ts";
-import type { ActiveCall } from "./forward-call.ts";
-import type { ConnectOutcome, ServerState, UpstreamPoolOptions } from "./pool-types.ts";
+import type { ConnectOutcome, UpstreamPoolOptions } from "./pool-types.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { relayTo } from "./relay-routing.ts";
 import {
@@ -15,72 +12,15 @@ import {
   isCircuitOpen,
   type RetryPolicy,
 } from "./restart-policy.ts";
+import { type Slot, slotSetter } from "./slot.ts";
 import { connectUpstream, type UpstreamConnection } from "./upstream-connection.ts";
-import type { UpstreamSubscriptions } from "./upstream-subscriptions.ts";
 
 /**
- * One configured server in the pool (a slot) and its life: started once however many paths ask
+ * A configured server's life in the pool (its slot: slot.ts): started once however many paths ask
  * (single flight), retried with backoff and a circuit after failures (restart-policy.ts), waiting
  * for a login when its authorization ended, dropped when its session is lost, retired when the
  * config removes or changes it. The pool (upstream-pool.ts) keeps the slots and sends through them.
  */
-export interface Slot {
-  config: ServerConfig;
-  state: ServerState;
-  connection?: UpstreamConnection | undefined;
-  pending?: Promise<UpstreamConnection> | undefined;
-  error?: string | undefined;
-  connectedSince?: number | undefined;
-  /** Set when retrying cannot help (the server is this proxy itself): never started again. */
-  isRefused?: boolean;
-  toolCount: number;
-  attempts: number;
-  /** Failed starts (and early crashes) in a row, for the backoff and the circuit. */
-  failures: number;
-  retryTimer?: ReturnType<typeof setTimeout> | undefined;
-  retryAt?: number | undefined;
-  /** Calls in flight, oldest first. */
-  active: ActiveCall[];
-  /** The client sessions that called the server, latest last (relay-routing.ts). */
-  callers: string[];
-  /** Stops watching for a login (while `needs-login`). */
-  stopWatching?: (() => void) | undefined;
-  /** Taken out of the pool (removed or changed in the config): whatever it still starts is stopped. */
-  isRetired?: boolean;
-  /** The resources it is subscribed to for clients, kept across its connections (and config changes). */
-  subscriptions: UpstreamSubscriptions;
-  /** Its call limits' door (src/limits/), when it has limits; kept when only the limits change. */
-  gate?: CallGate | undefined;
-}
-
-export function slotOf(
-  config: ServerConfig,
-  subscriptions: UpstreamSubscriptions,
-  gateOf: CallGateFactory = createCallGate,
-): Slot {
-  return {
-    config,
-    error: launchRefusal(config),
-    state: !config.enabled
-      ? "disabled"
-      : config.awaitingApproval
-        ? "awaiting-approval"
-        : config.configProblem
-          ? "failed"
-          : config.lazy
-            ? "configured"
-            : "connecting",
-    // A variable it needs is not set: retrying cannot help until the config changes.
-    isRefused: Boolean(config.configProblem),
-    toolCount: 0,
-    attempts: 0,
-    failures: 0,
-    active: [],
-    callers: [],
-    subscriptions,
-    ...(config.limits ? { gate: gateOf(config.name, config.limits) } : {}),
-  };
-}
 
 export interface SlotLifecycle {
   /** The server's one live connection, made when there is none. */
@@ -98,8 +38,14 @@ export interface SlotLifecycle {
   closeAll(slots: Iterable<Slot>): Promise<void>;
 }
 
-export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore): SlotLifecycle {
+export function createSlotLifecycle(
+  options: UpstreamPoolOptions,
+  eras: EraStore,
+  /** Told after every change to a slot's state or connection (pool-states.ts keeps what it needs). */
+  onChanged: (slot: Slot) => void,
+): SlotLifecycle {
   let isClosed = false;
+  const setSlot = slotSetter(onChanged);
   // Aborted at close: connects still under way stop their children instead of leaving them running.
   const closing = new AbortController();
   let retry: RetryPolicy | undefined;
@@ -115,7 +61,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
       slot.isRetired
     )
       return;
-    const delay = backoffDelay(retry, slot.failures);
+    const delay = backoffDelay(retry, slot.failures, Date.now() - (slot.downSince ?? Date.now()));
     slot.retryAt = Date.now() + delay;
     if (slot.failures === CIRCUIT_THRESHOLD) {
       options.logger
@@ -147,7 +93,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
     slot.retryAt = undefined;
     slot.attempts++;
     const isReconnect = slot.attempts > 1;
-    slot.state = isReconnect ? "restarting" : "connecting";
+    setSlot(slot, { state: isReconnect ? "restarting" : "connecting" });
     const log = options.logger.child(slot.config.name);
     let mine: UpstreamConnection | undefined;
     const attempt = connectUpstream(slot.config, {
@@ -174,7 +120,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
         // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
         if (!mine || slot.connection !== mine) return;
         const lived = Date.now() - (slot.connectedSince ?? 0);
-        Object.assign(slot, { state: "failed", error: reason, connection: undefined });
+        setSlot(slot, { state: "failed", error: reason, connection: undefined });
         slot.failures = failuresAfterClose(slot.failures, lived);
         if (!isClosed) log.warn(`disconnected after ${Math.round(lived / 1000)} s: ${reason}`);
         scheduleRetry(slot);
@@ -192,7 +138,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
         }
         mine = connection;
         options.instructions?.put(slot.config.name, connection.instructions);
-        Object.assign(slot, {
+        setSlot(slot, {
           connection,
           state: "connected",
           error: undefined,
@@ -217,11 +163,12 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
           awaitLogin(slot, reason);
           throw error;
         }
-        Object.assign(slot, { connection: undefined, state: "failed", error: reason });
+        setSlot(slot, { connection: undefined, state: "failed", error: reason });
         if (isProxyLoopFailure(reason)) {
           slot.isRefused = true;
-          slot.error = `this server is mcpproxy with a config already running up the chain (a proxy loop), so it is not started again: ${reason}`;
-          log.error(slot.error);
+          const refused = `this server is mcpproxy with a config already running up the chain (a proxy loop), so it is not started again: ${reason}`;
+          setSlot(slot, { error: refused });
+          log.error(refused);
         }
         slot.failures++;
         if (isReconnect) log.debug(`reconnecting failed: ${reason}`);
@@ -265,7 +212,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
     clearTimeout(slot.retryTimer);
     slot.stopWatching?.();
     const { connection, pending } = slot;
-    slot.connection = undefined;
+    setSlot(slot, { connection: undefined });
     await Promise.allSettled([connection?.close(), pending]);
   };
 
@@ -273,7 +220,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
   const awaitLogin = (slot: Slot, reason: string) => {
     const log = options.logger.child(slot.config.name);
     if (slot.state !== "needs-login") log.warn(reason);
-    Object.assign(slot, { connection: undefined, state: "needs-login", error: reason });
+    setSlot(slot, { connection: undefined, state: "needs-login", error: reason });
     slot.stopWatching?.();
     slot.stopWatching = options.auth?.watchLogin(slot.config, () => {
       slot.stopWatching = undefined;
@@ -286,7 +233,7 @@ export function createSlotLifecycle(options: UpstreamPoolOptions, eras: EraStore
   /** Drops a connection that stopped working (its session is gone); the next connect() makes a new one. */
   const drop = async (slot: Slot, connection: UpstreamConnection, reason: string) => {
     if (slot.connection !== connection) return;
-    Object.assign(slot, { connection: undefined, state: "restarting", error: reason });
+    setSlot(slot, { connection: undefined, state: "restarting", error: reason });
     options.logger.child(slot.config.name).info(`${reason}; opening a new session`);
     await connection.close();
   };

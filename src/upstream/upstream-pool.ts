@@ -9,17 +9,18 @@ import type { ServerConfig } from "../config/parse-server.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import { createCallGate } from "../limits/call-gate.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
-import { redactSecrets } from "../security/redact-secrets.ts";
 import { createMemoryEraStore } from "../store/sqlite/era-store.ts";
 import type { CallOptions, InputMethod } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
 import { createPoolRequests, type RequestOptions } from "./pool-requests.ts";
+import { createPoolStates } from "./pool-states.ts";
 import type { ConnectOutcome, ServerStatus, UpstreamPoolOptions } from "./pool-types.ts";
 import { DEFAULT_RETRY_POLICY, isCircuitOpen, type RetryPolicy } from "./restart-policy.ts";
 import { applyServerChanges, type ServerChanges } from "./server-changes.ts";
-import { createSlotLifecycle, type Slot, slotOf } from "./server-slot.ts";
+import { createSlotLifecycle } from "./server-slot.ts";
+import { type Slot, slotOf } from "./slot.ts";
 import type { UpstreamConnection } from "./upstream-connection.ts";
-import { createUpstreamSubscriptions, type UpstreamSubscriptions } from "./upstream-subscriptions.ts";
+import { createUpstreamSubscriptions } from "./upstream-subscriptions.ts";
 
 /**
  * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
@@ -66,8 +67,15 @@ export interface UpstreamPool {
     resultSchema: T,
     options?: RequestOptions,
   ): Promise<StandardSchemaV1.InferOutput<T>>;
-  /** The servers connected now, with their connections. */
-  live(): { server: string; connection: UpstreamConnection }[];
+  /** The servers connected now, with their connections and since when (kept: asking walks only these). */
+  live(): { server: string; connection: UpstreamConnection; connectedSince?: number | undefined }[];
+  /**
+   * The servers still making their first connection, in the config's order. Kept as they change:
+   * asking costs nothing per configured server (retrieve_tools asks on every search).
+   */
+  connecting(): readonly string[];
+  /** Whether a server that should be connected is still starting or reconnecting (kept, as `connecting`). */
+  isStarting(): boolean;
   /**
    * Brings the pool to this server list (a config change): servers gone are stopped and dropped,
    * changed ones (any setting) stopped and set up again, new ones added; unchanged servers keep
@@ -87,7 +95,8 @@ export interface UpstreamPool {
 export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const slots = new Map<string, Slot>();
   const gateOf = options.gateOf ?? createCallGate;
-  const lifecycle = createSlotLifecycle(options, options.eras ?? createMemoryEraStore());
+  const states = createPoolStates();
+  const lifecycle = createSlotLifecycle(options, options.eras ?? createMemoryEraStore(), states.track);
   const { outcomeOf, retire, drop } = lifecycle;
   const close = () => lifecycle.closeAll(slots.values());
 
@@ -106,18 +115,23 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   // What the pool sends a server, calls and other requests (pool-requests.ts).
   const { sendOn, forwardCall, request } = createPoolRequests({ options, lifecycle, usableSlot });
 
-  /** A slot for `config`, with the subscriptions of the slot it replaces (a config change) if any. */
-  const newSlot = (config: ServerConfig, kept?: UpstreamSubscriptions) =>
-    slotOf(
+  let nextSeq = 0;
+  /** A slot for `config`, with the subscriptions and the place of the slot it replaces (a config change) if any. */
+  const newSlot = (config: ServerConfig, replaced?: Slot) => {
+    const slot = slotOf(
       config,
-      kept ??
+      replaced?.subscriptions ??
         createUpstreamSubscriptions(
           config.name,
           (connection, method, uri) => sendOn(connection, { method, params: { uri } }, EmptyResultSchema, {}),
           options.logger.child(config.name),
         ),
+      replaced?.seq ?? nextSeq++,
       gateOf,
     );
+    states.track(slot);
+    return slot;
+  };
   for (const config of options.servers) slots.set(config.name, newSlot(config));
 
   options.stopSignal?.addEventListener("abort", () => void close(), { once: true });
@@ -168,10 +182,17 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     },
 
     live() {
-      return [...slots.values()].flatMap((slot) =>
-        slot.connection ? [{ server: slot.config.name, connection: slot.connection }] : [],
-      );
+      return states
+        .live()
+        .flatMap((slot) =>
+          slot.connection
+            ? [{ server: slot.config.name, connection: slot.connection, connectedSince: slot.connectedSince }]
+            : [],
+        );
     },
+
+    connecting: states.connecting,
+    isStarting: states.isStarting,
 
     status() {
       return [...slots.values()].map((slot) => ({
@@ -179,8 +200,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         state: slot.state,
         transport: slot.config.transport,
         toolCount: slot.toolCount,
-        // Shown on /health, the status page and to agents: known secret shapes never are.
-        ...(slot.error ? { error: redactSecrets(slot.error) } : {}),
+        // Shown on /health, the status page and to agents: redacted when it was stored (slot.ts).
+        ...(slot.error ? { error: slot.error } : {}),
         ...(slot.connection && slot.connectedSince ? { connectedSince: slot.connectedSince } : {}),
         ...(slot.connection?.protocolVersion ? { protocolVersion: slot.connection.protocolVersion } : {}),
         ...(slot.gate ? { limits: slot.gate.status() } : {}),

@@ -57,7 +57,7 @@ export async function retrieveToolsCall(
         ),
       firstIndexing: deps.firstIndexing,
       indexedTools: () => deps.catalog.size(),
-      servers: () => deps.pool.status(),
+      connecting: () => deps.pool.connecting(),
     });
     const shown = new Set(listsOf(result).flatMap((list) => list.tools.map((hit) => hit.name)));
     if (session) {

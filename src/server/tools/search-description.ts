@@ -20,7 +20,14 @@ export interface ServerSketch {
   instructions?: string | undefined;
   /** Its approved tools, as shown to agents. */
   tools: readonly { name: string; description?: string | undefined }[];
+  /**
+   * How many they are, when `tools` is costly to read: it is then read only for the servers given
+   * a line (app/description-sketches.ts reads their definitions from the catalog file).
+   */
+  toolCount?: number | undefined;
 }
+
+const countOf = (server: ServerSketch) => server.toolCount ?? server.tools.length;
 
 /** What the proxy's server asks for its description (app/description-watch.ts keeps it). */
 export interface SearchableServers {
@@ -48,7 +55,7 @@ export const DESCRIPTION_BUDGET = {
 /** One server's line: its name and size always, what it is for and tool names when they are clean. */
 export function serverLine(server: ServerSketch, mentions: ServerMentions): string {
   const name = plainName(server.name, 40);
-  const count = `${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
+  const count = `${countOf(server)} tool${countOf(server) === 1 ? "" : "s"}`;
   const clean = server.tools.filter((tool) => isClean(server.name, tool, mentions));
   const purpose = purposeFromInstructions(server, mentions) ?? purposeFromTools(server.name, clean, mentions);
   const names = [...new Set(clean.map((tool) => plainName(tool.name, DESCRIPTION_BUDGET.toolNameChars)))]
@@ -65,15 +72,15 @@ export function serverLine(server: ServerSketch, mentions: ServerMentions): stri
  * they fit the budget, then the others by name while those fit, then how many more. Ordered by
  * size then name only, so the same servers and tools always give the same text.
  */
-export function describeServers(
-  servers: readonly ServerSketch[],
-  lineOf: (server: ServerSketch) => string,
+export function describeServers<T extends ServerSketch>(
+  servers: readonly T[],
+  lineOf: (server: T) => string,
 ): string {
   const shown = servers
-    .filter((server) => server.tools.length > 0)
-    .sort((a, b) => b.tools.length - a.tools.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .filter((server) => countOf(server) > 0)
+    .sort((a, b) => countOf(b) - countOf(a) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (shown.length === 0) return "";
-  const total = shown.reduce((sum, server) => sum + server.tools.length, 0);
+  const total = shown.reduce((sum, server) => sum + countOf(server), 0);
   const lines: string[] = [];
   let used = 0;
   let i = 0;
@@ -86,7 +93,7 @@ export function describeServers(
   const rest: string[] = [];
   let restUsed = 0;
   for (; i < shown.length; i++) {
-    const name = `${plainName(shown[i]!.name, 40)} (${shown[i]!.tools.length})`;
+    const name = `${plainName(shown[i]!.name, 40)} (${countOf(shown[i]!)})`;
     if (restUsed + name.length + 2 > DESCRIPTION_BUDGET.restChars) break;
     rest.push(name);
     restUsed += name.length + 2;

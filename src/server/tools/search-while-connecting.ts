@@ -1,4 +1,3 @@
-import type { ServerStatus } from "../../upstream/pool-types.ts";
 import { hasHits, type RetrieveToolsAnswer } from "./search-answer.ts";
 
 /**
@@ -30,7 +29,8 @@ export async function searchWhileConnecting<T extends RetrieveToolsAnswer>(optio
   firstIndexing?: Promise<unknown> | undefined;
   /** How many tools are indexed now. */
   indexedTools: () => number;
-  servers: () => readonly ServerStatus[];
+  /** The servers still making their first connection (kept by the pool: asking costs nothing per server). */
+  connecting: () => readonly string[];
 }): Promise<T> {
   const { firstIndexing } = options;
   let isSettled = !firstIndexing;
@@ -52,12 +52,9 @@ export async function searchWhileConnecting<T extends RetrieveToolsAnswer>(optio
       await Promise.race([firstIndexing, Bun.sleep(RECHECK_MS)]);
     }
   }
-  const connecting = options
-    .servers()
-    .filter((server) => server.state === "connecting")
-    .map((server) => server.name);
+  const connecting = options.connecting();
   if (connecting.length > 0) {
-    result.connecting = { servers: connecting, hint: CONNECTING_HINT } satisfies ConnectingServers;
+    result.connecting = { servers: [...connecting], hint: CONNECTING_HINT } satisfies ConnectingServers;
   }
   return result;
 }
