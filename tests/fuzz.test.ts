@@ -92,29 +92,30 @@ function fuzzedLine(next: () => number): string {
   return next() < 0.1 ? text.slice(0, Math.floor(next() * text.length)) : text;
 }
 
+/** `serve` over stdio with the fixture server, spoken to line by line, initialized as `client`. */
+async function initializedStdioProxy(client: string) {
+  const sandbox = scope.sandbox();
+  sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
+  const child = Bun.spawn(
+    [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+    { env: sandbox.env(), stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+  );
+  scope.defer(() => child.kill());
+  const stdout = watchOutput(child.stdout);
+  watchOutput(child.stderr);
+  const send = (line: string) => {
+    child.stdin.write(`${line}\n`);
+    child.stdin.flush();
+  };
+  send(JSON.stringify(initializeRequest("init", client)));
+  await stdout.waitFor(/"id":"init"/, 15_000);
+  send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return { child, stdout, send };
+}
+
 describe(`fuzzing the front door (seed ${SEED})`, () => {
   test("3,000 random and mutated lines on stdio, then a real call is answered", async () => {
-    const sandbox = scope.sandbox();
-    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
-    const child = Bun.spawn(
-      [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
-      {
-        env: sandbox.env(),
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-      },
-    );
-    scope.defer(() => child.kill());
-    const stdout = watchOutput(child.stdout);
-    watchOutput(child.stderr);
-    const send = (line: string) => {
-      child.stdin.write(`${line}\n`);
-      child.stdin.flush();
-    };
-    send(JSON.stringify(initializeRequest("init", "fuzz")));
-    await stdout.waitFor(/"id":"init"/, 15_000);
-    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    const { child, stdout, send } = await initializedStdioProxy("fuzz");
     const next = seededRandom(SEED);
     for (let i = 0; i < 3_000; i++) {
       send(fuzzedLine(next));
@@ -183,22 +184,7 @@ describe("attacker: the plain way for tools/call (src/server/calls/plain-tool-ca
    * Both must be answered alike, whatever the call holds.
    */
   test("every odd tools/call is answered as the SDK's way answers it (stdio)", async () => {
-    const sandbox = scope.sandbox();
-    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() } });
-    const child = Bun.spawn(
-      [requireBinary(), "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
-      { env: sandbox.env(), stdin: "pipe", stdout: "pipe", stderr: "pipe" },
-    );
-    scope.defer(() => child.kill());
-    const stdout = watchOutput(child.stdout);
-    watchOutput(child.stderr);
-    const send = (line: string) => {
-      child.stdin.write(`${line}\n`);
-      child.stdin.flush();
-    };
-    send(JSON.stringify(initializeRequest("init", "attacker")));
-    await stdout.waitFor(/"id":"init"/, 15_000);
-    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    const { child, stdout, send } = await initializedStdioProxy("attacker");
     const echo = (args: string) =>
       `{"name":"call_tool","arguments":{"name":"fixture__echo","arguments":${args}}}`;
     let deep = '{"message":"deep"}';
