@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import type { Logger } from "../../log.ts";
+import { resetSafeSockets } from "./reset-safe-socket.ts";
 
 /** The client of the shared store: the `postgres` package, used nowhere outside src/store/. */
 export type Sql = postgres.Sql;
@@ -18,7 +19,10 @@ export interface ConnectOptions {
 export const CONNECT_TIMEOUT_S = 5;
 
 export function connectPostgres(url: string, options: ConnectOptions = {}): Sql {
+  // `socket` is an option of the package its types do not list (reset-safe-socket.ts says why).
+  const sockets = { socket: resetSafeSockets(options.logger) } as Record<string, unknown>;
   return postgres(url, {
+    ...sockets,
     max: options.max ?? 4,
     connect_timeout: CONNECT_TIMEOUT_S,
     idle_timeout: 60,
