@@ -42,6 +42,7 @@ import { servedProfiles } from "./profile-endpoints.ts";
 import { reviewListed } from "./refresh-catalog.ts";
 import { serveClients } from "./serve-clients.ts";
 import { createServerManager, type ServerManager } from "./server-manager.ts";
+import { settleMemoryAfter } from "./settle-memory.ts";
 import { startPlugins } from "./start-plugins.ts";
 import { type StopSignals, watchStopSignals } from "./stop-signals.ts";
 import { openStoreStats } from "./store-stats-limits.ts";
@@ -246,6 +247,14 @@ async function run(
       isIndexed = true;
     });
   };
+  // What start-up compiled and allocated for once, handed back when the first indexing pass is over.
+  cleanup.defer(
+    "stop waiting to hand back start-up's memory",
+    settleMemoryAfter(
+      upstreamsStarted.then(() => indexing),
+      { logger: logger.child("memory") },
+    ),
+  );
   cleanup.defer(
     "stop keeping the index",
     startIndexKeeper({

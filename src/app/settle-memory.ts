@@ -1,0 +1,56 @@
+import type { Logger } from "../log.ts";
+
+/** How long after start-up is over the memory it used is handed back. */
+const SETTLE_AFTER_MS = 1000;
+
+export interface SettleMemoryOptions {
+  logger: Logger;
+  /** Defaults to SETTLE_AFTER_MS. */
+  afterMs?: number;
+  /** What hands the memory back; JavaScriptCore's, through Bun, unless a test gives another. */
+  shrink?: () => void;
+}
+
+/**
+ * Once `startUp` is over (serve's first indexing pass), and a second later, hands back the memory
+ * start-up used and no longer needs, once: JavaScriptCore keeps the bytecode of every function that
+ * ran (reading the config, connecting, the first listing and indexing, most of which never runs
+ * again) and the allocator keeps the pages it freed. `Bun.shrink()` drops the compiled code, collects
+ * and returns free pages to the system, as Bun does itself under memory pressure: an idle serve
+ * holds about 5 MiB less (docs/benchmarks.md, Start-up). A function that runs again is compiled
+ * again on its first run (once; a call's path costs nothing more after that). JavaScriptCore does
+ * it when no JavaScript is running; nothing is added to any call. The returned function cancels a
+ * settle not yet done (serve stopping).
+ */
+export function settleMemoryAfter(startUp: Promise<unknown>, options: SettleMemoryOptions): () => void {
+  const shrink = options.shrink ?? bunShrink;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let isStopped = false;
+  void startUp.then(
+    () => {
+      if (isStopped) return;
+      timer = setTimeout(() => {
+        const before = process.memoryUsage.rss();
+        shrink();
+        // The shrink runs once this callback returns (no JavaScript on the stack): read after it.
+        setImmediate(() => {
+          const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+          options.logger.debug(
+            `start-up over: memory handed back, RSS ${mib(before)} -> ${mib(process.memoryUsage.rss())} MiB`,
+          );
+        });
+      }, options.afterMs ?? SETTLE_AFTER_MS);
+      timer.unref();
+    },
+    () => {},
+  );
+  return () => {
+    isStopped = true;
+    clearTimeout(timer);
+  };
+}
+
+function bunShrink(): void {
+  // Deprecated in Bun's types for want of a better name, not of a use: Bun calls the same under memory pressure.
+  if (typeof Bun.shrink === "function") Bun.shrink();
+}
