@@ -51,6 +51,7 @@ export function settleMemoryAfter(startUp: Promise<unknown>, options: SettleMemo
 }
 
 function bunShrink(): void {
-  // Deprecated in Bun's types for want of a better name, not of a use: Bun calls the same under memory pressure.
+  // Marked deprecated in Bun's types, which name no replacement; the pinned Bun has it, and a Bun
+  // without it only keeps the memory.
   if (typeof Bun.shrink === "function") Bun.shrink();
 }
