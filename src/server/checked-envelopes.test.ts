@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Server } from "@modelcontextprotocol/server";
 import { seededRandom } from "../../tests/helpers.ts";
-import { checkEnvelopesOnce, isSameJson } from "./checked-envelopes.ts";
+import { checkEnvelopesOnce, isSameJson, smallCopy } from "./checked-envelopes.ts";
 
 type Check = (material: { envelope?: unknown }) => string | undefined;
 
@@ -92,6 +92,17 @@ describe("a 2026 request's envelope is checked by the schema once in a row", () 
     envelope[CAPABILITIES] = "none";
     expect(once.check({ envelope })).toBeString();
     expect(once.schemaChecks()).toBe(2);
+  });
+
+  test("a large envelope passes each time by the schema, and is not kept", () => {
+    const once = codecCheck(true);
+    const envelope = { [VERSION]: "2026-07-28", [CAPABILITIES]: {}, padding: "x".repeat(100_000) };
+    for (let i = 0; i < 3; i++) expect(once.check({ envelope: structuredClone(envelope) })).toBeUndefined();
+    expect(once.schemaChecks()).toBe(3);
+    expect(smallCopy(envelope)).toBeUndefined();
+    expect(smallCopy({ many: Array.from({ length: 300 }, (_, i) => i) })).toBeUndefined();
+    expect(smallCopy(JSON.parse('{"__proto__":{"a":1}}'))).toBeUndefined();
+    expect(smallCopy({ a: [1, "b", null, { c: true }] })).toEqual({ a: [1, "b", null, { c: true }] });
   });
 
   test("JSON values are the same key for key, in any key order, and nothing else is", () => {

@@ -3,10 +3,10 @@ import type { Server } from "@modelcontextprotocol/server";
 /**
  * A 2026-07-28 request's `_meta` envelope (protocol version, client capabilities, client info, log
  * level) is checked by the SDK's Server with its schema before each handler runs, though a client
- * sends the same envelope with every request. Here a server remembers the last envelope its era's
- * check passed, and an envelope equal to it, value for value, passes without the schema (the check
- * depends on nothing but the envelope's JSON value); any other envelope, and every refusal, is the
- * SDK's own. src/server/checked-envelopes.test.ts holds this to the SDK's answers. The Server's
+ * sends the same envelope with every request. Here the last few small envelopes the era's check
+ * passed are remembered, for every server (over HTTP a server may serve one request), and an
+ * envelope equal to one of them, value for value, passes without the schema (the check depends on
+ * nothing but the envelope's JSON value); any other envelope, and every refusal, is the SDK's own. src/server/checked-envelopes.test.ts holds this to the SDK's answers. The Server's
  * internals named here are the SDK's seams for its role classes (the SDK is pinned exactly).
  */
 
@@ -44,31 +44,74 @@ export function isSameJson(a: unknown, b: unknown, depth = 0): boolean {
   return true;
 }
 
-/** `server` checks each distinct envelope with the SDK's schema once in a row, not every request. */
+/** Envelopes remembered (the ones clients send): a few, whichever servers checked them. */
+const MAX_REMEMBERED = 8;
+/** An envelope larger than this (values, characters) is checked each time and never kept. */
+const MAX_VALUES = 256;
+const MAX_CHARS = 8192;
+
+/**
+ * A copy of a small JSON value (plain objects, arrays, strings, numbers, booleans, null), or
+ * undefined if it is anything else or larger than the bounds: an agent's envelope is kept only if
+ * it is small.
+ */
+export function smallCopy(value: unknown): unknown {
+  let values = 0;
+  let chars = 0;
+  const copy = (item: unknown, depth: number): unknown => {
+    if (++values > MAX_VALUES || depth > 16) throw RangeError("large");
+    if (item === null || typeof item === "number" || typeof item === "boolean") return item;
+    if (typeof item === "string") {
+      chars += item.length;
+      if (chars > MAX_CHARS) throw RangeError("large");
+      return item;
+    }
+    if (Array.isArray(item)) return item.map((entry) => copy(entry, depth + 1));
+    if (typeof item !== "object" || Object.getPrototypeOf(item) !== Object.prototype) throw RangeError("odd");
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(item)) {
+      if (key === "__proto__") throw RangeError("odd");
+      chars += key.length;
+      out[key] = copy((item as Record<string, unknown>)[key], depth + 1);
+    }
+    return out;
+  };
+  try {
+    return copy(value, 0);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each era's codec as `checkEnvelopesOnce` hands it out, made once. */
+const remembering = new WeakMap<Codec, Codec>();
+
+function rememberingCodec(codec: Codec): Codec {
+  let memo = remembering.get(codec);
+  if (memo) return memo;
+  const passed: unknown[] = [];
+  memo = Object.create(codec) as Codec;
+  memo.checkInboundEnvelope = (material) => {
+    const envelope = material.envelope;
+    if (envelope !== undefined) for (const known of passed) if (isSameJson(envelope, known)) return undefined;
+    const refusal = codec.checkInboundEnvelope(material);
+    if (refusal === undefined && envelope !== undefined) {
+      // A copy: the envelope itself goes on to the handler.
+      const kept = smallCopy(envelope);
+      if (kept !== undefined) {
+        if (passed.length >= MAX_REMEMBERED) passed.shift();
+        passed.push(kept);
+      }
+    }
+    return refusal;
+  };
+  remembering.set(codec, memo);
+  return memo;
+}
+
+/** `server` checks an envelope it has seen pass (or another server has) without the SDK's schema. */
 export function checkEnvelopesOnce(server: Server): void {
   const internals = server as unknown as ServerInternals;
   const negotiated = internals._negotiatedWireCodec.bind(internals);
-  const wrapped = new WeakMap<Codec, Codec>();
-  internals._negotiatedWireCodec = () => {
-    const codec = negotiated();
-    let memo = wrapped.get(codec);
-    if (!memo) {
-      let passed: unknown;
-      let hasPassed = false;
-      memo = Object.create(codec) as Codec;
-      memo.checkInboundEnvelope = (material) => {
-        const envelope = material.envelope;
-        if (hasPassed && envelope !== undefined && isSameJson(envelope, passed)) return undefined;
-        const refusal = codec.checkInboundEnvelope(material);
-        if (refusal === undefined && envelope !== undefined) {
-          // Kept as a copy: the envelope object goes on to the handler.
-          passed = structuredClone(envelope);
-          hasPassed = true;
-        }
-        return refusal;
-      };
-      wrapped.set(codec, memo);
-    }
-    return memo;
-  };
+  internals._negotiatedWireCodec = () => rememberingCodec(negotiated());
 }
