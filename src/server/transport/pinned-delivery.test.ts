@@ -183,3 +183,41 @@ describe("a pinned stdio connection's plain requests go past the entry", () => {
     expect(pinned.claim(request)).toBe(false);
   });
 });
+
+describe("a request whose taking throws", () => {
+  test("is answered -32603 as the entry answers it, and the session goes on", async () => {
+    let feed: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const input = new ReadableStream<Uint8Array>({
+      start(controller) {
+        feed = controller;
+      },
+    });
+    const written: unknown[] = [];
+    const errors: string[] = [];
+    const dispatched: unknown[] = [];
+    const transport = new LineStdioServerTransport({
+      maxRequestBytes: 1 << 20,
+      input,
+      output: {
+        write: (text: string) => void written.push(JSON.parse(text)),
+        flush() {},
+      },
+      claim: (message) => {
+        if ((message as { id?: unknown }).id === 1) throw new Error("broken");
+        return false;
+      },
+    });
+    transport.onerror = (error) => void errors.push(error.message);
+    transport.onmessage = (message) => void dispatched.push(message);
+    await transport.start();
+    const line = (id: number) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" })}\n`;
+    feed!.enqueue(new TextEncoder().encode(line(1) + line(2)));
+    for (let i = 0; i < 500 && (written.length < 1 || dispatched.length < 1); i++) await Bun.sleep(2);
+    expect(written).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32603, message: "Internal server error" } },
+    ]);
+    expect(errors).toEqual(["broken"]);
+    expect(dispatched).toEqual([{ jsonrpc: "2.0", id: 2, method: "tools/list" }]);
+    await transport.close();
+  });
+});

@@ -23,7 +23,10 @@ export interface StdioServerTransportOptions {
   onMessage?: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
   /** Sees each message sent to the client. */
   onSend?: ((message: JSONRPCMessage) => void) | undefined;
-  /** Takes a message past whoever serves on this transport, if it will (pinned-delivery.ts). */
+  /**
+   * Takes a message past whoever serves on this transport, if it will (pinned-delivery.ts); a
+   * request it throws on is answered -32603 (Internal error), as serveStdio answers one.
+   */
   claim?: ((message: JSONRPCMessage) => boolean) | undefined;
 }
 
@@ -148,7 +151,18 @@ export class LineStdioServerTransport implements Transport {
       const { method, id } = parsed as { method?: unknown; id?: unknown };
       if (typeof method === "string" && id !== undefined) this.onRequest?.(method);
       const message = this.onMessage ? this.onMessage(parsed as JSONRPCMessage) : (parsed as JSONRPCMessage);
-      if (this.claim?.(message)) return;
+      if (this.claim) {
+        try {
+          if (this.claim(message)) return;
+        } catch (error) {
+          // As serveStdio's entry answers a request whose handling threw: the session goes on.
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          const id = (message as { id: RequestId }).id;
+          const answer = { code: ProtocolErrorCode.InternalError, message: "Internal server error" };
+          void this.send({ jsonrpc: "2.0", id, error: answer } as JSONRPCMessage);
+          return;
+        }
+      }
       this.onmessage?.(message);
       return;
     }
