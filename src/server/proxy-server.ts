@@ -18,6 +18,7 @@ import { callOptionsFor, type ForwardOptions } from "./calls/call-options.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./calls/forwarded-call.ts";
 import { verifyRequestState } from "./calls/input-rounds.ts";
 import { servePlainToolCalls } from "./calls/plain-tool-calls.ts";
+import { checkEnvelopesOnce } from "./checked-envelopes.ts";
 import type { ClientEra } from "./client-era.ts";
 import { passthroughNaming } from "./federation/federated-names.ts";
 import { FEDERATED_CAPABILITIES, serveFederation } from "./federation/federation.ts";
@@ -115,6 +116,7 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
     },
   );
   dispatchPlainRequests(server);
+  checkEnvelopesOnce(server);
   const builtins = () => [
     ...builtinToolDefinitions(search.topK, search.searchable?.current(deps.catalog)),
     ...(deps.servers ? [upstreamServersDefinition(deps.servers.readOnly)] : []),

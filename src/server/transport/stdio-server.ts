@@ -4,6 +4,7 @@ import type { Logger } from "../../log.ts";
 import type { ClientEra } from "../client-era.ts";
 import { type ChangeFeed, serverNotifier } from "../federation/change-feed.ts";
 import { type ListenAdmission, stdioListens } from "./listen-admission.ts";
+import { createPinnedDelivery } from "./pinned-delivery.ts";
 import { countPlainMessages } from "./plain-channel.ts";
 import { LineStdioServerTransport } from "./stdio-transport.ts";
 
@@ -17,7 +18,8 @@ import { LineStdioServerTransport } from "./stdio-transport.ts";
  * A modern connection's `subscriptions/listen` streams are served by serveStdio from what its
  * pinned server sends; that server is attached to `changes` while it lives, and each stream's
  * resource subscriptions are held through `listens` until it ends. `close()` ends every stream
- * gracefully (the empty answer to its request) before the connection.
+ * gracefully (the empty answer to its request) before the connection. Once the connection is
+ * pinned, a plain request reaches its server past the entry's queue and guards (pinned-delivery.ts).
  */
 export interface StdioHandle {
   closed: Promise<void>;
@@ -41,11 +43,13 @@ export function startStdioServer(
   options: StdioServerOptions,
 ): StdioHandle {
   const listens = options.listens ? stdioListens(options.listens) : undefined;
+  const pinned = createPinnedDelivery();
   const transport = new LineStdioServerTransport({
     maxRequestBytes: options.maxRequestBytes,
     onRequest: options.onRequest,
     onMessage: listens?.inbound,
     onSend: listens?.outbound,
+    claim: pinned.claim,
   });
   void transport.closed.then(() => listens?.close());
   const handle = serveStdio(
@@ -54,6 +58,7 @@ export function startStdioServer(
       const connect = server.connect.bind(server);
       server.connect = (channel) => {
         countPlainMessages(channel);
+        pinned.watch(channel);
         return connect(channel);
       };
       if (era === "modern" && options.changes) {
@@ -76,6 +81,7 @@ export function startStdioServer(
   return {
     closed: transport.closed,
     async close() {
+      pinned.stop();
       await handle.close().catch(() => undefined);
       await transport.close();
       listens?.close();

@@ -23,6 +23,11 @@ export interface StdioServerTransportOptions {
   onMessage?: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
   /** Sees each message sent to the client. */
   onSend?: ((message: JSONRPCMessage) => void) | undefined;
+  /**
+   * Takes a message past whoever serves on this transport, if it will (pinned-delivery.ts); a
+   * request it throws on is answered -32603 (Internal error), as serveStdio answers one.
+   */
+  claim?: ((message: JSONRPCMessage) => boolean) | undefined;
 }
 
 /**
@@ -46,6 +51,7 @@ export class LineStdioServerTransport implements Transport {
   private readonly onRequest: ((method: string) => void) | undefined;
   private readonly onMessage: ((message: JSONRPCMessage) => JSONRPCMessage) | undefined;
   private readonly onSend: ((message: JSONRPCMessage) => void) | undefined;
+  private readonly claim: ((message: JSONRPCMessage) => boolean) | undefined;
   private markClosed: () => void = () => {};
   /** When the last progress notice was written (performance.now()). */
   private lastProgressAt = Number.NEGATIVE_INFINITY;
@@ -67,6 +73,7 @@ export class LineStdioServerTransport implements Transport {
     this.onRequest = options.onRequest;
     this.onMessage = options.onMessage;
     this.onSend = options.onSend;
+    this.claim = options.claim;
     this.splitter = createJsonLineSplitter(
       options.maxRequestBytes,
       (line) => this.receive(line),
@@ -143,8 +150,20 @@ export class LineStdioServerTransport implements Transport {
     if (isJsonRpcMessage(parsed)) {
       const { method, id } = parsed as { method?: unknown; id?: unknown };
       if (typeof method === "string" && id !== undefined) this.onRequest?.(method);
-      const message = parsed as JSONRPCMessage;
-      this.onmessage?.(this.onMessage ? this.onMessage(message) : message);
+      const message = this.onMessage ? this.onMessage(parsed as JSONRPCMessage) : (parsed as JSONRPCMessage);
+      if (this.claim) {
+        try {
+          if (this.claim(message)) return;
+        } catch (error) {
+          // As serveStdio's entry answers a request whose handling threw: the session goes on.
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          const id = (message as { id: RequestId }).id;
+          const answer = { code: ProtocolErrorCode.InternalError, message: "Internal server error" };
+          void this.send({ jsonrpc: "2.0", id, error: answer } as JSONRPCMessage);
+          return;
+        }
+      }
+      this.onmessage?.(message);
       return;
     }
     const id = (parsed as { id?: unknown } | null)?.id;
