@@ -135,7 +135,8 @@ describe("restarts", () => {
       10_000,
     );
     expect(status.state).toBe("failed");
-    expect(status.error).toContain("the connection closed");
+    // It crashes 150 ms after it starts: after initialize, or (on a loaded machine) during it.
+    expect(status.error).toMatch(/the connection closed|closed the connection during initialize/);
     expect(status.retryAt).toBeGreaterThan(startedAt);
     const before = startCount();
     const refused = await pool
