@@ -106,6 +106,8 @@ export function createSlotLifecycle(
       signal: closing.signal,
       stopSignal: options.stopSignal,
       eras,
+      // A retry of a server that failed: a dead port fails it cheaply (thousands may be down).
+      checkPortFirst: slot.failures > 0,
       ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
       authProvider: options.auth?.providerFor(slot.config),
       resourceSubscriptions: () => slot.subscriptions.uris(),
