@@ -1,3 +1,7 @@
+import type { ServerConfig } from "../config/parse-server.ts";
+import { ProxyError } from "../errors.ts";
+import { connectFailure } from "./upstream-errors.ts";
+
 /**
  * A bare TCP connect to an HTTP server's host and port, made before retrying a server that failed:
  * when nothing accepts connections there, the retry fails at once without building a client, a
@@ -5,6 +9,15 @@
  * retries them all the time). Only a refusal is conclusive: anything else (the port answers, a
  * timeout, a name that does not resolve, a proxy in the way) leaves the decision to the full connect.
  */
+
+/** Fails with UPSTREAM_CONNECT_FAILED when nothing accepts connections at an HTTP server's port. */
+export async function checkPort(server: ServerConfig): Promise<void> {
+  if (server.transport === "stdio") return;
+  const refused = await portRefusal(server.url, server.timeoutMs);
+  if (refused) {
+    throw new ProxyError("UPSTREAM_CONNECT_FAILED", connectFailure(server, refused, ""), { cause: refused });
+  }
+}
 
 /** Long enough for a handshake across the world; a silent host is the full connect's to time out. */
 const MAX_CHECK_MS = 3_000;

@@ -24,7 +24,6 @@ import { createHealthCheck } from "./health-check.ts";
 import { createLeanCalls, type LeanCalls } from "./lean-call.ts";
 import { CLIENT_CAPABILITIES, type WireClaims, watchModernWire } from "./modern-wire.ts";
 import { paramHeaderLookup } from "./param-headers.ts";
-import { portRefusal } from "./port-check.ts";
 import { type RelayHandlers, relayBetween } from "./relayed-messages.ts";
 import { type ListedCapabilities, listAllTools, listCapabilities, type ToolListing } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
@@ -116,11 +115,6 @@ export interface ConnectOptions extends UpstreamBounds, RelayHandlers {
    * skip the probe, written when it was found or changed. Unset, every connect probes.
    */
   eras?: EraStore | undefined;
-  /**
-   * An HTTP server that failed its last start: its port is tried with a bare TCP connect first, and
-   * when nothing accepts there the connect fails without building a client (port-check.ts).
-   */
-  checkPortFirst?: boolean | undefined;
 }
 
 /**
@@ -137,14 +131,6 @@ export async function connectUpstream(
   // Nothing is started once the proxy stops (a connect queued behind others would spawn and be killed).
   if (options.signal?.aborted || options.stopSignal?.aborted) {
     throw new ProxyError("UPSTREAM_UNAVAILABLE", SHUTTING_DOWN);
-  }
-  if (options.checkPortFirst && server.transport !== "stdio" && !options.transport) {
-    const refused = await portRefusal(server.url, server.timeoutMs);
-    if (refused) {
-      throw new ProxyError("UPSTREAM_CONNECT_FAILED", connectFailure(server, refused, ""), {
-        cause: refused,
-      });
-    }
   }
   const tail = createOutputTail();
   const { maxResultBytes, toolList: bounds } = resolveBounds(server, options);
