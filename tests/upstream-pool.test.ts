@@ -2,11 +2,11 @@ import { afterEach, describe, expect, setDefaultTimeout, setSystemTime, test } f
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { StdioServerConfig } from "../src/config/parse-server.ts";
+import type { HttpServerConfig, StdioServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
 import { DEFAULT_RETRY_POLICY } from "../src/upstream/restart-policy.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
-import { eventually, FIXTURE, processesMatching } from "./helpers.ts";
+import { eventually, FIXTURE, FIXTURE_TOOLS, freePort, processesMatching, watchOutput } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -201,6 +201,59 @@ describe("a server that stays down", () => {
       }
     } finally {
       setSystemTime();
+    }
+  });
+});
+
+describe("an HTTP server that is down", () => {
+  test("is retried by a bare port check, without a client, while nothing listens, and connected once it is up", async () => {
+    const port = await freePort();
+    const web: HttpServerConfig = {
+      name: "web",
+      enabled: true,
+      timeoutMs: 15_000,
+      transport: "streamable-http",
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: {},
+    };
+    const pool = createUpstreamPool({ servers: [web], logger: silentLogger });
+    pools.push(pool);
+    await pool.connectAll();
+    pool.startRetrying({ initialDelayMs: 100, maxDelayMs: 100 });
+    const first = pool.status()[0]!;
+    expect(first.state).toBe("failed");
+    expect(first.failures).toBe(1);
+    // The first start takes the full way: its error is the client's own.
+    expect(first.error).toContain("ECONNREFUSED");
+    expect(first.error).not.toContain("nothing accepts connections");
+    const retried = await eventually(
+      () => pool.status()[0]!,
+      (status) => (status.failures ?? 0) >= 3,
+      20_000,
+    );
+    // Each retry ended at the port check, before any client was built (whose error would read otherwise).
+    expect(retried.state).toBe("failed");
+    expect(retried.error).toContain(`ECONNREFUSED: nothing accepts connections at 127.0.0.1:${port}`);
+    const child = Bun.spawn([process.execPath, FIXTURE, "--http", String(port), "--name", "web"], {
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    try {
+      await watchOutput(child.stdout).waitFor(/\{"port":(\d+)\}/, 10_000);
+      const back = await eventually(
+        () => pool.status()[0]!,
+        (status) => status.state === "connected",
+        20_000,
+      );
+      expect(back.state).toBe("connected");
+      expect(back.toolCount).toBe(FIXTURE_TOOLS);
+      expect(back.error).toBeUndefined();
+      const result = await pool.callTool("web", "echo", { message: "back" });
+      expect(result.content).toEqual([{ type: "text", text: "web echo: back" }]);
+    } finally {
+      await pool.close();
+      child.kill();
+      await child.exited;
     }
   });
 });

@@ -28,7 +28,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     },
     instructions: {
       get: (server) => current.instructions?.get(server),
-      put: (server, text) => current.instructions?.put(server, text),
+      put: (server, text) => current.instructions?.put(server, text) ?? false,
       forgetExcept: (keep) => current.instructions?.forgetExcept(keep),
     },
     size: () => current.size(),

@@ -154,8 +154,15 @@ describe("the description watch", () => {
       for (let i = 0; i < 20; i++) expect(watch.isSettled()).toBe(true);
       expect(walks()).toEqual({ git: 1, files: 1, search: 1 });
 
-      // A sync moves the version (even one that changes nothing): one walk, then none again.
+      // A sync that changes nothing (a reconnect listing the same) leaves the version: no walk.
       await catalog.syncServer("git", [tool("one", "The first of git"), tool("two", "The second of git")]);
+      for (let i = 0; i < 20; i++) watch.isSettled();
+      expect(walks()).toEqual({ git: 1, files: 1, search: 1 });
+      // A sync that changes a tool moves it: one walk, then none again.
+      await catalog.syncServer("git", [
+        tool("one", "The first of git, renewed"),
+        tool("two", "The second of git"),
+      ]);
       for (let i = 0; i < 20; i++) watch.isSettled();
       expect(walks()).toEqual({ git: 2, files: 2, search: 2 });
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isProxyError } from "../errors.ts";
-import { createDefaultConfig, readConfigFile } from "./config-file.ts";
+import { createDefaultConfig, parseConfigText, readConfigFile } from "./config-file.ts";
 
 describe("the config file", () => {
   test("may be JSONC: line and block comments, trailing commas", () => {
@@ -25,6 +25,18 @@ describe("the config file", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("plain JSON reads as its JSONC twin does: a __proto__ key an entry of its own, a repeated key its last value", () => {
+    const json =
+      '{"mcpServers": {"__proto__": {"command": "x"}, "a": {"command": "old"}, "a": {"command": "new", "args": [1, "\\u00e9"]}}}';
+    const jsonc = json.replace("{", "{ // a comment\n").replace(/}}}$/, "},},}");
+    const plain = parseConfigText(json, "plain.json") as { mcpServers: Record<string, unknown> };
+    const commented = parseConfigText(jsonc, "commented.json") as { mcpServers: Record<string, unknown> };
+    expect(plain).toEqual(commented);
+    expect(Object.keys(plain.mcpServers)).toEqual(["__proto__", "a"]);
+    expect(Object.getPrototypeOf(plain.mcpServers)).toBe(Object.prototype);
+    expect(plain.mcpServers.a).toEqual({ command: "new", args: [1, "é"] });
   });
 
   test("anything else that is not JSON is reported with its line and column", () => {

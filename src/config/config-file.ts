@@ -15,6 +15,13 @@ export function readConfigFile(path: string): unknown {
 
 /** The same for text read already (or about to be written): `path` names it in errors. */
 export function parseConfigText(text: string, path: string): unknown {
+  // Most files are plain JSON: the runtime's parser reads 20,000 servers in a fraction of the time.
+  // It makes every key an own property, as plainValue does, and keeps the last of a repeated key.
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Comments, trailing commas, or a mistake: read as JSONC, which says where.
+  }
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {

@@ -75,6 +75,31 @@ describe("tool catalog", () => {
     await catalog.close();
   });
 
+  test("its version moves with a change, not with a server listing or saying the same again", async () => {
+    const catalog = await open(tempDir());
+    const listed = [tool("create_issue", "Create an issue"), tool("list_prs", "List PRs")];
+    const versions = [catalog.version()];
+    await catalog.syncServer("gh", listed);
+    catalog.instructions?.put("gh", "Issues and pull requests.");
+    versions.push(catalog.version());
+    // A reconnect of the server: the same tools, the same instructions (a first pass over thousands of servers).
+    for (let i = 0; i < 3; i++) {
+      await catalog.syncServer("gh", listed);
+      expect(catalog.instructions?.put("gh", "Issues and pull requests.")).toBe(false);
+    }
+    versions.push(catalog.version());
+    await catalog.syncServer("gh", [tool("create_issue", "Open a new issue"), listed[1]!]);
+    versions.push(catalog.version());
+    expect(catalog.instructions?.put("gh", "Issues, pull requests and releases.")).toBe(true);
+    versions.push(catalog.version());
+    const [empty, first, again, changedTool, changedText] = versions;
+    expect(first).not.toBe(empty);
+    expect(again).toBe(first);
+    expect(changedTool).not.toBe(again);
+    expect(changedText).not.toBe(changedTool);
+    await catalog.close();
+  });
+
   test("persists across reopen, and rebuilds the search index when the snapshot is damaged", async () => {
     const dir = tempDir();
     const first = await open(dir);

@@ -198,11 +198,26 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     work.finally(() => {
       changes++;
     });
+  /** A server synced with what it listed before changes nothing: the version stays (its watches do not walk). */
+  const countedIfChanged = (work: Promise<SyncCounts>): Promise<SyncCounts> =>
+    work.then(
+      (counts) => {
+        if (counts.added + counts.updated + counts.removed > 0) changes++;
+        return counts;
+      },
+      (error: unknown) => {
+        changes++;
+        throw error;
+      },
+    );
   const instructions = {
     get: (server: string) => store.instructions.get(server),
     put(server: string, text: string | undefined) {
-      store.instructions.put(server, text);
-      changes++;
+      // Each connect puts what the server sent: the same text again is no change (the watches
+      // would walk every server each second of a first pass over thousands).
+      const isChanged = store.instructions.put(server, text);
+      if (isChanged) changes++;
+      return isChanged;
     },
     forgetExcept(keep: ReadonlySet<string>) {
       store.instructions.forgetExcept(keep);
@@ -270,7 +285,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
           `${server} does not list ${unlisted.join(", ")}, which its \`tools\`/\`disabledTools\` name; ` +
             "the override waits for the tool",
         );
-      return counted(serialized(() => sync.syncServer(server, incoming)));
+      return countedIfChanged(serialized(() => sync.syncServer(server, incoming)));
     },
     removeServersExcept: (keep) => counted(serialized(() => sync.removeServersExcept(keep))),
     forgetServersExcept(keep) {

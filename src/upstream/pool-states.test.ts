@@ -215,6 +215,30 @@ describe("a slot's error", () => {
     }
   });
 
+  test("the same error at every retry is redacted once; a different one is redacted as it comes", () => {
+    const redacting = spyOn(redaction, "redactSecrets");
+    try {
+      const { set, slots } = poolOf(server("a"));
+      const slot = slots[0]!;
+      redacting.mockClear();
+      const refused = "refused at 127.0.0.1:9 token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+      for (let i = 0; i < 5; i++) {
+        set(slot, { state: "restarting" });
+        set(slot, { state: "failed", error: refused });
+        expect(slot.error).toBe("refused at 127.0.0.1:9 token [REDACTED:github-token]");
+      }
+      expect(redacting).toHaveBeenCalledTimes(1);
+      set(slot, { state: "failed", error: "timed out; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345" });
+      expect(redacting).toHaveBeenCalledTimes(2);
+      expect(slot.error).not.toContain("sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345");
+      set(slot, { state: "failed", error: refused });
+      expect(redacting).toHaveBeenCalledTimes(3);
+      expect(slot.error).toBe("refused at 127.0.0.1:9 token [REDACTED:github-token]");
+    } finally {
+      redacting.mockRestore();
+    }
+  });
+
   test("is redacted as it is stored, so the status shows it as it is", () => {
     const { set, slots } = poolOf(server("a"));
     set(slots[0]!, {

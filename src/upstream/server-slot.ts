@@ -3,6 +3,7 @@ import { describeError, ProxyError } from "../errors.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import type { EraStore } from "../store/sqlite/era-store.ts";
 import type { ConnectOutcome, UpstreamPoolOptions } from "./pool-types.ts";
+import { checkPort } from "./port-check.ts";
 import { isProxyLoopFailure } from "./proxy-ancestry.ts";
 import { relayTo } from "./relay-routing.ts";
 import {
@@ -96,86 +97,94 @@ export function createSlotLifecycle(
     setSlot(slot, { state: isReconnect ? "restarting" : "connecting" });
     const log = options.logger.child(slot.config.name);
     let mine: UpstreamConnection | undefined;
-    const attempt = connectUpstream(slot.config, {
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.ancestry ? { ancestry: options.ancestry } : {}),
-      ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
-      ...(options.maxTools ? { maxTools: options.maxTools } : {}),
-      ...(options.maxToolListBytes ? { maxToolListBytes: options.maxToolListBytes } : {}),
-      ...(options.healthCheckMs ? { healthCheckMs: options.healthCheckMs } : {}),
-      signal: closing.signal,
-      stopSignal: options.stopSignal,
-      eras,
-      ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
-      authProvider: options.auth?.providerFor(slot.config),
-      resourceSubscriptions: () => slot.subscriptions.uris(),
-      onToolsChanged: (tools) => {
-        slot.toolCount = tools.length;
-        log.info(`tool list changed (${tools.length} tools)`);
-        options.onToolsChanged?.(slot.config.name, tools);
-      },
-      onListFailed: (reason) =>
-        log.warn(`listing its tools again failed; the previous list stays: ${reason}`),
-      onClosed: (reason) => {
-        // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
-        if (!mine || slot.connection !== mine) return;
-        const lived = Date.now() - (slot.connectedSince ?? 0);
-        setSlot(slot, { state: "failed", error: reason, connection: undefined });
-        slot.failures = failuresAfterClose(slot.failures, lived);
-        if (!isClosed) log.warn(`disconnected after ${Math.round(lived / 1000)} s: ${reason}`);
-        scheduleRetry(slot);
-      },
-    }).then(
-      async (connection) => {
-        if (isClosed || slot.isRetired) {
-          await connection.close();
-          throw new ProxyError(
-            "UPSTREAM_UNAVAILABLE",
-            isClosed
-              ? "the proxy is shutting down"
-              : `${slot.config.name} was removed or changed in the config`,
-          );
-        }
-        mine = connection;
-        options.instructions?.put(slot.config.name, connection.instructions);
-        setSlot(slot, {
-          connection,
-          state: "connected",
-          error: undefined,
-          connectedSince: Date.now(),
-          toolCount: connection.tools.length,
-        });
-        log.info(`${isReconnect ? "reconnected" : "connected"} (${connection.tools.length} tools)`);
-        if (connection.skipped.length > 0) {
-          log.warn(`left out ${connection.skipped.length} malformed tools: ${connection.skipped.join(", ")}`);
-        }
-        // A lazy server's first connection comes from a call, not from an indexing pass: what it
-        // lists is reviewed (pinned) as a reconnect's is, not taken on trust.
-        if (isReconnect || slot.config.lazy) {
-          options.onToolsChanged?.(slot.config.name, connection.tools, connection.listed);
-        }
-        slot.subscriptions.restore(connection);
-        return connection;
-      },
-      (error: unknown) => {
-        const reason = describeError(error);
-        if (isLoginNeeded(error)) {
-          awaitLogin(slot, reason);
+    // A retry of a server that failed tries its port first: a dead one fails before any client, or
+    // its OAuth store, is made (thousands of configured servers may be down; port-check.ts).
+    const attempt = (slot.failures > 0 ? checkPort(slot.config) : Promise.resolve())
+      .then(() =>
+        connectUpstream(slot.config, {
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.ancestry ? { ancestry: options.ancestry } : {}),
+          ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
+          ...(options.maxTools ? { maxTools: options.maxTools } : {}),
+          ...(options.maxToolListBytes ? { maxToolListBytes: options.maxToolListBytes } : {}),
+          ...(options.healthCheckMs ? { healthCheckMs: options.healthCheckMs } : {}),
+          signal: closing.signal,
+          stopSignal: options.stopSignal,
+          eras,
+          ...(options.clientSide ? relayTo(options.clientSide, slot) : {}),
+          authProvider: options.auth?.providerFor(slot.config),
+          resourceSubscriptions: () => slot.subscriptions.uris(),
+          onToolsChanged: (tools) => {
+            slot.toolCount = tools.length;
+            log.info(`tool list changed (${tools.length} tools)`);
+            options.onToolsChanged?.(slot.config.name, tools);
+          },
+          onListFailed: (reason) =>
+            log.warn(`listing its tools again failed; the previous list stays: ${reason}`),
+          onClosed: (reason) => {
+            // Only this attempt's own connection: a late close of one already replaced must not drop its successor.
+            if (!mine || slot.connection !== mine) return;
+            const lived = Date.now() - (slot.connectedSince ?? 0);
+            setSlot(slot, { state: "failed", error: reason, connection: undefined });
+            slot.failures = failuresAfterClose(slot.failures, lived);
+            if (!isClosed) log.warn(`disconnected after ${Math.round(lived / 1000)} s: ${reason}`);
+            scheduleRetry(slot);
+          },
+        }),
+      )
+      .then(
+        async (connection) => {
+          if (isClosed || slot.isRetired) {
+            await connection.close();
+            throw new ProxyError(
+              "UPSTREAM_UNAVAILABLE",
+              isClosed
+                ? "the proxy is shutting down"
+                : `${slot.config.name} was removed or changed in the config`,
+            );
+          }
+          mine = connection;
+          options.instructions?.put(slot.config.name, connection.instructions);
+          setSlot(slot, {
+            connection,
+            state: "connected",
+            error: undefined,
+            connectedSince: Date.now(),
+            toolCount: connection.tools.length,
+          });
+          log.info(`${isReconnect ? "reconnected" : "connected"} (${connection.tools.length} tools)`);
+          if (connection.skipped.length > 0) {
+            log.warn(
+              `left out ${connection.skipped.length} malformed tools: ${connection.skipped.join(", ")}`,
+            );
+          }
+          // A lazy server's first connection comes from a call, not from an indexing pass: what it
+          // lists is reviewed (pinned) as a reconnect's is, not taken on trust.
+          if (isReconnect || slot.config.lazy) {
+            options.onToolsChanged?.(slot.config.name, connection.tools, connection.listed);
+          }
+          slot.subscriptions.restore(connection);
+          return connection;
+        },
+        (error: unknown) => {
+          const reason = describeError(error);
+          if (isLoginNeeded(error)) {
+            awaitLogin(slot, reason);
+            throw error;
+          }
+          setSlot(slot, { connection: undefined, state: "failed", error: reason });
+          if (isProxyLoopFailure(reason)) {
+            slot.isRefused = true;
+            const refused = `this server is mcpproxy with a config already running up the chain (a proxy loop), so it is not started again: ${reason}`;
+            setSlot(slot, { error: refused });
+            log.error(refused);
+          }
+          slot.failures++;
+          if (isReconnect) log.debug(`reconnecting failed: ${reason}`);
+          scheduleRetry(slot);
           throw error;
-        }
-        setSlot(slot, { connection: undefined, state: "failed", error: reason });
-        if (isProxyLoopFailure(reason)) {
-          slot.isRefused = true;
-          const refused = `this server is mcpproxy with a config already running up the chain (a proxy loop), so it is not started again: ${reason}`;
-          setSlot(slot, { error: refused });
-          log.error(refused);
-        }
-        slot.failures++;
-        if (isReconnect) log.debug(`reconnecting failed: ${reason}`);
-        scheduleRetry(slot);
-        throw error;
-      },
-    );
+        },
+      );
     slot.pending = attempt.finally(() => {
       slot.pending = undefined;
     });

@@ -90,8 +90,19 @@ type SlotChange = Partial<Pick<Slot, "state" | "error" | "connection" | "connect
  * hears of the change (pool-states.ts keeps what it is asked on every search).
  */
 export function slotSetter(onChanged: (slot: Slot) => void): (slot: Slot, change: SlotChange) => void {
+  // Each slot's last error as given and as stored: a server down for hours fails with the same text
+  // at every retry, and it is redacted once, not at each.
+  const last = new WeakMap<Slot, { given: string; shown: string }>();
+  const shownOnce = (slot: Slot, error: string | undefined) => {
+    if (error === undefined) return undefined;
+    const seen = last.get(slot);
+    if (seen?.given === error) return seen.shown;
+    const shown = redactSecrets(error);
+    last.set(slot, { given: error, shown });
+    return shown;
+  };
   return (slot, change) => {
-    Object.assign(slot, change, "error" in change ? { error: shownError(change.error) } : {});
+    Object.assign(slot, change, "error" in change ? { error: shownOnce(slot, change.error) } : {});
     if (change.state === "connected") slot.downSince = undefined;
     else if (change.state === "failed") slot.downSince ??= Date.now();
     onChanged(slot);

@@ -262,8 +262,13 @@ export function builtinToolDefinitions(maxTopK: number, servers = ""): Tool[] {
           },
           connecting: {
             type: "object",
-            properties: { servers: { type: "array", items: { type: "string" } }, hint: { type: "string" } },
-            description: "Servers still starting, whose new tools this answer cannot include yet",
+            properties: {
+              servers: { type: "array", items: { type: "string" } },
+              count: { type: "integer" },
+              hint: { type: "string" },
+            },
+            description:
+              "Servers still starting, whose new tools this answer cannot include yet: the first 20 named, and how many in all",
           },
         },
         // One request answers with its list at the top level (as before queries existed), several with `results`.

@@ -9,9 +9,18 @@ import { hasHits, type RetrieveToolsAnswer } from "./search-answer.ts";
  * and a slow one is named instead of waited for.
  */
 interface ConnectingServers {
+  /** The first of them, in the config's order. */
   servers: string[];
+  /** How many are still starting in all. */
+  count: number;
   hint: string;
 }
+
+/**
+ * How many of the servers still starting an answer names: during a first pass over thousands of
+ * servers, naming them all made every answer hundreds of kilobytes to build, send and read.
+ */
+export const MAX_NAMED_CONNECTING = 20;
 
 const CONNECTING_HINT =
   "These servers are still starting: tools they did not list before are not in this answer yet. " +
@@ -54,7 +63,11 @@ export async function searchWhileConnecting<T extends RetrieveToolsAnswer>(optio
   }
   const connecting = options.connecting();
   if (connecting.length > 0) {
-    result.connecting = { servers: [...connecting], hint: CONNECTING_HINT } satisfies ConnectingServers;
+    result.connecting = {
+      servers: connecting.slice(0, MAX_NAMED_CONNECTING),
+      count: connecting.length,
+      hint: CONNECTING_HINT,
+    } satisfies ConnectingServers;
   }
   return result;
 }

@@ -5,6 +5,7 @@ import { createPrivateFile } from "../../atomic-file.ts";
 import { describeError, ProxyError } from "../../errors.ts";
 import type { UpstreamTool } from "../../upstream-tool.ts";
 import { type CapabilityStore, createCapabilitySchema, openCapabilityStore } from "./capability-store.ts";
+import { isUnchangedSinceCleanClose, recordCleanClose } from "./clean-close.ts";
 import { createEraSchema, type EraStore, openEraStore } from "./era-store.ts";
 import { openForReading } from "./open-for-reading.ts";
 import {
@@ -139,6 +140,8 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
   const path = join(dataDir, CATALOG_FILE);
   let db: Database;
   try {
+    // Looked at before the open, which sets the file's mode (and so its ctime).
+    const isUnchanged = isUnchangedSinceCleanClose(path);
     if (readOnly && !existsSync(path)) {
       db = new Database(":memory:");
       createSchema(db);
@@ -157,9 +160,12 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       db.exec("PRAGMA synchronous = NORMAL");
       createSchema(db);
     }
-    // A damaged page shows up here, once, rather than as "0 tools" or a crash in the middle of a search.
-    const check = db.query<{ quick_check: string }, []>("PRAGMA quick_check(1)").get()?.quick_check;
-    if (check !== "ok") throw new Error(`the file is damaged: ${check}`);
+    // A damaged page shows up here, once, rather than as "0 tools" or a crash in the middle of a
+    // search; not again for a file nothing touched since it was closed cleanly (clean-close.ts).
+    if (!isUnchanged) {
+      const check = db.query<{ quick_check: string }, []>("PRAGMA quick_check(1)").get()?.quick_check;
+      if (check !== "ok") throw new Error(`the file is damaged: ${check}`);
+    }
     const version = db
       .query<{ value: string }, []>("SELECT value FROM meta WHERE key = 'schema_version'")
       .get();
@@ -351,6 +357,17 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       return readGeneration();
     },
     generation: readGeneration,
-    close: () => db.close(),
+    close: () => {
+      if (readOnly) return db.close();
+      // The log emptied into the file now (SQLite does it at the last close, which statements
+      // still cached put off): a file left whole is recorded as such (clean-close.ts).
+      try {
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // Busy (another process reads it): nothing is recorded, and the next open checks.
+      }
+      db.close();
+      recordCleanClose(path);
+    },
   };
 }

@@ -8,8 +8,11 @@ import type { Database } from "bun:sqlite";
  */
 export interface InstructionStore {
   get(server: string): string | undefined;
-  /** `undefined`: the server sent none (any earlier text is dropped). */
-  put(server: string, instructions: string | undefined): void;
+  /**
+   * `undefined`: the server sent none (any earlier text is dropped). Whether what is kept changed:
+   * a reconnect that sends the same text changes nothing (and writes nothing).
+   */
+  put(server: string, instructions: string | undefined): boolean;
   forgetExcept(keep: ReadonlySet<string>): void;
 }
 
@@ -36,16 +39,19 @@ export function openInstructionStore(db: Database, options: { writable: boolean 
       )
     : undefined;
   const isWritable = options.writable && isStored;
+  const get = (server: string) => {
+    if (memory.has(server)) return memory.get(server);
+    return select?.get(server)?.instructions ?? undefined;
+  };
   return {
-    get(server) {
-      if (memory.has(server)) return memory.get(server);
-      return select?.get(server)?.instructions ?? undefined;
-    },
+    get,
     put(server, instructions) {
       const text = instructions?.slice(0, MAX_STORED_INSTRUCTIONS) || undefined;
-      if (!isWritable) return void memory.set(server, text);
-      // A reconnect that sent the same text costs no write.
-      if ((select?.get(server)?.instructions ?? undefined) === text) return;
+      if (get(server) === text) return false;
+      if (!isWritable) {
+        memory.set(server, text);
+        return true;
+      }
       if (text === undefined) db.run("DELETE FROM server_instructions WHERE server = ?", [server]);
       else
         db.run(
@@ -53,6 +59,7 @@ export function openInstructionStore(db: Database, options: { writable: boolean 
            ON CONFLICT (server) DO UPDATE SET instructions = excluded.instructions, seen_at = excluded.seen_at`,
           [server, text, Date.now()],
         );
+      return true;
     },
     forgetExcept(keep) {
       for (const server of [...memory.keys()]) if (!keep.has(server)) memory.delete(server);
