@@ -163,7 +163,8 @@ function measureListWatch(servers: number, prompts: number, looks: number) {
         connection: { client: { getServerCapabilities: () => capabilities } },
       })),
     status: () => names.map((name) => ({ name, connectedSince: 1 })),
-  } as unknown as Pick<UpstreamPool, "live" | "status">;
+    liveVersion: () => 1,
+  } as unknown as Pick<UpstreamPool, "live" | "liveVersion" | "status">;
   const held = approvals.quarantined().length;
   const time = (look: () => unknown) =>
     Array.from({ length: looks }, () => {

@@ -14,8 +14,8 @@ import type { UpstreamPool } from "../upstream/upstream-pool.ts";
  * tells nothing.
  */
 export interface ListWatchOptions {
-  /** Connected servers only: a look walks them, never every configured one. */
-  pool: Pick<UpstreamPool, "live">;
+  /** Connected servers only: a look walks them, never every configured one, and only once they changed. */
+  pool: Pick<UpstreamPool, "live" | "liveVersion">;
   approvals: () => CapabilityApprovals | undefined;
   changes: Pick<ChangeNotifier, "promptsChanged" | "resourcesChanged">;
   logger: Logger;
@@ -52,19 +52,17 @@ export function listStamps(options: Pick<ListWatchOptions, "pool" | "approvals">
 }
 
 /**
- * `listStamps` as of now, made again only when a cheap look (which servers are connected since
- * when, and whether the catalog's approvals were written, here or by another process) says
- * something may have changed: the full look reads every held prompt and template.
+ * `listStamps` as of now, made again only when a cheap look (the pool's live version, and whether
+ * the catalog's approvals were written, here or by another process) says something may have
+ * changed: the full look walks every connected server and reads every held prompt and template.
+ * The cheap look costs the same with 20,000 servers connected as with one.
  */
 export function createListLook(options: Pick<ListWatchOptions, "pool" | "approvals">) {
   const { pool } = options;
   let seen = "";
   let last: ReturnType<typeof listStamps> | undefined;
   return () => {
-    const cheap = JSON.stringify([
-      options.approvals()?.version(),
-      pool.live().map(({ server, connectedSince }) => `${server}@${connectedSince ?? ""}`),
-    ]);
+    const cheap = `${options.approvals()?.version() ?? ""} ${pool.liveVersion()}`;
     if (cheap !== seen || !last) {
       last = listStamps(options);
       seen = cheap;

@@ -115,7 +115,8 @@ describe("the kept states against a walk", () => {
     const changes: ((slot: Slot) => void)[] = [
       (slot) => set(slot, { state: "connecting" }),
       (slot) => set(slot, { state: "restarting", connection: undefined, error: "session lost" }),
-      (slot) => set(slot, { state: "connected", connection, error: undefined }),
+      // Each connect a connection of its own, as a reconnect makes: the live servers' stamp tells them apart.
+      (slot) => set(slot, { state: "connected", connection: {} as UpstreamConnection, error: undefined }),
       (slot) => set(slot, { state: "failed", connection: undefined, error: "refused" }),
       (slot) => set(slot, { state: "needs-login", connection: undefined, error: "log in" }),
       (slot) => set(slot, { state: "configured", connection: undefined }),
@@ -142,6 +143,22 @@ describe("the kept states against a walk", () => {
     let connectingSeen = 0;
     let startingSeen = 0;
     let liveSeen = 0;
+    let liveChanges = 0;
+    const ids = new WeakMap<object, number>();
+    let lastId = 0;
+    const idOf = (value: object) => {
+      if (!ids.has(value)) ids.set(value, ++lastId);
+      return ids.get(value);
+    };
+    /** Which slots are live, with which connection: what the list watch's cheap look stood for. */
+    const liveStamp = () =>
+      all
+        .filter((slot) => !slot.isRetired && slot.connection)
+        .sort((a, b) => a.seq - b.seq)
+        .map((slot) => `${slot.config.name}#${idOf(slot.connection!)}`)
+        .join(" ");
+    let stamp = liveStamp();
+    let version = states.liveVersion();
     for (let step = 0; step < 3_000; step++) {
       // Mostly a slot in the pool; now and then any, a retired one's late change included.
       pick(changes)(random() < 0.8 ? pick(slots) : pick(all));
@@ -149,6 +166,14 @@ describe("the kept states against a walk", () => {
       expect(states.connecting()).toEqual(walk.connecting);
       expect(states.isStarting()).toBe(walk.isStarting);
       expect(states.live().map((slot) => slot.config.name)).toEqual(walk.live);
+      // The live servers changed (which, or their connection): the version moved.
+      const nowStamp = liveStamp();
+      if (nowStamp !== stamp) {
+        liveChanges++;
+        expect(states.liveVersion()).not.toBe(version);
+      }
+      stamp = nowStamp;
+      version = states.liveVersion();
       if (walk.connecting.length > 0) connectingSeen++;
       if (walk.isStarting) startingSeen++;
       if (walk.live.length > 0) liveSeen++;
@@ -157,6 +182,7 @@ describe("the kept states against a walk", () => {
     expect(connectingSeen).toBeGreaterThan(100);
     expect(startingSeen).toBeGreaterThan(100);
     expect(liveSeen).toBeGreaterThan(100);
+    expect(liveChanges).toBeGreaterThan(100);
     expect(all.filter((slot) => slot.isRetired).length).toBeGreaterThan(10);
   });
 

@@ -16,6 +16,11 @@ export interface PoolStates {
   isStarting(): boolean;
   /** The slots connected now. */
   live(): Slot[];
+  /**
+   * A number that moves whenever a slot joins or leaves `live`, or a live slot changes (a new
+   * connection, another time it connected since): equal numbers, the same live servers.
+   */
+  liveVersion(): number;
 }
 
 /** What makes a slot count as starting: connecting, reconnecting, or not started yet without being lazy. */
@@ -69,12 +74,15 @@ export function createPoolStates(): PoolStates {
   const starting = orderedSet();
   const live = orderedSet();
   let connectingNames: readonly string[] | undefined;
+  let liveVersion = 0;
   return {
     track(slot) {
       const isHere = !slot.isRetired;
       if (connecting.keep(slot, isHere && slot.state === "connecting")) connectingNames = undefined;
       starting.keep(slot, isHere && isStartingSlot(slot));
-      live.keep(slot, isHere && slot.connection !== undefined);
+      const isLive = isHere && slot.connection !== undefined;
+      // A live slot told of a change may have a new connection: counted as a change too.
+      if (live.keep(slot, isLive) || isLive) liveVersion++;
     },
     connecting: () => {
       if (connecting.size() === 0) return [];
@@ -83,5 +91,6 @@ export function createPoolStates(): PoolStates {
     },
     isStarting: () => starting.size() > 0,
     live: () => (live.size() === 0 ? [] : [...live.inOrder()]),
+    liveVersion: () => liveVersion,
   };
 }

@@ -69,6 +69,8 @@ export interface UpstreamPool {
   ): Promise<StandardSchemaV1.InferOutput<T>>;
   /** The servers connected now, with their connections and since when (kept: asking walks only these). */
   live(): { server: string; connection: UpstreamConnection; connectedSince?: number | undefined }[];
+  /** Moves whenever `live` may answer otherwise (a server connected, reconnected or gone): kept, never counted. */
+  liveVersion(): number;
   /**
    * The servers still making their first connection, in the config's order. Kept as they change:
    * asking costs nothing per configured server (retrieve_tools asks on every search).
@@ -191,6 +193,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         );
     },
 
+    liveVersion: states.liveVersion,
     connecting: states.connecting,
     isStarting: states.isStarting,
 
