@@ -61,6 +61,8 @@ export function createAllTools(options: AllToolsOptions): AllTools {
   const shown = new Map<string, { hash: string; tool: Omit<UpstreamTool, "name">; bytes: number }>();
   let generation = 0;
   let seen: { stamp: string; marks: string } | undefined;
+  /** The catalog and its version at the last check that walked it. */
+  let looked: { catalog: ToolCatalog; version: string } | undefined;
   const memo = new WeakMap<ToolCatalog, { generation: number; list: ListedTool[] }>();
 
   const entriesOf = (catalog: ToolCatalog): Entry[] =>
@@ -109,6 +111,16 @@ export function createAllTools(options: AllToolsOptions): AllTools {
       return list;
     },
     check(catalog) {
+      // Nothing in the catalog moved and the marks are not due: the list is what it was, without
+      // walking every tool (a look every second, at any number of tools).
+      const version = catalog.version();
+      if (
+        looked?.catalog === catalog &&
+        looked.version === version &&
+        now() - scoredAt < ALWAYS_LOAD_REFRESH_MS
+      )
+        return false;
+      looked = { catalog, version };
       const entries = entriesOf(catalog);
       const stamp = String(Bun.hash(entries.map((e) => `${e.name}\u0000${e.hash}`).join("\u0001")));
       const isListChanged = seen !== undefined && stamp !== seen.stamp;
