@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/client";
 import {
   type CallToolResult,
   type JSONRPCMessage,
@@ -7,6 +6,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { inMemoryStdio } from "../../../tests/support/in-memory-stdio.ts";
 import { createPinnedDelivery } from "./pinned-delivery.ts";
 import { countPlainMessages } from "./plain-channel.ts";
 import { LineStdioServerTransport } from "./stdio-transport.ts";
@@ -17,35 +17,7 @@ import { LineStdioServerTransport } from "./stdio-transport.ts";
  * as an agent could write them, get the same answers both ways.
  */
 async function serve(era: "2025" | "2026", isClaiming: boolean) {
-  let feed: ReadableStreamDefaultController<Uint8Array> | undefined;
-  const input = new ReadableStream<Uint8Array>({
-    start(controller) {
-      feed = controller;
-    },
-  });
-  const client = new Client(
-    { name: "t", version: "1" },
-    era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-  );
-  const written: JSONRPCMessage[] = [];
-  const clientSide: Transport = {
-    start: async () => {},
-    close: async () => {},
-    send: async (message) => feed!.enqueue(new TextEncoder().encode(`${JSON.stringify(message)}\n`)),
-  };
-  let pending = "";
-  const output = {
-    write(text: string) {
-      pending += text;
-      for (let newline = pending.indexOf("\n"); newline >= 0; newline = pending.indexOf("\n")) {
-        const message = JSON.parse(pending.slice(0, newline)) as JSONRPCMessage;
-        pending = pending.slice(newline + 1);
-        written.push(message);
-        queueMicrotask(() => clientSide.onmessage?.(message));
-      }
-    },
-    flush() {},
-  };
+  const { input, output, client, clientSide, written, writeLine } = inMemoryStdio(era);
   const pinned = createPinnedDelivery();
   let claimed = 0;
   const claim = (message: JSONRPCMessage) => {
@@ -90,7 +62,7 @@ async function serve(era: "2025" | "2026", isClaiming: boolean) {
      * a listing asked after it is answered and 50 more turns have passed (the SDK drops some lines unanswered).
      */
     async raw(message: Record<string, unknown>, id: number) {
-      feed!.enqueue(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+      writeLine(`${JSON.stringify(message)}\n`);
       const pong = client.listTools();
       for (let i = 0; i < 2000; i++) {
         const answer = written.find((sent) => (sent as { id?: unknown }).id === id);

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/client";
 import {
   type CallToolResult,
   isJSONRPCErrorResponse,
@@ -10,6 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { seededRandom } from "../../../tests/helpers.ts";
+import { inMemoryStdio } from "../../../tests/support/in-memory-stdio.ts";
 import { isPlainResponse } from "../../upstream/modern-wire.ts";
 import { countPlainMessages } from "./plain-channel.ts";
 import { LineStdioServerTransport } from "./stdio-transport.ts";
@@ -20,33 +20,7 @@ import { LineStdioServerTransport } from "./stdio-transport.ts";
  * SDK's own channel does.
  */
 async function serve(era: "2025" | "2026") {
-  let feed: ReadableStreamDefaultController<Uint8Array> | undefined;
-  const input = new ReadableStream<Uint8Array>({
-    start(controller) {
-      feed = controller;
-    },
-  });
-  const client = new Client(
-    { name: "t", version: "1" },
-    era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-  );
-  const clientSide: Transport = {
-    start: async () => {},
-    close: async () => {},
-    send: async (message) => feed!.enqueue(new TextEncoder().encode(`${JSON.stringify(message)}\n`)),
-  };
-  let pending = "";
-  const output = {
-    write(text: string) {
-      pending += text;
-      for (let newline = pending.indexOf("\n"); newline >= 0; newline = pending.indexOf("\n")) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        queueMicrotask(() => clientSide.onmessage?.(JSON.parse(line) as JSONRPCMessage));
-      }
-    },
-    flush() {},
-  };
+  const { input, output, client, clientSide } = inMemoryStdio(era);
   const channels: {
     counted: boolean;
     pending: Set<unknown>;
