@@ -1,13 +1,11 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import * as v from "valibot";
 import { launchCatalog } from "./catalog-launcher.ts";
 import { type EvalCatalog, evalSetPath, loadEvalCatalog, missingEvalSet } from "./eval-catalog.ts";
 import { percentile } from "./metrics.ts";
-import { BINARY, benchEnv, cpuSeconds, ROOT, runBinary } from "./proxy-process.ts";
+import { BINARY, benchEnv, cpuSeconds, ROOT, runBinary, startProxyStdio } from "./proxy-process.ts";
 import { replicateServers } from "./server-scale-bench.ts";
 
 /**
@@ -101,19 +99,6 @@ function freshDataDir(from: string, work: string): string {
   return dir;
 }
 
-async function startServe(binary: string, configPath: string, dataDir: string, env: Record<string, string>) {
-  const transport = new StdioClientTransport({
-    command: binary,
-    args: ["serve", "--config", configPath, "--data-dir", dataDir],
-    env,
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", () => {});
-  const client = new Client({ name: "mcpproxy-bench", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, pid: transport.pid ?? 0 };
-}
-
 /** serve over stdio: spawn to the first answer, then each query in turn. */
 async function overStdio(
   binary: string,
@@ -124,7 +109,7 @@ async function overStdio(
   settleSeconds = 0,
 ) {
   const spawned = performance.now();
-  const { client } = await startServe(binary, configPath, dataDir, env);
+  const { client } = await startProxyStdio(configPath, dataDir, env, binary);
   const asked = async () => {
     const times: number[] = [];
     for (const query of queries) {
@@ -225,7 +210,7 @@ async function idleServes(
   const started = await Promise.all(
     serves.map(async (serve) => ({
       ...serve,
-      ...(await startServe(serve.version.binary, serve.configPath, serve.dataDir, serve.env)),
+      ...(await startProxyStdio(serve.configPath, serve.dataDir, serve.env, serve.version.binary)),
     })),
   );
   try {
