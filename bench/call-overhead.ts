@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
  * retrieve_tools first; a 2026 client has no session for dynamic routing: `--routing all`);
  * `--passthrough` (the server's own tool names). Over HTTP: call_tool and passthrough.
  *
- *   bun bench/call-overhead.ts [--calls N] [--only stdio|http] [--setups]
+ *   bun bench/call-overhead.ts [--calls N] [--warmup N] [--only stdio|http] [--setups]
  *                              [--binary PATH] [--baseline PATH] [--server fixture|everything]
  *
  * `--setups` adds the 2025 stdio call_tool with statistics off, truncation, call limits, traces
@@ -39,7 +39,7 @@ import {
   startHttpServe,
   startPortPrinter,
 } from "./overhead-clients.ts";
-import { BINARY, benchEnv, cpuSecondsFine, ROOT } from "./proxy-process.ts";
+import { BINARY, benchEnv, ROOT, threadCpuSeconds } from "./proxy-process.ts";
 
 const ERAS: Era[] = ["2025", "2026"];
 /** Rounds of the CPU measure (each a burst of calls/rounds on every path in turn). */
@@ -70,12 +70,15 @@ export interface PathTiming {
   ratioToDirect: number;
   /** NaN for the direct call and the relay. */
   ratioToRelay: number;
-  /** CPU µs per call of the process between client and server (NaN for the direct call). */
+  /** CPU µs per call of the process between client and server, all its threads (NaN for the direct call). */
   cpuMicros: number;
+  /** Of it, the main thread's (the JavaScript; the rest is the JIT's compilers and the collector's helpers). */
+  cpuMainMicros: number;
 }
 
 export interface OverheadReport {
   calls: number;
+  warmup: number;
   timings: PathTiming[];
   /** Spans the OTLP receiver decoded from the traced set-up (with --setups), by the end of the run. */
   spansReceived?: number;
@@ -83,6 +86,12 @@ export interface OverheadReport {
 
 export interface OverheadOptions {
   calls?: number;
+  /**
+   * Calls on each path before any is measured (default: a fifth of `calls`, 20 to 200). A proxy's
+   * JIT compiles its hot functions over the first thousands of calls, on threads of its own whose
+   * time the CPU figure counts: `--warmup 20000` measures a proxy that has served a day's calls.
+   */
+  warmup?: number;
   only?: "stdio" | "http" | undefined;
   setups?: boolean;
   binary?: string;
@@ -267,7 +276,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
       const first = (await path.call()) as { isError?: boolean; content?: unknown };
       if (first.isError) throw new Error(`${path.group}, ${path.label}: ${JSON.stringify(first.content)}`);
     }
-    const warmUp = Math.min(200, Math.max(20, Math.round(calls / 5)));
+    const warmUp = options.warmup ?? Math.min(200, Math.max(20, Math.round(calls / 5)));
     for (let i = 0; i < warmUp; i++) for (const path of paths) await path.call();
     const times = paths.map((): number[] => []);
     for (let i = 0; i < calls; i++) {
@@ -282,18 +291,24 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
     const rounds = Math.min(CPU_ROUNDS, calls);
     const burst = Math.ceil(calls / rounds);
     const perRound = paths.map((): number[] => []);
+    const mainPerRound = paths.map((): number[] => []);
     for (let round = 0; round < rounds; round++) {
       const order = [...paths.keys()];
       if (round % 2 === 1) order.reverse();
       for (const at of order) {
         const path = paths[at]!;
         if (!path.pid) continue;
-        const before = cpuSecondsFine(path.pid);
+        const before = threadCpuSeconds(path.pid);
         for (let i = 0; i < burst; i++) await path.call();
-        perRound[at]!.push(((cpuSecondsFine(path.pid) - before) / burst) * 1e6);
+        const after = threadCpuSeconds(path.pid);
+        const main = after.main - before.main;
+        perRound[at]!.push(((main + after.others - before.others) / burst) * 1e6);
+        mainPerRound[at]!.push((main / burst) * 1e6);
       }
     }
-    const cpu = perRound.map((list) => (list.length > 0 ? percentile(list, 50) : Number.NaN));
+    const median = (list: number[]) => (list.length > 0 ? percentile(list, 50) : Number.NaN);
+    const cpu = perRound.map(median);
+    const cpuMain = mainPerRound.map(median);
     let spansReceived: number | undefined;
     if (collector) {
       // The traced proxy's spans are sent within the batch interval (5 s by default).
@@ -309,6 +324,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
       p50[paths.findIndex((path) => path.group === group && path.kind === kind)]!;
     return {
       calls,
+      warmup: warmUp,
       ...(spansReceived !== undefined ? { spansReceived } : {}),
       timings: paths.map((path, at) => ({
         group: path.group,
@@ -318,6 +334,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
         ratioToDirect: p50[at]! / baseOf(path.group, "direct"),
         ratioToRelay: path.kind === "proxy" ? p50[at]! / baseOf(path.group, "relay") : Number.NaN,
         cpuMicros: cpu[at]!,
+        cpuMainMicros: cpuMain[at]!,
       })),
     };
   } finally {
@@ -370,16 +387,19 @@ export function formatOverheadReport(report: OverheadReport): string {
   const micros = (n: number) => (Number.isNaN(n) ? "     -" : n.toFixed(0).padStart(6));
   const width = Math.max(...report.timings.map((t) => t.label.length));
   const lines = [
-    `call overhead: ${report.calls} echo calls on each path, interleaved in one run; CPU: on-CPU time of the process between client and server per call, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
+    `call overhead: ${report.calls} echo calls on each path, interleaved in one run, after ${report.warmup} on each; CPU: on-CPU time of the process between client and server per call, all its threads and its main thread alone, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
   ];
   let group: string | undefined;
   for (const t of report.timings) {
     if (t.group !== group) {
       group = t.group;
-      lines.push(`${group}:`, `  ${"path".padEnd(width)}   p50 ms  p95 ms  /direct  /relay  CPU µs/call`);
+      lines.push(
+        `${group}:`,
+        `  ${"path".padEnd(width)}   p50 ms  p95 ms  /direct  /relay  CPU µs/call  main thread`,
+      );
     }
     lines.push(
-      `  ${t.label.padEnd(width)}  ${ms(t.p50)} ${ms(t.p95)}  ${ratio(t.ratioToDirect)} ${ratio(t.ratioToRelay)}  ${micros(t.cpuMicros)}`,
+      `  ${t.label.padEnd(width)}  ${ms(t.p50)} ${ms(t.p95)}  ${ratio(t.ratioToDirect)} ${ratio(t.ratioToRelay)}  ${micros(t.cpuMicros)}       ${micros(t.cpuMainMicros)}`,
     );
   }
   if (report.spansReceived !== undefined)
@@ -391,6 +411,7 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: {
       calls: { type: "string" },
+      warmup: { type: "string" },
       only: { type: "string" },
       setups: { type: "boolean" },
       binary: { type: "string" },
@@ -404,6 +425,7 @@ if (import.meta.main) {
     throw new Error("--server is fixture or everything");
   const report = await measureCallOverhead({
     calls: Number(values.calls ?? 1000),
+    ...(values.warmup !== undefined ? { warmup: Number(values.warmup) } : {}),
     only: values.only as "stdio" | "http" | undefined,
     setups: values.setups ?? false,
     ...(values.binary ? { binary: values.binary } : {}),

@@ -42,20 +42,24 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * On-CPU seconds of a live process, summed over its threads, from /proc/PID/task/TID/schedstat
- * (nanoseconds, where /proc/PID/stat counts 10 ms ticks); `cpuSeconds` where there is no schedstat.
+ * The on-CPU seconds of a process's main thread (the one that runs its JavaScript) and of all its
+ * other threads together (the JIT's compiler threads, the garbage collector's helpers), from
+ * /proc/PID/task/TID/schedstat; the coarser /proc/PID/stat total, as `main`, where that cannot be read.
  */
-export function cpuSecondsFine(pid: number): number {
+export function threadCpuSeconds(pid: number): { main: number; others: number } {
   try {
-    let nanos = 0;
+    let main = 0;
+    let others = 0;
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       try {
-        nanos += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+        const nanos = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+        if (task === String(pid)) main += nanos;
+        else others += nanos;
       } catch {} // a thread that just ended
     }
-    return nanos / 1e9;
+    return { main: main / 1e9, others: others / 1e9 };
   } catch {
-    return cpuSeconds(pid);
+    return { main: cpuSeconds(pid), others: 0 };
   }
 }
 

@@ -68,9 +68,10 @@ export interface CallOptions {
  * `input_required` answer is returned as it is (the caller's to relay), and a retry carries the
  * caller's `inputResponses` and the server's own `requestState` back.
  * prompts/get and resources/read go the same way (`method` and `params`), with the same clocks,
- * relays and input rounds.
+ * relays and input rounds. A call is what it is sent to (`CallTarget`), what it carries from its
+ * client (`CallOptions`), its clocks (`CallLimits`) and its route to the server (`CallRoute`).
  */
-export interface ForwardedCall extends CallOptions {
+export interface CallTarget {
   server: string;
   /** tools/call unless set; prompts/get and resources/read send `params` as they are. */
   method?: InputMethod | undefined;
@@ -78,7 +79,12 @@ export interface ForwardedCall extends CallOptions {
   tool: string;
   args: Record<string, unknown> | undefined;
   params?: Record<string, unknown> | undefined;
-  limits: { callTimeoutMs: number; maxCallMs: number };
+}
+
+/** The call's two clocks (see `forwardToolCall`). */
+export interface CallLimits {
+  callTimeoutMs: number;
+  maxCallMs: number;
 }
 
 /**
@@ -126,11 +132,13 @@ export interface CallRoute {
 let tagCounter = 0;
 
 export async function forwardToolCall(
-  call: ForwardedCall,
+  target: CallTarget,
+  call: CallOptions,
+  limits: CallLimits,
   route: CallRoute,
 ): Promise<CallToolResult | InputRequiredResult> {
-  const { server, tool, limits } = call;
-  const method = call.method ?? "tools/call";
+  const { server, tool } = target;
+  const method = target.method ?? "tools/call";
   // One controller ended by either the client's cancel or the idle clock. Not AbortSignal.any: in
   // Bun its combined signals are never freed (about 6 KB a call, bench/load-bench.ts found it).
   const controller = new AbortController();
@@ -176,59 +184,53 @@ export async function forwardToolCall(
     const isModern = connection.era === "modern";
     // A tools/call goes past the SDK's request machinery where the connection allows (lean-call.ts).
     const lean = method === "tools/call" ? connection.lean : undefined;
-    const params = method === "tools/call" ? connection.paramHeaders(tool, call.args) : undefined;
+    const marked = method === "tools/call" ? connection.paramHeaders(tool, target.args) : undefined;
     // Stdio ignores request headers: there the trace context travels in `_meta` alone.
-    const headers = call.traceContext ? { ...params, ...call.traceContext } : params;
-    const base =
-      method === "tools/call"
-        ? { name: tool, ...(call.args ? { arguments: call.args } : {}) }
-        : (call.params ?? {});
-    const request = {
-      method,
-      params: {
-        ...base,
-        // Only a 2026 server knows input rounds; a 2025 one asks the client during the call instead.
-        ...(isModern && call.inputResponses ? { inputResponses: call.inputResponses } : {}),
-        ...(isModern && call.requestState !== undefined ? { requestState: call.requestState } : {}),
-        _meta: {
-          ...(base._meta as Record<string, unknown> | undefined),
-          // The tag names the call to call-tags.ts, which notes its id and strips it; a lean call's
-          // id is known before it is sent, and noted without it.
-          ...(lean ? {} : { [CALL_META_KEY]: tag }),
-          ...(isModern && call.clientCapabilities
-            ? { [CAPABILITIES_META_KEY]: call.clientCapabilities }
-            : {}),
-          ...(isModern && call.log ? { [LOG_LEVEL_META_KEY]: call.log.level } : {}),
-          // Ours replace a client's own (prompts/get and resources/read pass its `_meta` on).
-          ...(call.traceContext ? { tracestate: undefined, ...call.traceContext } : {}),
-        },
-      },
-    } as never;
-    const options = {
-      // The SDK's clock bounds the whole call; the idle clock above is ours.
-      timeout: limits.maxCallMs,
-      signal,
-      ...(headers ? { headers } : {}),
-      // The server's input_required comes back as it is: the caller answers it, not the proxy.
-      allowInputRequired: true,
-      // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
-      onprogress: (progress: Progress) => {
-        restartIdle();
-        call.onprogress?.(progress);
-      },
+    const headers = call.traceContext ? { ...marked, ...call.traceContext } : marked;
+    // Built key by key, not spread from parts: this is made for every call.
+    const params: Record<string, unknown> =
+      method === "tools/call" ? { name: tool } : { ...(target.params ?? {}) };
+    if (method === "tools/call" && target.args) params.arguments = target.args;
+    // Only a 2026 server knows input rounds; a 2025 one asks the client during the call instead.
+    if (isModern && call.inputResponses) params.inputResponses = call.inputResponses;
+    if (isModern && call.requestState !== undefined) params.requestState = call.requestState;
+    const meta: Record<string, unknown> = { ...(params._meta as Record<string, unknown> | undefined) };
+    // The tag names the call to call-tags.ts, which notes its id and strips it; a lean call's id is
+    // known before it is sent, and noted without it.
+    if (!lean) meta[CALL_META_KEY] = tag;
+    if (isModern && call.clientCapabilities) meta[CAPABILITIES_META_KEY] = call.clientCapabilities;
+    if (isModern && call.log) meta[LOG_LEVEL_META_KEY] = call.log.level;
+    if (call.traceContext) {
+      // Ours replace a client's own (prompts/get and resources/read pass its `_meta` on).
+      meta.tracestate = undefined;
+      Object.assign(meta, call.traceContext);
+    }
+    params._meta = meta;
+    const request = { method, params } as never;
+    // Asked for always: progress keeps a long call alive; it reaches the client when it wants it.
+    const onprogress = (progress: Progress) => {
+      restartIdle();
+      call.onprogress?.(progress);
     };
     // A tools/call result is checked by plain-call-result.ts (the SDK's schema where it is not plain).
-    const result = (await (method !== "tools/call"
-      ? connection.client.request(request, options)
-      : lean
-        ? lean.call(request, {
-            ...options,
-            resultSchema: callResultSchema(connection.client),
-            onId: (id) => connection.tags.note(tag, id),
-          })
-        : connection.client.request(request, callResultSchema(connection.client), options))) as
-      | CallToolResult
-      | InputRequiredResult;
+    // The SDK's clock bounds the whole call (`timeout`); the idle clock above is ours. The server's
+    // input_required comes back as it is: the caller answers it, not the proxy.
+    const result = (await (lean
+      ? lean.call(request, {
+          timeout: limits.maxCallMs,
+          signal,
+          headers,
+          onprogress,
+          resultSchema: callResultSchema(connection.client),
+          onId: (id) => connection.tags.note(tag, id),
+        })
+      : method !== "tools/call"
+        ? connection.client.request(request, sdkOptions(signal, limits.maxCallMs, headers, onprogress))
+        : connection.client.request(
+            request,
+            callResultSchema(connection.client),
+            sdkOptions(signal, limits.maxCallMs, headers, onprogress),
+          ))) as CallToolResult | InputRequiredResult;
     if (isNestedDeeperThan(result, MAX_RESULT_DEPTH)) throw tooDeep(`${tool} on ${server}`);
     return result;
   };
@@ -279,6 +281,16 @@ export async function forwardToolCall(
     sentOn?.tags.forget(tag);
     call.signal?.removeEventListener("abort", onCancel);
   }
+}
+
+/** The SDK's request options for a call that goes its way. */
+function sdkOptions(
+  signal: AbortSignal,
+  timeout: number,
+  headers: Record<string, string> | undefined,
+  onprogress: (progress: Progress) => void,
+) {
+  return { timeout, signal, ...(headers ? { headers } : {}), allowInputRequired: true, onprogress };
 }
 
 /** A result the proxy cannot write to its client (see result-depth.ts): an error at once instead. */

@@ -18,7 +18,8 @@ import { plainCallResult } from "./plain-call-result.ts";
  * further hops; the common call needs only its id, its progress handler, one listener and one
  * timer. What it keeps of the SDK, to the letter:
  *  - the id from the client's own counter (the ids stay one sequence, as the server saw them);
- *  - the message: `{...request, jsonrpc, id}` with the progress token (the id) in `_meta`, and the
+ *  - the message: `{...request, jsonrpc, id}` with the progress token (the id) in `_meta` (added to
+ *    the caller's request, which is the call's own), and the
  *    era's envelope (`_envelopeOutbound`), sent on the transport with what the proxy's wrappers
  *    do on the way (call-tags.ts, modern-wire.ts);
  *  - progress through the SDK's own progress handlers (its notification checks decide);
@@ -132,17 +133,16 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
         id = messageId;
         options.onId?.(messageId);
         internals._progressHandlers.set(messageId, options.onprogress);
+        // The request is the call's own (forward-call.ts builds one a call): its `_meta` gains the
+        // token in place, where the SDK copies the request twice to add it.
+        const meta = request.params._meta as Record<string, unknown> | undefined;
+        if (meta) meta.progressToken = messageId;
+        else request.params._meta = { progressToken: messageId };
         const outbound = internals._envelopeOutbound({
-          ...request,
+          method: request.method,
+          params: request.params,
           jsonrpc: "2.0" as const,
           id: messageId,
-          params: {
-            ...request.params,
-            _meta: {
-              ...(request.params._meta as Record<string, unknown> | undefined),
-              progressToken: messageId,
-            },
-          },
         });
         let isAnswered = false;
         const cancel = (reason: unknown) => {

@@ -2,7 +2,13 @@ import type { ClientCapabilities, Result, StandardSchemaV1 } from "@modelcontext
 import { ProtocolError } from "@modelcontextprotocol/client";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import { describeError, ProxyError } from "../errors.ts";
-import { type ForwardedCall, forwardToolCall, tooDeep } from "./forward-call.ts";
+import {
+  type CallOptions,
+  type CallRoute,
+  type CallTarget,
+  forwardToolCall,
+  tooDeep,
+} from "./forward-call.ts";
 import { CAPABILITIES_META_KEY } from "./modern-wire.ts";
 import type { UpstreamPoolOptions } from "./pool-types.ts";
 import { withCaller } from "./relay-routing.ts";
@@ -38,7 +44,7 @@ export interface PoolRequests {
     requestOptions: RequestOptions,
   ): Promise<StandardSchemaV1.InferOutput<T>>;
   /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
-  forwardCall(call: Omit<ForwardedCall, "limits">): Promise<Result>;
+  forwardCall(target: CallTarget, options: CallOptions): Promise<Result>;
   /** Any other request to a server, connecting it if need be (UpstreamPool's `request`). */
   request<T extends StandardSchemaV1>(
     server: string,
@@ -106,49 +112,58 @@ export function createPoolRequests({ options, lifecycle, usableSlot }: PoolReque
     return result;
   };
 
+  /** Each slot's way to its server, made once (not per call). */
+  const routes = new WeakMap<Slot, CallRoute>();
+  const routeOf = (slot: Slot): CallRoute => {
+    let route = routes.get(slot);
+    if (route) return route;
+    route = {
+      current: () => slot.connection,
+      connection: () => connected(slot),
+      drop: (connection, reason) => drop(slot, connection, reason),
+      isClosed: lifecycle.isClosed,
+      track: (active) => {
+        slot.active.push(active);
+        if (active.session && slot.callers.at(-1) !== active.session) {
+          slot.callers = withCaller(slot.callers, active.session);
+        }
+        return () => {
+          const at = slot.active.indexOf(active);
+          if (at >= 0) slot.active.splice(at, 1);
+        };
+      },
+    };
+    routes.set(slot, route);
+    return route;
+  };
+
   /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
-  const forwardCall = async (call: Omit<ForwardedCall, "limits">): Promise<Result> => {
-    const slot = usableSlot(call.server);
+  const forwardCall = async (target: CallTarget, call: CallOptions): Promise<Result> => {
+    const slot = usableSlot(target.server);
     const limits = {
       callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
     };
     if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
-      throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${call.server} needs a login`);
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${target.server} needs a login`);
     }
     // Its turn under its call limits first (src/limits/): a refusal says which limit, and when to retry.
     // No call limits: no gate, and no turn to wait for.
     const admission = slot.gate ? await slot.gate.enter(call.signal) : undefined;
     call.onAdmitted?.(admission?.waitedMs ?? 0);
-    return forwardToolCall(
-      { ...call, limits },
-      {
-        current: () => slot.connection,
-        connection: () => connected(slot),
-        drop: (connection, reason) => drop(slot, connection, reason),
-        isClosed: lifecycle.isClosed,
-        track: (active) => {
-          slot.active.push(active);
-          if (active.session && slot.callers.at(-1) !== active.session) {
-            slot.callers = withCaller(slot.callers, active.session);
-          }
-          return () => {
-            const at = slot.active.indexOf(active);
-            if (at >= 0) slot.active.splice(at, 1);
-          };
-        },
-      },
-    )
-      .catch((error: unknown) => {
-        // The login ended (revoked, refresh refused): the server waits for a new one.
-        if (!isLoginNeeded(error)) throw error;
-        const reason = describeError(error);
-        const connection = slot.connection;
-        awaitLogin(slot, reason);
-        void connection?.close();
-        throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
-      })
-      .finally(() => admission?.release());
+    try {
+      return await forwardToolCall(target, call, limits, routeOf(slot));
+    } catch (error) {
+      // The login ended (revoked, refresh refused): the server waits for a new one.
+      if (!isLoginNeeded(error)) throw error;
+      const reason = describeError(error);
+      const connection = slot.connection;
+      awaitLogin(slot, reason);
+      void connection?.close();
+      throw new ProxyError("UPSTREAM_UNAVAILABLE", reason, { cause: error });
+    } finally {
+      admission?.release();
+    }
   };
 
   return {

@@ -156,14 +156,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     },
 
     callTool(server, tool, args, callOptions = {}) {
-      return forwardCall({ server, tool, args, ...callOptions }) as Promise<
+      return forwardCall({ server, tool, args }, callOptions) as Promise<
         CallToolResult | InputRequiredResult
       >;
     },
 
     forward(server, method, params, callOptions = {}) {
       const what = method === "prompts/get" ? String(params.name) : String(params.uri);
-      return forwardCall({ server, method, tool: what, args: undefined, params, ...callOptions });
+      return forwardCall({ server, method, tool: what, args: undefined, params }, callOptions);
     },
 
     request,
