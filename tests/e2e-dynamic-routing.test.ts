@@ -164,17 +164,56 @@ describe("dynamic routing", () => {
 });
 
 describe("auto routing", () => {
+  /**
+   * Waits until `client`'s proxy has indexed the fixture and told its clients of the description
+   * that follows (description-watch.ts): a proxy still starting may send one list_changed for that,
+   * which is not auto routing's. Each client has its own proxy and data dir, so neither hears of the
+   * other's start.
+   */
+  async function settled(client: Client) {
+    const description = await eventually(
+      async () =>
+        (await client.listTools()).tools.find((tool) => tool.name === "retrieve_tools")?.description,
+      (description) => description?.includes("fixture") === true,
+      20_000,
+    );
+    expect(description).toContain("fixture");
+    // Two looks of the description watch, so a change it saw is told before counting starts.
+    await Bun.sleep(2_500);
+  }
+
   test("a client that re-lists after list_changed is switched to dynamic; one that does not stays on call_tool", async () => {
-    sandbox = scope.sandbox();
-    sandbox.writeConfig({ mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "auto" } });
-    const listening = await connectStdio(sandbox);
-    const deaf = await connectStdio(sandbox);
+    const config = { mcpServers: { fixture: fixtureEntry() }, mcpproxy: { routing: "auto" } };
+    const boxes = [scope.sandbox(), scope.sandbox()] as const;
+    for (const box of boxes) box.writeConfig(config);
+    const listening = await connectStdio(boxes[0]);
+    const deaf = await connectStdio(boxes[1]);
     scope.defer(
       () => listening.close(),
       () => deaf.close(),
     );
-    const heard = watchListChanged(listening.client, true);
-    const ignored = watchListChanged(deaf.client, false);
+    const heardAll = watchListChanged(listening.client, true);
+    const ignoredAll = watchListChanged(deaf.client, false);
+    await Promise.all([settled(listening.client), settled(deaf.client)]);
+    // What each client hears from here on.
+    const start = {
+      heard: heardAll.notifications,
+      lists: heardAll.lists.length,
+      ignored: ignoredAll.notifications,
+    };
+    const heard = {
+      get notifications() {
+        return heardAll.notifications - start.heard;
+      },
+      get lists() {
+        return heardAll.lists.slice(start.lists);
+      },
+    };
+    const ignored = {
+      get notifications() {
+        return ignoredAll.notifications - start.ignored;
+      },
+    };
     expect(await names(listening.client)).toEqual(OWN_TOOLS_SORTED);
 
     for (const [client, seen] of [
