@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
  * retrieve_tools first; a 2026 client has no session for dynamic routing: `--routing all`);
  * `--passthrough` (the server's own tool names). Over HTTP: call_tool and passthrough.
  *
- *   bun bench/call-overhead.ts [--calls N] [--warmup N] [--only stdio|http] [--setups]
+ *   bun bench/call-overhead.ts [--calls N] [--warmup N] [--spacing-ms MS] [--only stdio|http] [--setups]
  *                              [--binary PATH] [--baseline PATH] [--server fixture|everything]
  *
  * `--setups` adds the 2025 stdio call_tool with statistics off, truncation, call limits, traces
@@ -79,6 +79,7 @@ export interface PathTiming {
 export interface OverheadReport {
   calls: number;
   warmup: number;
+  spacingMs: number;
   timings: PathTiming[];
   /** Spans the OTLP receiver decoded from the traced set-up (with --setups), by the end of the run. */
   spansReceived?: number;
@@ -92,6 +93,11 @@ export interface OverheadOptions {
    * time the CPU figure counts: `--warmup 20000` measures a proxy that has served a day's calls.
    */
   warmup?: number;
+  /**
+   * A pause before each timed call, in ms (default none): an agent's calls come seconds apart, and
+   * a call after a pause finds the processes' caches cold, which back-to-back calls never do.
+   */
+  spacingMs?: number;
   only?: "stdio" | "http" | undefined;
   setups?: boolean;
   binary?: string;
@@ -281,6 +287,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
     const times = paths.map((): number[] => []);
     for (let i = 0; i < calls; i++) {
       for (const [at, path] of paths.entries()) {
+        if (options.spacingMs) await Bun.sleep(options.spacingMs);
         const begun = performance.now();
         await path.call();
         times[at]!.push(performance.now() - begun);
@@ -325,6 +332,7 @@ export async function measureCallOverhead(options: OverheadOptions = {}): Promis
     return {
       calls,
       warmup: warmUp,
+      spacingMs: options.spacingMs ?? 0,
       ...(spansReceived !== undefined ? { spansReceived } : {}),
       timings: paths.map((path, at) => ({
         group: path.group,
@@ -387,7 +395,7 @@ export function formatOverheadReport(report: OverheadReport): string {
   const micros = (n: number) => (Number.isNaN(n) ? "     -" : n.toFixed(0).padStart(6));
   const width = Math.max(...report.timings.map((t) => t.label.length));
   const lines = [
-    `call overhead: ${report.calls} echo calls on each path, interleaved in one run, after ${report.warmup} on each; CPU: on-CPU time of the process between client and server per call, all its threads and its main thread alone, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
+    `call overhead: ${report.calls} echo calls on each path, interleaved in one run${report.spacingMs ? `, each after a pause of ${report.spacingMs} ms` : ""}, after ${report.warmup} on each; CPU: on-CPU time of the process between client and server per call, all its threads and its main thread alone, in bursts on each path alone (the median of ${CPU_ROUNDS} rounds)`,
   ];
   let group: string | undefined;
   for (const t of report.timings) {
@@ -412,6 +420,7 @@ if (import.meta.main) {
     options: {
       calls: { type: "string" },
       warmup: { type: "string" },
+      "spacing-ms": { type: "string" },
       only: { type: "string" },
       setups: { type: "boolean" },
       binary: { type: "string" },
@@ -426,6 +435,7 @@ if (import.meta.main) {
   const report = await measureCallOverhead({
     calls: Number(values.calls ?? 1000),
     ...(values.warmup !== undefined ? { warmup: Number(values.warmup) } : {}),
+    ...(values["spacing-ms"] !== undefined ? { spacingMs: Number(values["spacing-ms"]) } : {}),
     only: values.only as "stdio" | "http" | undefined,
     setups: values.setups ?? false,
     ...(values.binary ? { binary: values.binary } : {}),
