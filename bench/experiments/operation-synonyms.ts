@@ -12,7 +12,10 @@
  *    words is among the `--known` most frequent; at most `--max` per verb.
  *
  *   bun bench/experiments/operation-synonyms.ts WORDNET_DICT_DIR SUBTLEX_INDEX.json OUT.json
- *       [--common 8000] [--known 20000] [--senses 2] [--max 5]
+ *       [--common 8000] [--known 20000] [--senses 2] [--max 5] [--generic 0] [--operations]
+ *
+ * `--generic N` leaves out single-word synonyms among the N most frequent words; `--operations`
+ * takes only the verbs of the operation table (src/index/operation-agreement.ts).
  *
  * `operationSynonyms` gives a tool's synonyms: the operation is the first word of its name that
  * the map knows (split on case and underscores), else the first word of its description.
@@ -20,6 +23,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { OPERATION_WORDS } from "../../src/index/operation-agreement.ts";
 import { splitIdentifier, tokenize } from "../../src/index/tokenizer.ts";
 
 /** The synonyms that a tool's operation adds to its indexed text. */
@@ -43,6 +47,8 @@ if (import.meta.main) {
       known: { type: "string", default: "20000" },
       senses: { type: "string", default: "2" },
       max: { type: "string", default: "5" },
+      generic: { type: "string", default: "0" },
+      operations: { type: "boolean", default: false },
     },
     allowPositionals: true,
   });
@@ -61,6 +67,10 @@ if (import.meta.main) {
   ).filter((word) => /^[a-z]+$/.test(word));
   const common = new Set(ranked.slice(0, Number(values.common)));
   const known = new Set(ranked.slice(0, Number(values.known)));
+  // Single words this frequent ("get", "go", "take", "make") match too many requests to add.
+  const generic = new Set(ranked.slice(0, Number(values.generic)));
+  // --operations: only the verbs of the operation table (operation-agreement.ts), not every verb.
+  const operationVerbs = new Set(Object.values(OPERATION_WORDS).flatMap((verbs) => verbs.split(" ")));
 
   // index.verb: lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset… (by frequency)
   const sensesOf = new Map<string, string[]>();
@@ -91,7 +101,10 @@ if (import.meta.main) {
   };
 
   const out: Record<string, string[]> = {};
-  for (const verb of [...sensesOf.keys()].filter((lemma) => common.has(lemma)).sort()) {
+  const verbs = [...sensesOf.keys()].filter((lemma) =>
+    values.operations ? operationVerbs.has(lemma) : common.has(lemma),
+  );
+  for (const verb of verbs.sort()) {
     const senses = sensesOf.get(verb)!.map(synset);
     const candidates = [
       ...senses.slice(0, Number(values.senses)).flatMap((sense) => sense.words),
@@ -102,6 +115,7 @@ if (import.meta.main) {
       const phrase = lemma.replace(/_/g, " ");
       if (phrase === verb || picked.includes(phrase)) continue;
       if (!phrase.split(" ").every((word) => known.has(word))) continue;
+      if (generic.has(phrase)) continue;
       picked.push(phrase);
       if (picked.length >= Number(values.max)) break;
     }

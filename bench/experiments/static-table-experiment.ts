@@ -6,7 +6,9 @@
  * time, each against the binary's lexical ranking (bench/retrieval-experiment.ts: paired bootstrap
  * 95% intervals, the split by server).
  *
- *   bun bench/experiments/static-table-experiment.ts [EVAL.json] --table=DIR [--synonyms=FILE.json] [--only=1,2]
+ *   bun bench/experiments/static-table-experiment.ts [EVAL.json] --table=DIR [--synonyms=FILE.json]
+ *     [--weights=0.2,0.3,0.4] [--every=0.2,0.3] [--synonym-weights=0.2,0.3] [--vector-text=full|short]
+ *     [--synonym-field=description|params] [--cosine=0.3] [--only=1,2]
  *
  * The fusion is the hybrid search's (tool-vectors.ts): min-max over the union of the lexical and
  * the vector top 50s, `(1 − w)·lexical + w·cosine`, relevance judged per ranking (a ranking is kept
@@ -41,6 +43,12 @@ const flag = (name: string) =>
 const tableDir = flag("table");
 const synonymsFile = flag("synonyms");
 const relevantCosine = Number(flag("cosine") ?? 0.3);
+const vectorText = flag("vector-text") ?? "full";
+const weights = (flag("weights") ?? "0.2,0.3,0.4").split(",").filter(Boolean).map(Number);
+const everyWeights = (flag("every") ?? "0.2,0.3").split(",").filter(Boolean).map(Number);
+// --rescore=0.2,0.3: the lexical top 50 re-scored by the cosine, no vector candidates (cheaper).
+const rescoreWeights = (flag("rescore") ?? "").split(",").filter(Boolean).map(Number);
+const synonymWeights = (flag("synonym-weights") ?? "0.2,0.3").split(",").filter(Boolean).map(Number);
 const embedder = tableDir ? loadStaticEmbedder(tableDir, `table:${tableDir}`) : undefined;
 const synonyms = synonymsFile
   ? (JSON.parse(readFileSync(synonymsFile, "utf8")) as Record<string, string[]>)
@@ -87,7 +95,9 @@ const vectorIndexOf = async (isSynonyms: boolean) => {
   const index = createVectorIndex(embedder.dimensions);
   const texts = data.tools.map((tool) => {
     const fields = toolFields(tool.server, tool);
-    return toolText(isSynonyms ? withSynonyms(fields, tool) : fields);
+    const text = isSynonyms ? withSynonyms(fields, tool) : fields;
+    // --vector-text=short: the vector of the server, name and description only, no parameters.
+    return toolText(vectorText === "short" ? { ...text, params: "" } : text);
   });
   const vectors = await embedder.embed(texts);
   for (const [i, tool] of data.tools.entries()) index.set(`${tool.server}/${tool.name}`, vectors[i]!);
@@ -106,7 +116,13 @@ const lexicalText: RankText = async (search, text, wanted) => ({
 
 /** As the hybrid search fuses one text (tool-catalog.ts, tool-vectors.ts). */
 const fusedText =
-  (vectors: ReturnType<typeof createVectorIndex>, weight: number, maxWords: number): RankText =>
+  (
+    vectors: ReturnType<typeof createVectorIndex>,
+    weight: number,
+    maxWords: number,
+    /** How many vector candidates join the lexical ones; 0 re-scores the lexical top 50 only. */
+    denseCandidates = HYBRID_CANDIDATES,
+  ): RankText =>
   async (search, text, wanted) => {
     if (contentWordCount(text) > maxWords) return lexicalText(search, text, wanted);
     const floor = relevanceFloor(text, MIN_SCORE);
@@ -117,7 +133,7 @@ const fusedText =
     const fused = fuseRankings(
       hits,
       (id) => vectors.similarity(id, query!),
-      vectors.search(query!, HYBRID_CANDIDATES),
+      denseCandidates > 0 ? vectors.search(query!, denseCandidates) : [],
       weight,
       Number.POSITIVE_INFINITY,
     );
@@ -138,12 +154,22 @@ const SOURCE = tableDir ? `table ${basename(tableDir)}` : "";
 const ANY = Number.POSITIVE_INFINITY;
 const variants: Variant[] = [{ name: "lexical (the binary with BM25)", retrieve: request(lexicalText) }];
 if (plainVectors) {
-  for (const w of [0.2, 0.3, 0.4])
+  for (const w of weights)
     variants.push({
       name: `${SOURCE}, w ${w}, texts up to ${FLOOR_WORDS} words fused`,
       retrieve: request(fusedText(plainVectors, w, FLOOR_WORDS)),
     });
-  for (const w of [0.2, 0.3])
+  for (const w of rescoreWeights)
+    variants.push({
+      name: `${SOURCE}, w ${w}, lexical top 50 re-scored (no vector candidates), up to ${FLOOR_WORDS} words`,
+      retrieve: request(fusedText(plainVectors, w, FLOOR_WORDS, 0)),
+    });
+  for (const w of rescoreWeights)
+    variants.push({
+      name: `${SOURCE}, w ${w}, lexical top 50 re-scored, every text`,
+      retrieve: request(fusedText(plainVectors, w, ANY, 0)),
+    });
+  for (const w of everyWeights)
     variants.push({
       name: `${SOURCE}, w ${w}, every text fused`,
       retrieve: request(fusedText(plainVectors, w, ANY)),
@@ -156,7 +182,7 @@ if (synonyms) {
     retrieve: request(lexicalText),
   });
   if (synonymVectors)
-    for (const w of [0.2, 0.3])
+    for (const w of synonymWeights)
       variants.push({
         name: `operation synonyms + ${SOURCE} (synonyms embedded too), w ${w}, up to ${FLOOR_WORDS} words`,
         fields: withSynonyms,
