@@ -24,7 +24,7 @@ import { seededRandom } from "../tests/helpers.ts";
 import { requireEvalSet, splitGroupOf } from "./eval-catalog.ts";
 import { bootstrapMean, meanScores, type QueryScore, scoreQuery } from "./metrics.ts";
 
-export interface EvalTool extends UpstreamTool {
+interface EvalTool extends UpstreamTool {
   server: string;
 }
 export interface EvalQuery {
