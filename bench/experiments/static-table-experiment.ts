@@ -35,6 +35,7 @@ import {
   type Variant,
 } from "../retrieval-experiment.ts";
 import { operationSynonyms } from "./operation-synonyms.ts";
+import { tableNeighbours } from "./table-neighbours.ts";
 
 const MIN_SCORE = 0.05;
 requireEvalSet(process.argv.slice(2).find((arg) => arg.endsWith(".json")));
@@ -141,6 +142,28 @@ const fusedText =
     return { hits: isRelevant ? fused.slice(0, wanted) : [], floor: 0 };
   };
 
+/**
+ * --expand=COSINE: lexical, and when nothing of a text's ranking reaches its floor, the text again
+ * with each content word's two nearest catalogue words by the table (at least COSINE) added; that
+ * ranking is kept when it reaches the floor of the expanded text. Relevance stays lexical.
+ */
+const expandCosine = flag("expand");
+const neighbours =
+  tableDir && expandCosine
+    ? tableNeighbours(
+        tableDir,
+        new Set(data.tools.flatMap((tool) => tokenize(toolText(toolFields(tool.server, tool))))),
+      )
+    : undefined;
+const expandedText: RankText = async (search, text, wanted) => {
+  const plain = await lexicalText(search, text, wanted);
+  if (plain.hits.some((hit) => hit.score >= plain.floor)) return plain;
+  const words = [...new Set(tokenize(text).filter((word) => !STOP_WORDS.has(word)))];
+  const added = words.flatMap((word) => neighbours!(word, 2, Number(expandCosine)));
+  if (added.length === 0) return plain;
+  return lexicalText(search, `${text} ${added.join(" ")}`, wanted);
+};
+
 /** As the binary puts a request together: the whole request and its steps, merged by score. */
 const request = (rankText: RankText) => async (search: SearchIndex, text: string) => {
   const steps = requestSteps(text);
@@ -189,6 +212,11 @@ if (synonyms) {
         retrieve: request(fusedText(synonymVectors, w, FLOOR_WORDS)),
       });
 }
+if (neighbours)
+  variants.push({
+    name: `lexical, table neighbours (cosine ${expandCosine}) when nothing reaches the floor`,
+    retrieve: request(expandedText),
+  });
 const only = flag("only");
 const picked = only ? only.split(",").map(Number) : variants.map((_, i) => i);
 process.stdout.write(`${variants.map((v, i) => `${i}: ${v.name}`).join("\n")}\n`);
