@@ -8,7 +8,13 @@
  *
  *   bun bench/experiments/static-table-experiment.ts [EVAL.json] --table=DIR [--synonyms=FILE.json]
  *     [--weights=0.2,0.3,0.4] [--every=0.2,0.3] [--synonym-weights=0.2,0.3] [--vector-text=full|short]
- *     [--synonym-field=description|params] [--cosine=0.3] [--only=1,2]
+ *     [--synonym-field=description|params] [--cosine=0.3] [--rescore=0.2] [--expand=0.6] [--only=1,2]
+ *
+ * `--cosine=9` judges relevance lexically only (the table's cosines cannot say a request is
+ * off-topic); `--rescore` re-scores the lexical top 50 by the cosine, with no vector candidates
+ * (what fits +1 ms at 10,000 tools); `--expand` is the nearest-words fallback (table-neighbours.ts).
+ * A subset `few shared` is added: single-tool requests of which less than half of the content
+ * words occur in a right tool's text.
  *
  * The fusion is the hybrid search's (tool-vectors.ts): min-max over the union of the lexical and
  * the vector top 50s, `(1 − w)·lexical + w·cosine`, relevance judged per ranking (a ranking is kept
