@@ -18,7 +18,7 @@ import { withoutLiterals } from "../src/index/query-text.ts";
 import { relevanceFloor } from "../src/index/relevance-floor.ts";
 import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
 import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
-import { toolFields } from "../src/index/tool-document.ts";
+import { type ToolFields, toolFields } from "../src/index/tool-document.ts";
 import type { UpstreamTool } from "../src/upstream-tool.ts";
 import { seededRandom } from "../tests/helpers.ts";
 import { requireEvalSet, splitGroupOf } from "./eval-catalog.ts";
@@ -80,6 +80,8 @@ export interface Variant {
   name: string;
   analyzer?: Analyzer;
   description?: (text: string) => string;
+  /** Rewrites a tool's indexed fields (after `description`): text added at index time, by tool. */
+  fields?: (fields: ToolFields, tool: EvalTool) => ToolFields;
   /** Re-scores the index's top candidates for a query (name precision, verb agreement, …). */
   rerank?: (query: string, hits: { id: string; score: number }[]) => { id: string; score: number }[];
   /** Replaces the single search: how the ranking of a request is put together from the index. */
@@ -105,7 +107,10 @@ async function rank(variant: Variant): Promise<Map<string, string[]>> {
     data.tools.map((tool) => {
       const fields = toolFields(tool.server, tool);
       if (variant.description) fields.description = variant.description(fields.description);
-      return { id: `${tool.server}/${tool.name}`, fields };
+      return {
+        id: `${tool.server}/${tool.name}`,
+        fields: variant.fields ? variant.fields(fields, tool) : fields,
+      };
     }),
   );
   const out = new Map<string, string[]>();
