@@ -80,12 +80,39 @@ interface ClientInternals {
   _onerror(error: Error): void;
 }
 
+/**
+ * A tools/call on the wire and nothing more: its id from the client's counter, told first; its
+ * progress through the SDK's progress handlers; its response as claimed on the wire; its end if
+ * the connection closes or the send fails. Nothing after the first of those, or after `cancel`.
+ * `LeanCalls.call` is this with the SDK's clock, abort and result checks around it; a caller that
+ * keeps its own (a lane from the client's line) uses it as it is.
+ */
+export interface RawCallHandlers {
+  onId?: ((id: number) => void) | undefined;
+  headers?: Record<string, string> | undefined;
+  onprogress: (progress: Progress) => void;
+  onresponse(response: JSONRPCResponse): void;
+  /** The connection closed (`closeAll`) or the message could not be sent. */
+  onfailed(error: unknown): void;
+}
+
+export interface RawCall {
+  readonly id: number;
+  /** Tells the server (notifications/cancelled with the id and the reason) unless the call has ended. */
+  cancel(reason: unknown): void;
+}
+
 /** The calls in flight on one connection, failed together when it closes. */
 export interface LeanCalls {
   call(
     request: { method: "tools/call"; params: Record<string, unknown> },
     options: LeanCallOptions,
   ): Promise<CallToolResult | InputRequiredResult>;
+  /** Sends `request` (the call's own: its `_meta` gains the token); throws when not connected. */
+  send(
+    request: { method: "tools/call"; params: Record<string, unknown> },
+    handlers: RawCallHandlers,
+  ): RawCall;
   /** The connection closed: every call in flight fails as the SDK fails its own. */
   closeAll(): void;
 }
@@ -106,110 +133,142 @@ const noResumption = {
 export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
   const internals = client as unknown as ClientInternals;
   const inFlight = new Set<(error: Error) => void>();
+
+  const send: LeanCalls["send"] = (request, handlers) => {
+    const transport = client.transport;
+    if (!transport) throw new Error("Not connected");
+    const id = internals._requestMessageId++;
+    handlers.onId?.(id);
+    internals._progressHandlers.set(id, handlers.onprogress);
+    // The request is the call's own (forward-call.ts builds one a call): its `_meta` gains the
+    // token in place, where the SDK copies the request twice to add it.
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    if (meta) meta.progressToken = id;
+    else request.params._meta = { progressToken: id };
+    const outbound = internals._envelopeOutbound({
+      method: request.method,
+      params: request.params,
+      jsonrpc: "2.0" as const,
+      id,
+    });
+    let isOver = false;
+    const end = () => {
+      isOver = true;
+      internals._progressHandlers.delete(id);
+      claims.release(id);
+      inFlight.delete(closed);
+    };
+    const closed = (error: Error) => {
+      if (isOver) return;
+      end();
+      handlers.onfailed(error);
+    };
+    inFlight.add(closed);
+    claims.claim(id, (response: JSONRPCResponse) => {
+      if (isOver) return;
+      end();
+      handlers.onresponse(response);
+    });
+    transport
+      .send(outbound, { ...noResumption, headers: handlers.headers, requestSignal: undefined })
+      .catch((error: unknown) => {
+        if (isOver) return;
+        end();
+        handlers.onfailed(error);
+      });
+    return {
+      id,
+      cancel(reason) {
+        if (isOver) return;
+        end();
+        client.transport
+          ?.send(
+            internals._envelopeOutbound({
+              jsonrpc: "2.0" as const,
+              method: "notifications/cancelled",
+              params: { requestId: id, reason: String(reason) },
+            }),
+            noResumption,
+          )
+          .catch((error) => internals._onerror(new Error(`Failed to send cancellation: ${error}`)));
+      },
+    };
+  };
+
   return {
+    send,
     closeAll() {
       const error = new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed");
       for (const fail of [...inFlight]) fail(error);
     },
     call(request, options) {
-      let id: number | undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       let onAbort: (() => void) | undefined;
-      let fail: ((error: Error) => void) | undefined;
       return new Promise<CallToolResult | InputRequiredResult>((resolve, reject) => {
-        const transport = client.transport;
-        if (!transport) {
+        const { signal } = options;
+        if (!client.transport) {
           reject(new Error("Not connected"));
           return;
         }
-        const { signal } = options;
         if (signal.aborted) {
           const reason = signal.reason;
           throw reason instanceof SdkError
             ? reason
             : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
         }
-        const messageId = internals._requestMessageId++;
-        id = messageId;
-        options.onId?.(messageId);
-        internals._progressHandlers.set(messageId, options.onprogress);
-        // The request is the call's own (forward-call.ts builds one a call): its `_meta` gains the
-        // token in place, where the SDK copies the request twice to add it.
-        const meta = request.params._meta as Record<string, unknown> | undefined;
-        if (meta) meta.progressToken = messageId;
-        else request.params._meta = { progressToken: messageId };
-        const outbound = internals._envelopeOutbound({
-          method: request.method,
-          params: request.params,
-          jsonrpc: "2.0" as const,
-          id: messageId,
+        const call = send(request, {
+          onId: options.onId,
+          headers: options.headers,
+          onprogress: options.onprogress,
+          onfailed: reject,
+          onresponse(response) {
+            // As the SDK settles a response: its timer goes first.
+            clearTimeout(timer);
+            if (!("result" in response)) {
+              reject(
+                ProtocolError.fromError(response.error.code, response.error.message, response.error.data),
+              );
+              return;
+            }
+            let decoded: Decoded;
+            try {
+              const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+              decoded = decodeCallResult(internals._wireCodec(), era, response.result);
+            } catch (error) {
+              reject(error instanceof Error ? error : new Error(String(error)));
+              return;
+            }
+            if (decoded.kind === "invalid") {
+              reject(decoded.error);
+              return;
+            }
+            if (decoded.kind === "input_required") {
+              resolve({
+                resultType: "input_required",
+                inputRequests: decoded.inputRequests,
+                ...(decoded.requestState !== undefined ? { requestState: decoded.requestState } : {}),
+                ...(decoded._meta !== undefined ? { _meta: decoded._meta } : {}),
+              } as InputRequiredResult);
+              return;
+            }
+            Promise.resolve(options.resultSchema["~standard"].validate(decoded.result)).then((checked) => {
+              if (!checked.issues || checked.issues.length === 0) {
+                resolve((checked as { value: CallToolResult }).value);
+                return;
+              }
+              const text = checked.issues.map(issueText).join(", ");
+              reject(
+                new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${request.method}: ${text}`),
+              );
+            }, reject);
+          },
         });
-        let isAnswered = false;
         const cancel = (reason: unknown) => {
-          if (isAnswered) return;
-          internals._progressHandlers.delete(messageId);
-          client.transport
-            ?.send(
-              internals._envelopeOutbound({
-                jsonrpc: "2.0" as const,
-                method: "notifications/cancelled",
-                params: { requestId: messageId, reason: String(reason) },
-              }),
-              noResumption,
-            )
-            .catch((error) => internals._onerror(new Error(`Failed to send cancellation: ${error}`)));
+          call.cancel(reason);
           reject(
             reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)),
           );
         };
-        fail = (error) => {
-          internals._progressHandlers.delete(messageId);
-          if (signal.aborted) return;
-          isAnswered = true;
-          reject(error);
-        };
-        inFlight.add(fail);
-        claims.claim(messageId, (response: JSONRPCResponse) => {
-          // As the SDK settles a response: its timer and progress handler go first.
-          clearTimeout(timer);
-          internals._progressHandlers.delete(messageId);
-          claims.release(messageId);
-          if (signal.aborted) return;
-          isAnswered = true;
-          if (!("result" in response)) {
-            reject(ProtocolError.fromError(response.error.code, response.error.message, response.error.data));
-            return;
-          }
-          let decoded: Decoded;
-          try {
-            const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
-            decoded = decodeCallResult(internals._wireCodec(), era, response.result);
-          } catch (error) {
-            reject(error instanceof Error ? error : new Error(String(error)));
-            return;
-          }
-          if (decoded.kind === "invalid") {
-            reject(decoded.error);
-            return;
-          }
-          if (decoded.kind === "input_required") {
-            resolve({
-              resultType: "input_required",
-              inputRequests: decoded.inputRequests,
-              ...(decoded.requestState !== undefined ? { requestState: decoded.requestState } : {}),
-              ...(decoded._meta !== undefined ? { _meta: decoded._meta } : {}),
-            } as InputRequiredResult);
-            return;
-          }
-          Promise.resolve(options.resultSchema["~standard"].validate(decoded.result)).then((checked) => {
-            if (!checked.issues || checked.issues.length === 0) {
-              resolve((checked as { value: CallToolResult }).value);
-              return;
-            }
-            const text = checked.issues.map(issueText).join(", ");
-            reject(new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${request.method}: ${text}`));
-          }, reject);
-        });
         onAbort = () => cancel(signal.reason);
         signal.addEventListener("abort", onAbort, { once: true });
         timer = setTimeout(
@@ -219,16 +278,8 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
             ),
           options.timeout,
         );
-        transport
-          .send(outbound, { ...noResumption, headers: options.headers, requestSignal: undefined })
-          .catch((error: unknown) => {
-            internals._progressHandlers.delete(messageId);
-            reject(error);
-          });
       }).finally(() => {
         if (onAbort) options.signal.removeEventListener("abort", onAbort);
-        if (fail) inFlight.delete(fail);
-        if (id !== undefined) claims.release(id);
         clearTimeout(timer);
       });
     },
