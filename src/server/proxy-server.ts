@@ -17,6 +17,7 @@ import { type Audience, ownHint } from "./cache-hints.ts";
 import { callOptionsFor, type ForwardOptions } from "./calls/call-options.ts";
 import { disabledMessage, errorResult, forwardCall, forwardWithRounds } from "./calls/forwarded-call.ts";
 import { verifyRequestState } from "./calls/input-rounds.ts";
+import { attachPlainLane, createPlainLane } from "./calls/plain-lane.ts";
 import { servePlainToolCalls } from "./calls/plain-tool-calls.ts";
 import { checkEnvelopesOnce } from "./checked-envelopes.ts";
 import type { ClientEra } from "./client-era.ts";
@@ -300,6 +301,19 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
     );
   };
   servePlainToolCalls(server, traced(observe.traces, "tools/call", callTool));
+  attachPlainLane(
+    server,
+    createPlainLane({
+      deps,
+      era,
+      session,
+      client,
+      isCalledByName,
+      searched: () => searched,
+      keptOut,
+      hasOutputSchema,
+    }),
+  );
   return server;
 }
 

@@ -260,21 +260,9 @@ export async function forwardToolCall(
       (isIdle || isOverTime) &&
       !call.signal?.aborted
     ) {
-      const why = isOverTime
-        ? `ran longer than ${limits.maxCallMs} ms in all (maxCallMs)`
-        : `gave no answer or progress for ${limits.callTimeoutMs} ms (callTimeoutMs)`;
-      throw new ProxyError(
-        "UPSTREAM_TIMEOUT",
-        `${tool} on ${server} ${why}; it was cancelled on the server. Try again, or give the server more time.`,
-        { cause: error },
-      );
+      throw callTimedOut(target, limits, isOverTime, error);
     }
-    // The server's own JSON-RPC error is its answer; anything else (a refused POST, a closed
-    // pipe) is told without what the transport read from the wire.
-    if (error instanceof ProtocolError || isProxyError(error)) throw error;
-    throw new ProxyError("UPSTREAM_UNAVAILABLE", `${tool} on ${server} failed: ${upstreamErrorText(error)}`, {
-      cause: error,
-    });
+    throw asCallError(target, error);
   } finally {
     clearTimeout(idle);
     untrack();
@@ -291,6 +279,34 @@ function sdkOptions(
   onprogress: (progress: Progress) => void,
 ) {
   return { timeout, signal, ...(headers ? { headers } : {}), allowInputRequired: true, onprogress };
+}
+
+/** A call cancelled on its server by one of its clocks (`maxCallMs` in all, or `callTimeoutMs` idle). */
+export function callTimedOut(
+  { tool, server }: Pick<CallTarget, "tool" | "server">,
+  limits: CallLimits,
+  isOverTime: boolean,
+  cause: unknown,
+): ProxyError {
+  const why = isOverTime
+    ? `ran longer than ${limits.maxCallMs} ms in all (maxCallMs)`
+    : `gave no answer or progress for ${limits.callTimeoutMs} ms (callTimeoutMs)`;
+  return new ProxyError(
+    "UPSTREAM_TIMEOUT",
+    `${tool} on ${server} ${why}; it was cancelled on the server. Try again, or give the server more time.`,
+    { cause },
+  );
+}
+
+/**
+ * What a failed call throws: the server's own JSON-RPC error is its answer; anything else (a
+ * refused POST, a closed pipe) is told without what the transport read from the wire.
+ */
+export function asCallError({ tool, server }: Pick<CallTarget, "tool" | "server">, error: unknown): unknown {
+  if (error instanceof ProtocolError || isProxyError(error)) return error;
+  return new ProxyError("UPSTREAM_UNAVAILABLE", `${tool} on ${server} failed: ${upstreamErrorText(error)}`, {
+    cause: error,
+  });
 }
 
 /** A result the proxy cannot write to its client (see result-depth.ts): an error at once instead. */

@@ -130,6 +130,36 @@ const noResumption = {
   onresumptiontoken: undefined,
 };
 
+/**
+ * A tools/call response as the SDK's request settles it: an error as its ProtocolError; a result
+ * through the era codec's `decodeResult` (a 2026 server's input_required as the SDK returns it when
+ * allowed) and the call's result schema, with the SDK's error texts.
+ */
+export async function settleCallResponse(
+  client: Client,
+  response: JSONRPCResponse,
+  resultSchema: StandardSchemaV1<unknown, CallToolResult>,
+): Promise<CallToolResult | InputRequiredResult> {
+  if (!("result" in response)) {
+    throw ProtocolError.fromError(response.error.code, response.error.message, response.error.data);
+  }
+  const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+  const decoded = decodeCallResult((client as unknown as ClientInternals)._wireCodec(), era, response.result);
+  if (decoded.kind === "invalid") throw decoded.error;
+  if (decoded.kind === "input_required") {
+    return {
+      resultType: "input_required",
+      inputRequests: decoded.inputRequests,
+      ...(decoded.requestState !== undefined ? { requestState: decoded.requestState } : {}),
+      ...(decoded._meta !== undefined ? { _meta: decoded._meta } : {}),
+    } as InputRequiredResult;
+  }
+  const checked = await resultSchema["~standard"].validate(decoded.result);
+  if (!checked.issues || checked.issues.length === 0) return (checked as { value: CallToolResult }).value;
+  const text = checked.issues.map(issueText).join(", ");
+  throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${text}`);
+}
+
 export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
   const internals = client as unknown as ClientInternals;
   const inFlight = new Set<(error: Error) => void>();
@@ -224,43 +254,7 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
           onresponse(response) {
             // As the SDK settles a response: its timer goes first.
             clearTimeout(timer);
-            if (!("result" in response)) {
-              reject(
-                ProtocolError.fromError(response.error.code, response.error.message, response.error.data),
-              );
-              return;
-            }
-            let decoded: Decoded;
-            try {
-              const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
-              decoded = decodeCallResult(internals._wireCodec(), era, response.result);
-            } catch (error) {
-              reject(error instanceof Error ? error : new Error(String(error)));
-              return;
-            }
-            if (decoded.kind === "invalid") {
-              reject(decoded.error);
-              return;
-            }
-            if (decoded.kind === "input_required") {
-              resolve({
-                resultType: "input_required",
-                inputRequests: decoded.inputRequests,
-                ...(decoded.requestState !== undefined ? { requestState: decoded.requestState } : {}),
-                ...(decoded._meta !== undefined ? { _meta: decoded._meta } : {}),
-              } as InputRequiredResult);
-              return;
-            }
-            Promise.resolve(options.resultSchema["~standard"].validate(decoded.result)).then((checked) => {
-              if (!checked.issues || checked.issues.length === 0) {
-                resolve((checked as { value: CallToolResult }).value);
-                return;
-              }
-              const text = checked.issues.map(issueText).join(", ");
-              reject(
-                new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${request.method}: ${text}`),
-              );
-            }, reject);
+            settleCallResponse(client, response, options.resultSchema).then(resolve, reject);
           },
         });
         const cancel = (reason: unknown) => {

@@ -3,6 +3,8 @@ import { ProtocolError } from "@modelcontextprotocol/client";
 import { isLoginNeeded } from "../auth/oauth-provider.ts";
 import { describeError, ProxyError } from "../errors.ts";
 import {
+  type ActiveCall,
+  type CallLimits,
   type CallOptions,
   type CallRoute,
   type CallTarget,
@@ -45,6 +47,8 @@ export interface PoolRequests {
   ): Promise<StandardSchemaV1.InferOutput<T>>;
   /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
   forwardCall(target: CallTarget, options: CallOptions): Promise<Result>;
+  /** Where a plain lane may send a tools/call at once, or undefined (UpstreamPool's `laneTo`). */
+  laneTo(server: string): LaneRoute | undefined;
   /** Any other request to a server, connecting it if need be (UpstreamPool's `request`). */
   request<T extends StandardSchemaV1>(
     server: string,
@@ -59,6 +63,17 @@ export interface PoolRequestsDeps {
   lifecycle: SlotLifecycle;
   /** The server's slot, or why it may not be used (gone, disabled, awaiting approval). */
   usableSlot(server: string): Slot;
+}
+
+/**
+ * A server a plain tools/call may go to past forward-call.ts (server/calls/plain-lane.ts): connected
+ * now, over a connection with lean calls (stdio), usable, with no call limits and no login to wait
+ * for. The lane keeps the call's clocks itself and tracks it on the server as forward-call does.
+ */
+export interface LaneRoute {
+  connection: UpstreamConnection;
+  limits: CallLimits;
+  track(call: ActiveCall): () => void;
 }
 
 /** Methods the 2026-07-28 revision removed that a modern server is not sent (see `request`). */
@@ -137,13 +152,15 @@ export function createPoolRequests({ options, lifecycle, usableSlot }: PoolReque
     return route;
   };
 
+  const limitsOf = (slot: Slot): CallLimits => ({
+    callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
+  });
+
   /** A call (tools/call, prompts/get, resources/read) through forward-call.ts, tracked on its server. */
   const forwardCall = async (target: CallTarget, call: CallOptions): Promise<Result> => {
     const slot = usableSlot(target.server);
-    const limits = {
-      callTimeoutMs: slot.config.callTimeoutMs ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-      maxCallMs: options.maxCallMs ?? DEFAULT_MAX_CALL_MS,
-    };
+    const limits = limitsOf(slot);
     if (slot.state === "needs-login" && !slot.connection && !slot.pending) {
       throw new ProxyError("UPSTREAM_UNAVAILABLE", slot.error ?? `${target.server} needs a login`);
     }
@@ -166,9 +183,22 @@ export function createPoolRequests({ options, lifecycle, usableSlot }: PoolReque
     }
   };
 
+  const laneTo = (server: string): LaneRoute | undefined => {
+    let slot: Slot;
+    try {
+      slot = usableSlot(server);
+    } catch {
+      return undefined; // gone, disabled or held: forward-call.ts says why
+    }
+    const connection = slot.connection;
+    if (!connection?.lean || slot.gate || slot.state !== "connected") return undefined;
+    return { connection, limits: limitsOf(slot), track: routeOf(slot).track };
+  };
+
   return {
     sendOn,
     forwardCall,
+    laneTo,
     async request(server, request, resultSchema, requestOptions = {}) {
       const slot = usableSlot(server);
       const connection = await connected(slot);

@@ -12,7 +12,7 @@ import { launchRefusal } from "../security/launch-spec.ts";
 import { createMemoryEraStore } from "../store/sqlite/era-store.ts";
 import type { CallOptions, InputMethod } from "./forward-call.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "./map-concurrently.ts";
-import { createPoolRequests, type RequestOptions } from "./pool-requests.ts";
+import { createPoolRequests, type LaneRoute, type RequestOptions } from "./pool-requests.ts";
 import { createPoolStates } from "./pool-states.ts";
 import type { ConnectOutcome, ServerStatus, UpstreamPoolOptions } from "./pool-types.ts";
 import { DEFAULT_RETRY_POLICY, isCircuitOpen, type RetryPolicy } from "./restart-policy.ts";
@@ -44,6 +44,8 @@ export interface UpstreamPool {
     args: Record<string, unknown> | undefined,
     options?: CallOptions,
   ): Promise<CallToolResult | InputRequiredResult>;
+  /** Where a plain lane may send a tools/call of `server` at once (pool-requests.ts), or undefined. */
+  laneTo(server: string): LaneRoute | undefined;
   /**
    * prompts/get or resources/read forwarded as a call is (clocks, relays to the caller, input
    * rounds): the result, or a 2026 server's input_required.
@@ -115,7 +117,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return slot;
   };
   // What the pool sends a server, calls and other requests (pool-requests.ts).
-  const { sendOn, forwardCall, request } = createPoolRequests({ options, lifecycle, usableSlot });
+  const { sendOn, forwardCall, request, laneTo } = createPoolRequests({ options, lifecycle, usableSlot });
 
   let nextSeq = 0;
   /** A slot for `config`, with the subscriptions and the place of the slot it replaces (a config change) if any. */
@@ -154,6 +156,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         return outcome;
       });
     },
+
+    laneTo,
 
     callTool(server, tool, args, callOptions = {}) {
       return forwardCall({ server, tool, args }, callOptions) as Promise<

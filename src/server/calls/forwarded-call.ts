@@ -75,7 +75,7 @@ export async function forwardWithRounds(
 }
 
 /** What became of a call, for the stats and the suggestions (set by `forwardOnce`). */
-interface CallReport {
+export interface CallReport {
   target?: CatalogTool;
   /** The call reached the pool (not refused by a plugin, the arguments check or the quarantine). */
   forwarded?: boolean;
@@ -104,6 +104,41 @@ export async function forwardCall(
   const started = performance.now();
   const report: CallReport = {};
   const result = await forwardOnce(deps, session, name, args, context, report);
+  return settleCall(
+    deps,
+    era,
+    session,
+    { name, args, context, searched, isFallback, started },
+    report,
+    result,
+  );
+}
+
+/** A call as `forwardCall` made it, for `settleCall`. */
+export interface SettledCall {
+  name: string;
+  args: Record<string, unknown> | undefined;
+  context: CallOptions;
+  searched: ReadonlySet<string>;
+  isFallback: boolean;
+  /** performance.now() when the call began. */
+  started: number;
+}
+
+/**
+ * The end of a forwarded call (its `report` and result): counted when it reached its server, a 2026
+ * client's missing capability thrown as -32021, and a failure given its alternatives or retried on
+ * a fallback. Also the end of a call made by the plain lane (plain-lane.ts).
+ */
+export async function settleCall(
+  deps: ProxyServerDeps,
+  era: ClientEra,
+  session: SessionRouting | undefined,
+  call: SettledCall,
+  report: CallReport,
+  result: CallToolResult | InputRequiredResult,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { name, args, context, searched, isFallback, started } = call;
   const { target, outcome } = report;
   // A round that asks the client for input is not the call's end: the last round is counted.
   if (!report.forwarded || !target || !outcome || isInputRequiredResult(result)) return result;
@@ -229,55 +264,87 @@ async function forwardOnce(
         result: result as ToolResult,
       })) as CallToolResult;
     }
-    report.outcome = result.isError ? "isError" : "ok";
-    outcome = report.outcome;
-    if (result.isError) report.error = firstText(result);
+    outcome = callAnswered(report, result);
     return result;
   } catch (error) {
-    report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
-    let failed: CallToolResult;
-    const refusal = limitRefusalOf(error);
-    if (refusal) {
-      // The server's call limits refused it (src/limits/): said in words, and in _meta for programs.
-      report.outcome = "limited";
-      failed = {
-        ...errorResult((error as Error).message),
-        _meta: { [LIMIT_META_KEY]: limitMeta(refusal) },
-      };
-    } else if (error instanceof ProtocolError) {
-      const missing =
-        error.code === ProtocolErrorCode.MissingRequiredClientCapability
-          ? requiredCapabilitiesOf(error.data)
-          : undefined;
-      if (missing) report.missingCapabilities = missing;
-      // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
-      const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
-      failed = errorResult(
-        `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
-      );
-    } else if (isProxyError(error)) {
-      failed = errorResult(error.message);
-    } else {
-      deps.logger.error(`call to ${name} failed`, {
-        error: describeError(error),
-        ...(context.principal ? { principal: context.principal.subject } : {}),
-      });
-      failed = errorResult(`Calling ${name} failed: ${redactSecrets(describeError(error))}`);
-    }
-    report.error = firstText(failed);
-    return failed;
+    return callFailure(deps, target, name, error, context, report);
   } finally {
-    if (deps.logger.enabled("debug")) {
-      deps.logger.debug("call", {
-        server: target.server,
-        tool: target.tool,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        outcome,
-        arguments: argumentShape(args ?? {}),
-        ...(context.principal ? { principal: context.principal.subject } : {}),
-      });
-    }
+    logCall(deps, target, started, outcome, args, context);
   }
+}
+
+/** The debug log's line of a call: where it went, how long it took and how it ended, its arguments' shape only. */
+export function logCall(
+  deps: ProxyServerDeps,
+  target: CatalogTool,
+  started: number,
+  outcome: string,
+  args: Record<string, unknown> | undefined,
+  context: CallOptions,
+): void {
+  if (!deps.logger.enabled("debug")) return;
+  deps.logger.debug("call", {
+    server: target.server,
+    tool: target.tool,
+    ms: Math.round((performance.now() - started) * 100) / 100,
+    outcome,
+    arguments: argumentShape(args ?? {}),
+    ...(context.principal ? { principal: context.principal.subject } : {}),
+  });
+}
+
+/** A result its server gave: its outcome, and its text when it is an error, for the statistics. */
+export function callAnswered(report: CallReport, result: CallToolResult): CallOutcome {
+  const outcome: CallOutcome = result.isError ? "isError" : "ok";
+  report.outcome = outcome;
+  if (result.isError) report.error = firstText(result);
+  return outcome;
+}
+
+/**
+ * A call that failed on its way or at its server, as the `isError` result the agent gets; `report`
+ * is told its outcome (and the capabilities a server said the client lacks).
+ */
+export function callFailure(
+  deps: ProxyServerDeps,
+  target: CatalogTool,
+  name: string,
+  error: unknown,
+  context: CallOptions,
+  report: CallReport,
+): CallToolResult {
+  report.outcome = isProxyError(error) && error.code === "UPSTREAM_TIMEOUT" ? "timeout" : "error";
+  let failed: CallToolResult;
+  const refusal = limitRefusalOf(error);
+  if (refusal) {
+    // The server's call limits refused it (src/limits/): said in words, and in _meta for programs.
+    report.outcome = "limited";
+    failed = {
+      ...errorResult((error as Error).message),
+      _meta: { [LIMIT_META_KEY]: limitMeta(refusal) },
+    };
+  } else if (error instanceof ProtocolError) {
+    const missing =
+      error.code === ProtocolErrorCode.MissingRequiredClientCapability
+        ? requiredCapabilitiesOf(error.data)
+        : undefined;
+    if (missing) report.missingCapabilities = missing;
+    // The SDK prefixes "MCP error CODE: " to a message that may carry the same prefix already.
+    const message = redactSecrets(error.message.replace(/^(MCP error -?\d+: )+/, ""));
+    failed = errorResult(
+      `Server ${target.server} rejected ${target.tool} (JSON-RPC error ${error.code}): ${message}`,
+    );
+  } else if (isProxyError(error)) {
+    failed = errorResult(error.message);
+  } else {
+    deps.logger.error(`call to ${name} failed`, {
+      error: describeError(error),
+      ...(context.principal ? { principal: context.principal.subject } : {}),
+    });
+    failed = errorResult(`Calling ${name} failed: ${redactSecrets(describeError(error))}`);
+  }
+  report.error = firstText(failed);
+  return failed;
 }
 
 /**

@@ -30,6 +30,11 @@ export interface ClientSessions {
   open(server: Server): ClientSession;
   /** Marks a call in flight; the returned key names it to the upstream pool (`CallOptions.caller`). */
   beginCall(session: ClientSession, extra: Extra): string;
+  /**
+   * As `beginCall`, for a call the SDK's Server never saw (the plain lane, over stdio, where a
+   * request has no stream of its own): what it causes is sent on the session itself.
+   */
+  beginSessionCall(session: ClientSession): string;
   endCall(key: string): void;
   call(key: string): CallContext | undefined;
   /** An open session by its id. */
@@ -82,6 +87,18 @@ export function createClientSessions(subscriptions: ResourceSubscriptions): Clie
     beginCall(session, extra) {
       const key = `${session.id}:${++counter}`;
       calls.set(key, { session, send: extra.mcpReq.send, notify: extra.mcpReq.notify });
+      return key;
+    },
+    beginSessionCall(session) {
+      const key = `${session.id}:${++counter}`;
+      const { server } = session;
+      calls.set(key, {
+        session,
+        // Relays pass a result schema (upstream-messages.ts): the Server's request takes the same.
+        send: ((request: never, schema: never, options: never) =>
+          server.request(request, schema, options)) as unknown as Extra["mcpReq"]["send"],
+        notify: (notification) => server.notification(notification),
+      });
       return key;
     },
     endCall: (key) => void calls.delete(key),

@@ -24,6 +24,8 @@ export interface PinnedDelivery {
   watch(channel: Transport): void;
   /** Hands `message` to the pinned channel if it may; false leaves it to the entry. */
   claim(message: JSONRPCMessage): boolean;
+  /** The channel the connection is pinned to, while it may take messages (not closed, not stopped). */
+  pinnedChannel(): Transport | undefined;
   /** From now on every message goes the entry's way (the connection is closing). */
   stop(): void;
 }
@@ -38,6 +40,7 @@ const ENTRY_METHODS: ReadonlySet<string> = new Set(["initialize", "subscriptions
 
 export function createPinnedDelivery(): PinnedDelivery {
   let pinned: ChannelInternals | undefined;
+  let pinnedTransport: Transport | undefined;
   let deliverPinned: ((message: JSONRPCMessage) => void) | undefined;
   let isStopped = false;
   return {
@@ -53,6 +56,7 @@ export function createPinnedDelivery(): PinnedDelivery {
           message.method !== "server/discover"
         ) {
           pinned = channel as ChannelInternals;
+          pinnedTransport = channel;
           deliverPinned = deliver;
         }
         deliver(message, extra);
@@ -63,6 +67,9 @@ export function createPinnedDelivery(): PinnedDelivery {
       if (!isPlainRequest(message) || ENTRY_METHODS.has((message as { method: string }).method)) return false;
       deliverPinned(message);
       return true;
+    },
+    pinnedChannel() {
+      return isStopped || !pinned || pinned._closed ? undefined : pinnedTransport;
     },
     stop() {
       isStopped = true;

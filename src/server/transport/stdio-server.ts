@@ -1,6 +1,7 @@
-import type { Server } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Server } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "../../log.ts";
+import { plainLaneOf } from "../calls/plain-lane.ts";
 import type { ClientEra } from "../client-era.ts";
 import { type ChangeFeed, serverNotifier } from "../federation/change-feed.ts";
 import { type ListenAdmission, stdioListens } from "./listen-admission.ts";
@@ -44,12 +45,20 @@ export function startStdioServer(
 ): StdioHandle {
   const listens = options.listens ? stdioListens(options.listens) : undefined;
   const pinned = createPinnedDelivery();
+  /** Each channel's server, so that the pinned one's plain lane can take what it serves whole. */
+  const serverOf = new WeakMap<object, Server>();
+  const send = (message: JSONRPCMessage) => transport.send(message);
   const transport = new LineStdioServerTransport({
     maxRequestBytes: options.maxRequestBytes,
     onRequest: options.onRequest,
     onMessage: listens?.inbound,
     onSend: listens?.outbound,
-    claim: pinned.claim,
+    claim: (message) => {
+      const channel = pinned.pinnedChannel();
+      const server = channel && serverOf.get(channel);
+      if (server && plainLaneOf(server)?.claim(message, send)) return true;
+      return pinned.claim(message);
+    },
   });
   void transport.closed.then(() => listens?.close());
   const handle = serveStdio(
@@ -57,6 +66,7 @@ export function startStdioServer(
       const server = createServer(era);
       const connect = server.connect.bind(server);
       server.connect = (channel) => {
+        serverOf.set(channel, server);
         countPlainMessages(channel);
         pinned.watch(channel);
         return connect(channel);
