@@ -16,8 +16,13 @@ import {
 } from "../src/index/operation-agreement.ts";
 import { withoutLiterals } from "../src/index/query-text.ts";
 import { relevanceFloor } from "../src/index/relevance-floor.ts";
-import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
-import { type Analyzer, createSearchIndex, type SearchIndex } from "../src/index/search-index.ts";
+import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../src/index/request-steps.ts";
+import {
+  type Analyzer,
+  createSearchIndex,
+  type SearchHit,
+  type SearchIndex,
+} from "../src/index/search-index.ts";
 import { type ToolFields, toolFields } from "../src/index/tool-document.ts";
 import type { UpstreamTool } from "../src/upstream-tool.ts";
 import { seededRandom } from "../tests/helpers.ts";
@@ -89,6 +94,18 @@ export interface Variant {
 }
 
 /** The text the binary searches for a request: its literals set aside, unless nothing else is left. */
+/** How one text is ranked by a variant: its hits, and the floor they are judged against. */
+export type RankText = (index: SearchIndex, text: string, wanted: number) => Promise<Ranking<SearchHit>>;
+
+/** As the binary puts a request together from `rankText`: the whole request and its steps, merged by score. */
+export const requestRanking = (rankText: RankText) => async (search: SearchIndex, text: string) => {
+  const steps = requestSteps(text);
+  const whole = await rankText(search, text, steps.length > 0 ? STEP_CANDIDATES : 10);
+  if (steps.length === 0) return whole.hits.filter((hit) => hit.score >= whole.floor).slice(0, 10);
+  const rankings = await Promise.all(steps.map((step) => rankText(search, step, STEP_CANDIDATES)));
+  return mergeSteps(whole, rankings, 10);
+};
+
 export function searchTextOf(query: string): string {
   const stripped = withoutLiterals(query);
   return stripped.trim() ? stripped : query;

@@ -15,14 +15,22 @@ import { loadUseLiteEmbedder } from "../../src/index/embedders/use-lite-embedder
 import { fuseRankings } from "../../src/index/hybrid-ranking.ts";
 import { askedOperation, rescoreByOperation } from "../../src/index/operation-agreement.ts";
 import { relevanceFloor } from "../../src/index/relevance-floor.ts";
-import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../../src/index/request-steps.ts";
-import type { SearchHit, SearchIndex } from "../../src/index/search-index.ts";
+import { mergeSteps, requestSteps, STEP_CANDIDATES } from "../../src/index/request-steps.ts";
+import type { SearchIndex } from "../../src/index/search-index.ts";
 import { STOP_WORDS, tokenize } from "../../src/index/tokenizer.ts";
 import { toolFields, toolText } from "../../src/index/tool-document.ts";
 import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../../src/index/tool-vectors.ts";
 import { createVectorIndex } from "../../src/index/vector-index.ts";
 import { requireEvalSet } from "../eval-catalog.ts";
-import { data, longTasks, operationRanked, runExperiment, searchTextOf } from "../retrieval-experiment.ts";
+import {
+  data,
+  longTasks,
+  operationRanked,
+  type RankText,
+  requestRanking,
+  runExperiment,
+  searchTextOf,
+} from "../retrieval-experiment.ts";
 import { openEmbeddingCache } from "./embedding-cache.ts";
 
 const MIN_SCORE = 0.05;
@@ -48,8 +56,6 @@ const texts = [...data.queries, ...longTasks(data.queries)].flatMap((q) => {
 await cache.embed(texts);
 cache.save();
 const vectorOf = async (text: string) => (await cache.embed([text]))[0]!;
-
-type RankText = (index: SearchIndex, text: string, wanted: number) => Promise<Ranking<SearchHit>>;
 
 /** As the binary ranks one text without vectors. */
 const lexicalText: RankText = async (search, text, wanted) => ({
@@ -125,14 +131,8 @@ const stepsFused = (fused: RankText) => async (search: SearchIndex, text: string
   return mergeSteps(whole, rankings, 10);
 };
 
-/** As the binary puts a request together: the whole request and its steps, merged by score. */
-const request = (rankText: RankText) => async (search: SearchIndex, text: string) => {
-  const steps = requestSteps(text);
-  const whole = await rankText(search, text, steps.length > 0 ? STEP_CANDIDATES : 10);
-  if (steps.length === 0) return whole.hits.filter((hit) => hit.score >= whole.floor).slice(0, 10);
-  const rankings = await Promise.all(steps.map((step) => rankText(search, step, STEP_CANDIDATES)));
-  return mergeSteps(whole, rankings, 10);
-};
+/** As the binary puts a request together (retrieval-experiment.ts). */
+const request = requestRanking;
 
 /** What the dense side is, in the variants' names. */
 const SOURCE = table ? `table ${basename(table)}` : "USE";

@@ -26,8 +26,6 @@ import { loadStaticEmbedder } from "../../src/index/embedders/static-embedder.ts
 import { fuseRankings } from "../../src/index/hybrid-ranking.ts";
 import { askedOperation, rescoreByOperation } from "../../src/index/operation-agreement.ts";
 import { contentWordCount, FLOOR_WORDS, relevanceFloor } from "../../src/index/relevance-floor.ts";
-import { mergeSteps, type Ranking, requestSteps, STEP_CANDIDATES } from "../../src/index/request-steps.ts";
-import type { SearchHit, SearchIndex } from "../../src/index/search-index.ts";
 import { STOP_WORDS, stem, tokenize } from "../../src/index/tokenizer.ts";
 import { type ToolFields, toolFields, toolText } from "../../src/index/tool-document.ts";
 import { HYBRID_CANDIDATES } from "../../src/index/tool-vectors.ts";
@@ -37,6 +35,8 @@ import {
   data,
   type EvalQuery,
   operationRanked,
+  type RankText,
+  requestRanking,
   runExperiment,
   type Variant,
 } from "../retrieval-experiment.ts";
@@ -113,8 +113,6 @@ const vectorIndexOf = async (isSynonyms: boolean) => {
 const plainVectors = await vectorIndexOf(false);
 const synonymVectors = synonyms ? await vectorIndexOf(true) : undefined;
 
-type RankText = (index: SearchIndex, text: string, wanted: number) => Promise<Ranking<SearchHit>>;
-
 /** As the binary ranks one text without vectors. */
 const lexicalText: RankText = async (search, text, wanted) => ({
   hits: (await operationRanked(search, text)).slice(0, wanted),
@@ -170,14 +168,8 @@ const expandedText: RankText = async (search, text, wanted) => {
   return lexicalText(search, `${text} ${added.join(" ")}`, wanted);
 };
 
-/** As the binary puts a request together: the whole request and its steps, merged by score. */
-const request = (rankText: RankText) => async (search: SearchIndex, text: string) => {
-  const steps = requestSteps(text);
-  const whole = await rankText(search, text, steps.length > 0 ? STEP_CANDIDATES : 10);
-  if (steps.length === 0) return whole.hits.filter((hit) => hit.score >= whole.floor).slice(0, 10);
-  const rankings = await Promise.all(steps.map((step) => rankText(search, step, STEP_CANDIDATES)));
-  return mergeSteps(whole, rankings, 10);
-};
+/** As the binary puts a request together (retrieval-experiment.ts). */
+const request = requestRanking;
 
 const SOURCE = tableDir ? `table ${basename(tableDir)}` : "";
 const ANY = Number.POSITIVE_INFINITY;

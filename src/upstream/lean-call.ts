@@ -87,7 +87,7 @@ interface ClientInternals {
  * `LeanCalls.call` is this with the SDK's clock, abort and result checks around it; a caller that
  * keeps its own (a lane from the client's line) uses it as it is.
  */
-export interface RawCallHandlers {
+interface RawCallHandlers {
   onId?: ((id: number) => void) | undefined;
   headers?: Record<string, string> | undefined;
   onprogress: (progress: Progress) => void;
@@ -96,7 +96,7 @@ export interface RawCallHandlers {
   onfailed(error: unknown): void;
 }
 
-export interface RawCall {
+interface RawCall {
   readonly id: number;
   /** Tells the server (notifications/cancelled with the id and the reason) unless the call has ended. */
   cancel(reason: unknown): void;
