@@ -134,7 +134,6 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
       if (inFlight.has(key)) return false; // an id still in use: the SDK's way answers it
       const { connection, limits } = route;
       const lean = connection.lean!;
-      options.session?.touch(name);
       const started = performance.now();
       const report: CallReport = { target, forwarded: true };
       const caller = client.sessions.beginSessionCall(client.session);
@@ -223,19 +222,31 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
           client.sessions.endCall(caller);
         }
       };
-      const sent = lean.send(
-        { method: "tools/call", params: { name: target.tool, ...(args ? { arguments: args } : {}) } },
-        {
-          onId: (upstreamId) => connection.tags.note(tag, upstreamId),
-          // Asked for always, as forward-call asks: progress keeps a long call alive.
-          onprogress: () => {
-            idleAt = performance.now() + limits.callTimeoutMs;
+      let sent: ReturnType<typeof lean.send>;
+      try {
+        sent = lean.send(
+          { method: "tools/call", params: { name: target.tool, ...(args ? { arguments: args } : {}) } },
+          {
+            onId: (upstreamId) => connection.tags.note(tag, upstreamId),
+            // Asked for always, as forward-call asks: progress keeps a long call alive.
+            onprogress: () => {
+              idleAt = performance.now() + limits.callTimeoutMs;
+            },
+            onresponse: (response) =>
+              void answer(
+                settleCallResponse(connection.client, response, callResultSchema(connection.client)),
+              ),
+            onfailed: (error) => void answer(Promise.reject(error)),
           },
-          onresponse: (response) =>
-            void answer(settleCallResponse(connection.client, response, callResultSchema(connection.client))),
-          onfailed: (error) => void answer(Promise.reject(error)),
-        },
-      );
+        );
+      } catch {
+        // The connection went between the look and the send: the SDK's way says so.
+        untrack();
+        connection.tags.forget(tag);
+        client.sessions.endCall(caller);
+        return false;
+      }
+      options.session?.touch(name);
       function look() {
         if (isOver) return;
         const now = performance.now();
