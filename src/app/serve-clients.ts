@@ -1,6 +1,7 @@
 import { createProxyServer } from "../server/proxy-server.ts";
 import type { ListenAdmission } from "../server/transport/listen-admission.ts";
 import { startStdioServer } from "../server/transport/stdio-server.ts";
+import type { ClientPriority } from "../upstream/client-priority.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { HttpClients } from "./serve-http.ts";
 
@@ -19,6 +20,8 @@ const TERMINAL_HINT =
 const QUIET_START_MS = 3_000;
 
 export interface ServedClients extends HttpClients {
+  /** Told of each request over stdio: the first pass over the servers gives way (client-priority.ts). */
+  clientPriority: ClientPriority;
   /** `serve --profile NAME` over stdio. */
   profile: string | undefined;
   listensOver: (pool: UpstreamPool) => ListenAdmission;
@@ -39,6 +42,7 @@ export async function serveClients(served: ServedClients): Promise<{ clientGone:
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
+        served.clientPriority.requested();
         if (method !== "server/discover") startUpstreams();
       },
       changes,

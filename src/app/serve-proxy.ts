@@ -24,6 +24,7 @@ import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import { keptResultsOf } from "../store/postgres/kept-results.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
+import { createClientPriority } from "../upstream/client-priority.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -177,6 +178,8 @@ async function run(
   let isIndexed = false;
   // Run after the pool closed: the first pass, cut short, settles before the index is saved and closed.
   cleanup.defer("end the first indexing pass", () => indexing);
+  // The clients' requests come first: the first pass over the servers slows down while they ask.
+  const clientPriority = createClientPriority();
   const pool = createUpstreamPool({
     servers: config.servers,
     logger: logger.child("upstream"),
@@ -197,6 +200,7 @@ async function run(
     eras: catalog.eras,
     instructions: catalog.instructions,
     gateOf: team.limits?.gateOf,
+    clientPriority,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,
@@ -383,6 +387,7 @@ async function run(
     listens,
     listensOver,
     startUpstreams,
+    clientPriority,
     sessions,
     ancestry,
     isDataDirWritable,
