@@ -1,6 +1,7 @@
 import { removeStaleTemps } from "../atomic-file.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { describeError } from "../errors.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { createPrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
@@ -137,6 +138,8 @@ async function run(
       readOnly: !lock.isHeld,
       onEmbedProgress: ttyEmbedProgress(),
       servers,
+      // Read once the first request is answered (startUpstreams), or by a search that comes first.
+      deferIndex: true,
     }),
   );
   cleanup.defer("close the catalog", () => catalog.close());
@@ -245,6 +248,12 @@ async function run(
     if (!started) return;
     started(undefined);
     started = undefined;
+    // After the answer to the request that got here (a timer runs once its handling is done).
+    setTimeout(() => {
+      catalog.loadIndex().catch((error: unknown) => {
+        logger.warn(`reading the search index failed: ${describeError(error)}`);
+      });
+    }, 0);
     pool.startRetrying();
     indexing = sync?.indexAll() ?? indexing;
     void indexing.then(() => {
