@@ -1,7 +1,6 @@
 import { createProxyServer } from "../server/proxy-server.ts";
 import type { ListenAdmission } from "../server/transport/listen-admission.ts";
 import { startStdioServer } from "../server/transport/stdio-server.ts";
-import type { ClientPriority } from "../upstream/client-priority.ts";
 import type { UpstreamPool } from "../upstream/upstream-pool.ts";
 import type { HttpClients } from "./serve-http.ts";
 
@@ -20,8 +19,6 @@ const TERMINAL_HINT =
 const QUIET_START_MS = 3_000;
 
 export interface ServedClients extends HttpClients {
-  /** Told of each request over stdio: the first pass over the servers gives way (client-priority.ts). */
-  clientPriority: ClientPriority;
   /** `serve --profile NAME` over stdio. */
   profile: string | undefined;
   listensOver: (pool: UpstreamPool) => ListenAdmission;
