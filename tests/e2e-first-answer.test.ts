@@ -4,6 +4,7 @@ import {
   connectStdio,
   eventually,
   fixtureEntry,
+  processesMatching,
   type Retrieved,
   retrieve,
 } from "./helpers.ts";
@@ -65,5 +66,39 @@ describe("retrieve_tools while a server is slow to start", () => {
     const answer = (await retrieve(proxy.client, "echo back the message", 3)) as WithConnecting;
     expect(answer.tools.map((tool) => tool.name)).toContain("slow__echo");
     expect(answer.connecting?.servers).toContain("slow");
+  });
+});
+
+describe("the first pass over the servers while the client asks", () => {
+  test("keeps two servers starting while requests come, and starts the rest once the client is quiet", async () => {
+    const token = `priority-${crypto.randomUUID()}`;
+    const sandbox = cleanup.sandbox();
+    const names = ["a", "b", "c", "d", "e"];
+    sandbox.writeConfig({
+      mcpServers: Object.fromEntries(
+        // None answers its initialize within the test: each holds a place in the pass.
+        names.map((name) => [
+          name,
+          fixtureEntry({ args: ["--init-delay", "60000", "--name", `${token}-${name}`], timeoutMs: 90_000 }),
+        ]),
+      ),
+    });
+    const proxy = await connectStdio(sandbox);
+    cleanup.defer(() => proxy.close());
+    const asking = performance.now();
+    // Pings: a search on a first run would wait for the pass (and ask nothing meanwhile).
+    while (performance.now() - asking < 2_000) {
+      await proxy.client.ping();
+      await Bun.sleep(50);
+    }
+    expect(processesMatching(token)).toHaveLength(2);
+    // Quiet now: the pass goes on at full width.
+    expect(
+      await eventually(
+        () => processesMatching(token),
+        (pids) => pids.length === names.length,
+        10_000,
+      ),
+    ).toHaveLength(names.length);
   });
 });
