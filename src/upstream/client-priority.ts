@@ -3,7 +3,7 @@
  * on the one JavaScript thread that also reads and answers the clients: with CONNECT_CONCURRENCY
  * connects in flight, a request line waited behind every connect step that became ready meanwhile
  * (at 100,000 tools a search over stdio took 10–20 ms p50 while the pass ran, most of it before
- * the line was even read, against 3–5 ms with one connect in flight). While clients are asking
+ * the line was even read, against about 5 ms with one connect in flight). While clients are asking
  * (a request in the last QUIET_MS), the pass keeps at most BUSY_CONCURRENCY connects going; the
  * others wait for a quiet moment. Connects already under way finish; nothing is cancelled.
  */
@@ -17,8 +17,12 @@ export interface ClientPriority {
   turn(worker: number): Promise<void> | undefined;
 }
 
-/** How many connects the first pass keeps in flight while clients are asking. */
-const BUSY_CONCURRENCY = 2;
+/**
+ * How many connects the first pass keeps in flight while clients are asking. One: at 10,000 tools
+ * a search then took 2.1–2.5 ms p50 over stdio against 2.7–3.2 with two (4.7–5.0 against 6.0–6.2
+ * at 100,000). A hung server holds it until its timeout, but only while clients keep asking.
+ */
+const BUSY_CONCURRENCY = 1;
 /** How long after a client's last request the pass goes back to full speed. */
 const QUIET_MS = 500;
 
