@@ -70,23 +70,37 @@ describe("retrieve_tools while a server is slow to start", () => {
 });
 
 describe("the first pass over the servers while the client asks", () => {
-  test("keeps one server starting while requests come, and starts the rest once the client is quiet", async () => {
+  test("with a saved index it keeps one server starting while requests come, and the rest once the client is quiet", async () => {
     const token = `priority-${crypto.randomUUID()}`;
     const sandbox = cleanup.sandbox();
     const names = ["a", "b", "c", "d", "e"];
+    // A saved index first (a first run's searches wait for the pass: it keeps its full width).
+    sandbox.writeConfig({ mcpServers: { fast: fixtureEntry() } });
+    const indexing = await connectStdio(sandbox);
+    await eventually(
+      () => retrieve(indexing.client, "echo back the message", 3),
+      (result) => result.tools.some((tool) => tool.name === "fast__echo"),
+      30_000,
+    );
+    await indexing.close();
     sandbox.writeConfig({
-      mcpServers: Object.fromEntries(
+      mcpServers: {
+        fast: fixtureEntry(),
         // None answers its initialize within the test: each holds a place in the pass.
-        names.map((name) => [
-          name,
-          fixtureEntry({ args: ["--init-delay", "60000", "--name", `${token}-${name}`], timeoutMs: 90_000 }),
-        ]),
-      ),
+        ...Object.fromEntries(
+          names.map((name) => [
+            name,
+            fixtureEntry({
+              args: ["--init-delay", "60000", "--name", `${token}-${name}`],
+              timeoutMs: 90_000,
+            }),
+          ]),
+        ),
+      },
     });
     const proxy = await connectStdio(sandbox);
     cleanup.defer(() => proxy.close());
     const asking = performance.now();
-    // Pings: a search on a first run would wait for the pass (and ask nothing meanwhile).
     while (performance.now() - asking < 2_000) {
       await proxy.client.ping();
       await Bun.sleep(50);

@@ -203,7 +203,9 @@ async function run(
     eras: catalog.eras,
     instructions: catalog.instructions,
     gateOf: team.limits?.gateOf,
-    clientPriority,
+    // Not on a first run: its searches wait for the pass (serve-clients: firstIndexing), whose
+    // width they would take away.
+    clientPriority: savedTools > 0 ? clientPriority : undefined,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,
