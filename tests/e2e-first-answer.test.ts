@@ -4,6 +4,7 @@ import {
   connectStdio,
   eventually,
   fixtureEntry,
+  processesMatching,
   type Retrieved,
   retrieve,
 } from "./helpers.ts";
@@ -65,5 +66,53 @@ describe("retrieve_tools while a server is slow to start", () => {
     const answer = (await retrieve(proxy.client, "echo back the message", 3)) as WithConnecting;
     expect(answer.tools.map((tool) => tool.name)).toContain("slow__echo");
     expect(answer.connecting?.servers).toContain("slow");
+  });
+});
+
+describe("the first pass over the servers while the client asks", () => {
+  test("with a saved index it keeps one server starting while requests come, and the rest once the client is quiet", async () => {
+    const token = `priority-${crypto.randomUUID()}`;
+    const sandbox = cleanup.sandbox();
+    const names = ["a", "b", "c", "d", "e"];
+    // A saved index first (a first run's searches wait for the pass: it keeps its full width).
+    sandbox.writeConfig({ mcpServers: { fast: fixtureEntry() } });
+    const indexing = await connectStdio(sandbox);
+    await eventually(
+      () => retrieve(indexing.client, "echo back the message", 3),
+      (result) => result.tools.some((tool) => tool.name === "fast__echo"),
+      30_000,
+    );
+    await indexing.close();
+    sandbox.writeConfig({
+      mcpServers: {
+        fast: fixtureEntry(),
+        // None answers its initialize within the test: each holds a place in the pass.
+        ...Object.fromEntries(
+          names.map((name) => [
+            name,
+            fixtureEntry({
+              args: ["--init-delay", "60000", "--name", `${token}-${name}`],
+              timeoutMs: 90_000,
+            }),
+          ]),
+        ),
+      },
+    });
+    const proxy = await connectStdio(sandbox);
+    cleanup.defer(() => proxy.close());
+    const asking = performance.now();
+    while (performance.now() - asking < 2_000) {
+      await proxy.client.ping();
+      await Bun.sleep(50);
+    }
+    expect(processesMatching(token)).toHaveLength(1);
+    // Quiet now: the pass goes on at full width.
+    expect(
+      await eventually(
+        () => processesMatching(token),
+        (pids) => pids.length === names.length,
+        10_000,
+      ),
+    ).toHaveLength(names.length);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HttpServerConfig, StdioServerConfig } from "../src/config/parse-server.ts";
 import { silentLogger } from "../src/log.ts";
+import { createClientPriority } from "../src/upstream/client-priority.ts";
 import { DEFAULT_RETRY_POLICY } from "../src/upstream/restart-policy.ts";
 import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { eventually, FIXTURE, FIXTURE_TOOLS, freePort, processesMatching, watchOutput } from "./helpers.ts";
@@ -310,5 +311,37 @@ describe("what the pool keeps of its servers' states", () => {
     // What a call to it says is the stored text too, never the secret.
     const refused = await pool.callTool("b-broken", "echo", { message: "x" }).catch((e: Error) => e.message);
     expect(refused).not.toContain(secret);
+  });
+});
+
+describe("the first pass while clients ask", () => {
+  test("keeps only the busy share of connects in flight, and a connect held back ends with the pool", async () => {
+    const token = `priority-${crypto.randomUUID()}`;
+    const clientPriority = createClientPriority({ busyConcurrency: 2, quietMs: 60_000 });
+    const names = ["a", "b", "c", "d", "e"];
+    const pool = createUpstreamPool({
+      servers: names.map((name) => ({
+        ...fixtureServer(name, `${token}-${name}`, ["--mode", "hang"]),
+        timeoutMs: 60_000,
+      })),
+      logger: silentLogger,
+      clientPriority,
+    });
+    pools.push(pool);
+    clientPriority.requested();
+    const connecting = pool.connectAll();
+    await eventually(
+      () => processesMatching(token),
+      (pids) => pids.length === 2,
+      10_000,
+    );
+    await Bun.sleep(300);
+    // Two started (the others wait for the clients to be quiet), not all five.
+    expect(processesMatching(token)).toHaveLength(2);
+    const closing = performance.now();
+    await pool.close();
+    const outcomes = await connecting;
+    expect(performance.now() - closing).toBeLessThan(10_000);
+    expect(outcomes.filter((outcome) => outcome.stopped)).toHaveLength(5);
   });
 });

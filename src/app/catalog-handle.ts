@@ -51,6 +51,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     searchAllWithHeld: (queries, limit, minScore) => current.searchAllWithHeld(queries, limit, minScore),
     whenEmbedded: () => current.whenEmbedded(),
     persist: () => current.persist(),
+    loadIndex: () => current.loadIndex(),
     // Another catalog is another history: its version is told apart by how many came before it.
     version: () => `${replaced.length}/${current.version()}`,
     replace(next) {

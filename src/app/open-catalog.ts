@@ -23,6 +23,8 @@ export interface CatalogOpenOptions {
   waitForVectors?: boolean;
   /** Embedding progress; the commands draw it on a TTY. */
   onEmbedProgress?: ((done: number, total: number) => void) | undefined;
+  /** Read the search index when first needed or asked (`loadIndex`), not now (serve). */
+  deferIndex?: boolean;
 }
 
 /** The catalog in the config's data dir, with the built-in tool names kept off-limits and the configured embedder. */
@@ -44,6 +46,7 @@ export async function openCatalog(
     vectorWeight: config.vectorWeight,
     approvalPolicy: approvalPolicyOf(config, options.servers),
     toolOverrides: toolOverridesOf(options.servers?.() ?? config.servers),
+    deferIndex: options.deferIndex ?? false,
     ...(options.onEmbedProgress ? { onEmbedProgress: options.onEmbedProgress } : {}),
   });
   if (options.waitForVectors) {

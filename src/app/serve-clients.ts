@@ -39,6 +39,7 @@ export async function serveClients(served: ServedClients): Promise<{ clientGone:
       maxRequestBytes: config.maxRequestBytes,
       logger,
       onRequest: (method) => {
+        served.clientPriority.requested();
         if (method !== "server/discover") startUpstreams();
       },
       changes,

@@ -9,6 +9,7 @@ import { isTokenRequired, loadOrCreateToken } from "../server/transport/bearer-t
 import { createHttpApp } from "../server/transport/http-app.ts";
 import { startHttpServer } from "../server/transport/http-server.ts";
 import type { ListenAdmission } from "../server/transport/listen-admission.ts";
+import type { ClientPriority } from "../upstream/client-priority.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
@@ -29,6 +30,8 @@ export interface HttpClients {
   listens: ListenAdmission;
   /** Connects the upstreams and starts the first indexing pass (once; later calls do nothing). */
   startUpstreams: () => void;
+  /** Told of each client request: the first pass over the servers gives way (client-priority.ts). */
+  clientPriority: ClientPriority;
   sessions: SessionRegistry;
   ancestry: Ancestry;
   isDataDirWritable: boolean;
@@ -85,7 +88,14 @@ export async function serveHttp(
       sessionIdleMs: config.sessionIdleMs,
     },
   });
-  const http = startHttpServer(app, config.host, config.port, config.maxRequestBytes);
+  const requests = {
+    ...app,
+    fetch: (request: Request, server?: unknown) => {
+      served.clientPriority.requested();
+      return app.fetch(request, server);
+    },
+  };
+  const http = startHttpServer(requests, config.host, config.port, config.maxRequestBytes);
   cleanup.defer("stop the HTTP server", () => http.close());
   const origin = http.url.replace(/\/mcp$/, "");
   logger.info(

@@ -1,6 +1,7 @@
 import { removeStaleTemps } from "../atomic-file.ts";
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import { describeError } from "../errors.ts";
 import { rerankerFor } from "../index/llm-rerank.ts";
 import { createPrincipalQuotas } from "../limits/principal-quotas.ts";
 import type { Logger } from "../log.ts";
@@ -24,6 +25,7 @@ import { openCallStats } from "../stats/call-stats.ts";
 import { usagePriors } from "../stats/usage-prior.ts";
 import { keptResultsOf } from "../store/postgres/kept-results.ts";
 import { startTracing } from "../tracing/start-tracing.ts";
+import { createClientPriority } from "../upstream/client-priority.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { createUpstreamPool, type UpstreamPool } from "../upstream/upstream-pool.ts";
@@ -136,6 +138,8 @@ async function run(
       readOnly: !lock.isHeld,
       onEmbedProgress: ttyEmbedProgress(),
       servers,
+      // Read once the first request is answered (startUpstreams), or by a search that comes first.
+      deferIndex: true,
     }),
   );
   cleanup.defer("close the catalog", () => catalog.close());
@@ -177,6 +181,8 @@ async function run(
   let isIndexed = false;
   // Run after the pool closed: the first pass, cut short, settles before the index is saved and closed.
   cleanup.defer("end the first indexing pass", () => indexing);
+  // The clients' requests come first: the first pass over the servers slows down while they ask.
+  const clientPriority = createClientPriority();
   const pool = createUpstreamPool({
     servers: config.servers,
     logger: logger.child("upstream"),
@@ -197,6 +203,9 @@ async function run(
     eras: catalog.eras,
     instructions: catalog.instructions,
     gateOf: team.limits?.gateOf,
+    // Not on a first run: its searches wait for the pass (serve-clients: firstIndexing), whose
+    // width they would take away.
+    clientPriority: savedTools > 0 ? clientPriority : undefined,
     clientSide: upstreamMessages({
       sessions: clients,
       changes,
@@ -241,6 +250,12 @@ async function run(
     if (!started) return;
     started(undefined);
     started = undefined;
+    // After the answer to the request that got here (a timer runs once its handling is done).
+    setTimeout(() => {
+      catalog.loadIndex().catch((error: unknown) => {
+        logger.warn(`reading the search index failed: ${describeError(error)}`);
+      });
+    }, 0);
     pool.startRetrying();
     indexing = sync?.indexAll() ?? indexing;
     void indexing.then(() => {
@@ -383,6 +398,7 @@ async function run(
     listens,
     listensOver,
     startUpstreams,
+    clientPriority,
     sessions,
     ancestry,
     isDataDirWritable,

@@ -14,8 +14,8 @@ import { HYBRID_CANDIDATES, RELEVANT_COSINE, type ToolVectors } from "./tool-vec
  * this is the reading side of it.
  */
 export interface CatalogSearchState {
-  /** The current lexical index (the catalog swaps it when it rebuilds). */
-  index: () => SearchIndex;
+  /** The current lexical index (the catalog swaps it when it rebuilds), once loaded (catalog-index.ts). */
+  index: () => Promise<SearchIndex>;
   tools: ReadonlyMap<string, CatalogTool>;
   vectors: ToolVectors | undefined;
   approvals: { isQuarantined(tool: CatalogTool): boolean } | undefined;
@@ -47,7 +47,7 @@ export function createCatalogSearch(state: CatalogSearchState) {
     // Wider only when there is re-scoring or fusing to do: most requests name no single operation.
     const asked = askedOperation(text);
     const candidates = query ? HYBRID_CANDIDATES : asked ? OPERATION_CANDIDATES : wanted;
-    let hits = await state.index().search(text, Math.max(wanted, candidates));
+    let hits = await (await state.index()).search(text, Math.max(wanted, candidates));
     if (asked) hits = rescoreByOperation(asked, hits, (id) => tools.get(id)?.tool);
     if (!query || !vectors) return { hits: hits.slice(0, wanted), floor };
     const fused = vectors.fuse(query, hits, Number.POSITIVE_INFINITY);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../log.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import { SNAPSHOT_FILE } from "./catalog-index.ts";
 import { openToolCatalog } from "./tool-catalog.ts";
 
@@ -116,6 +116,70 @@ describe("tool catalog", () => {
     const third = await open(dir);
     expect((await third.search("echo message", 3))[0]?.tool.name).toBe("my_server__echo");
     third.close();
+  });
+
+  test("with deferIndex the snapshot is read at the first search, which gets every tool", async () => {
+    const dir = tempDir();
+    const first = await open(dir);
+    await first.syncServer("mail", [tool("send_email", "Send an email message to a recipient")]);
+    await first.syncServer("files", [tool("read_file", "Read a file from the disk")]);
+    await first.persist();
+    await first.close();
+    const lines: string[] = [];
+    const logger: Logger = { ...silentLogger, debug: (line) => lines.push(line), child: () => logger };
+    const deferred = await openToolCatalog({
+      dataDir: dir,
+      toolNameLimit: 60,
+      reservedNames: new Set(["call_tool"]),
+      logger,
+      deferIndex: true,
+    });
+    // Not read at open: a snapshot damaged now is found by the first search, which rebuilds.
+    writeFileSync(join(dir, SNAPSHOT_FILE), "{not json");
+    expect(deferred.size()).toBe(2);
+    const [mail, files] = await Promise.all([
+      deferred.search("send an email", 5),
+      deferred.search("read a file", 5),
+    ]);
+    expect(lines).toContain("rebuilt the search index from the catalog");
+    expect(mail.map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
+    expect(files.map((hit) => hit.tool.name)).toEqual(["files__read_file"]);
+    await deferred.close();
+  });
+
+  test("with deferIndex a change made before the load is searched with the snapshot's tools, the snapshot still used", async () => {
+    const dir = tempDir();
+    const first = await open(dir);
+    await first.syncServer("mail", [tool("send_email", "Send an email message to a recipient")]);
+    await first.persist();
+    await first.close();
+    const lines: string[] = [];
+    const logger: Logger = { ...silentLogger, debug: (line) => lines.push(line), child: () => logger };
+    const deferred = await openToolCatalog({
+      dataDir: dir,
+      toolNameLimit: 60,
+      reservedNames: new Set(["call_tool"]),
+      logger,
+      deferIndex: true,
+    });
+    const searching = deferred.search("send an email", 5);
+    await deferred.syncServer("files", [tool("read_file", "Read a file from the disk")]);
+    expect((await searching).map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
+    expect((await deferred.search("read a file", 5)).map((hit) => hit.tool.name)).toEqual([
+      "files__read_file",
+    ]);
+    // The snapshot matched the catalog as it was opened: loaded, not rebuilt, though the catalog moved.
+    expect(lines).not.toContain("rebuilt the search index from the catalog");
+    await deferred.persist();
+    await deferred.close();
+    const reopened = await open(dir);
+    expect((await reopened.search("read a file", 5)).map((hit) => hit.tool.name)).toEqual([
+      "files__read_file",
+    ]);
+    expect((await reopened.search("send an email", 5)).map((hit) => hit.tool.name)).toEqual([
+      "mail__send_email",
+    ]);
+    await reopened.close();
   });
 
   test("removes the tools of servers that are no longer configured", async () => {

@@ -91,6 +91,8 @@ export interface ToolCatalog {
   whenEmbedded(): Promise<void>;
   /** Writes the search snapshot if anything changed since the last write. */
   persist(): Promise<void>;
+  /** Reads the search index now if it was deferred (`deferIndex`); at once if it is loaded. */
+  loadIndex(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,11 @@ export interface ToolCatalogOptions {
   approvalPolicy?: ApprovalPolicy | undefined;
   /** A person's tool overrides (tool-overrides.ts): the public view only, never what is approved. */
   toolOverrides?: ToolOverrides | undefined;
+  /**
+   * Read the search index's snapshot when it is first needed or `loadIndex` is called, not at open
+   * (serve: its first answers do not wait for it; catalog-index.ts).
+   */
+  deferIndex?: boolean | undefined;
 }
 
 /** The JSON snapshot of mcpproxy 0.1, replaced by SNAPSHOT_FILE; removed when found. */
@@ -151,6 +158,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     view,
     tools,
     logger: options.logger,
+    deferLoad: options.deferIndex,
   });
   const definitionOf = (tool: CatalogTool) => {
     const definition = store.definitionOf(tool.server, tool.tool);
@@ -299,6 +307,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,
     whenEmbedded: async () => vectors?.whenReady(),
+    loadIndex: index.load,
     persist: () =>
       serialized(async () => {
         names.ensure();

@@ -89,6 +89,7 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
     // The whole catalog's: a profile's view changes with it (and with the selector, which follows the config).
     version: () => catalog.version(),
     persist: () => catalog.persist(),
+    loadIndex: () => catalog.loadIndex(),
     close: () => catalog.close(),
   };
 }

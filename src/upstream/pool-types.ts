@@ -5,6 +5,7 @@ import type { CallGateFactory, GateStatus } from "../limits/call-gate.ts";
 import type { Logger } from "../log.ts";
 import type { EraStore } from "../store/sqlite/era-store.ts";
 import type { InstructionStore } from "../store/sqlite/server-instructions.ts";
+import type { ClientPriority } from "./client-priority.ts";
 import type { ClientSide } from "./relay-routing.ts";
 import type { ListedCapabilities } from "./server-lists.ts";
 
@@ -102,4 +103,6 @@ export interface UpstreamPoolOptions {
   instructions?: InstructionStore | undefined;
   /** Makes each server's door (its call limits); unset, this process's own (call-gate.ts). */
   gateOf?: CallGateFactory | undefined;
+  /** Told of the clients' requests: connectAll keeps fewer connects in flight while they ask (client-priority.ts). */
+  clientPriority?: ClientPriority | undefined;
 }

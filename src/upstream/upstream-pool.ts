@@ -102,7 +102,19 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const states = createPoolStates();
   const lifecycle = createSlotLifecycle(options, options.eras ?? createMemoryEraStore(), states.track);
   const { outcomeOf, retire, drop } = lifecycle;
-  const close = () => lifecycle.closeAll(slots.values());
+  /** Settles when the pool closes: a connect held back for the clients (client-priority.ts) waits no more. */
+  let markClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    markClosed = resolve;
+  });
+  const close = () => {
+    markClosed();
+    return lifecycle.closeAll(slots.values());
+  };
+  const turn = (worker: number) => {
+    const waiting = lifecycle.isClosed() ? undefined : options.clientPriority?.turn(worker);
+    return waiting && Promise.race([waiting, closed]);
+  };
 
   const usableSlot = (server: string): Slot => {
     const slot = slots.get(server);
@@ -146,15 +158,21 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const wanted = [...slots.values()].filter(
         (slot) => slot.config.enabled && (!slot.config.lazy || isWanted(slot.config.name)),
       );
-      return mapConcurrently(wanted, CONNECT_CONCURRENCY, async (slot): Promise<ConnectOutcome> => {
-        const outcome = await outcomeOf(slot);
-        try {
-          await onOutcome?.(outcome);
-        } catch (error) {
-          options.logger.error(`handling ${slot.config.name} failed: ${describeError(error)}`);
-        }
-        return outcome;
-      });
+      // Clients first: while they ask, fewer connects in flight (client-priority.ts); none held once closed.
+      return mapConcurrently(
+        wanted,
+        CONNECT_CONCURRENCY,
+        async (slot): Promise<ConnectOutcome> => {
+          const outcome = await outcomeOf(slot);
+          try {
+            await onOutcome?.(outcome);
+          } catch (error) {
+            options.logger.error(`handling ${slot.config.name} failed: ${describeError(error)}`);
+          }
+          return outcome;
+        },
+        turn,
+      );
     },
 
     laneTo,
