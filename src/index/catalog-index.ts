@@ -49,8 +49,11 @@ export interface CatalogIndexOptions {
 export async function openCatalogIndex(options: CatalogIndexOptions): Promise<CatalogIndex> {
   const { store, view, tools } = options;
   const snapshotPath = join(options.dataDir, SNAPSHOT_FILE);
+  /** The catalog's generation the last build from it read (the changes written by then are in it). */
+  let builtGeneration: number | undefined;
   const buildFromCatalog = async (): Promise<SearchIndex> => {
     const built = createSearchIndex();
+    builtGeneration = store.generation();
     await built.add(view.documents(store.listDefinitions()));
     options.logger.debug("rebuilt the search index from the catalog", { tools: tools.size });
     return built;
@@ -92,10 +95,16 @@ export async function openCatalogIndex(options: CatalogIndexOptions): Promise<Ca
    * start, so the tools it missed would stay missing. It is rebuilt from the catalog instead.
    */
   const update = async (removed: readonly string[], added: readonly { id: string; fields: ToolFields }[]) => {
+    // The catalog holds this change already: an index built from it since (a deferred load that
+    // found no snapshot) may hold the added tools too, so they are replaced, not added twice.
+    const generation = store.generation();
     try {
       const index = await current();
       isIndexSuspect = true;
-      await index.remove(removed);
+      const isBuiltSince = builtGeneration !== undefined && builtGeneration >= generation;
+      await index.remove(
+        isBuiltSince ? [...new Set([...removed, ...added.map((entry) => entry.id)])] : removed,
+      );
       await index.add(added);
       isIndexSuspect = false;
     } catch (error) {

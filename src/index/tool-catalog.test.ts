@@ -147,6 +147,35 @@ describe("tool catalog", () => {
     await deferred.close();
   });
 
+  test("with deferIndex and no snapshot, tools synced before the first search are indexed once, without a rebuild", async () => {
+    const lines: string[] = [];
+    const logger: Logger = {
+      ...silentLogger,
+      debug: (line) => lines.push(line),
+      warn: (line) => lines.push(line),
+      child: () => logger,
+    };
+    const deferred = await openToolCatalog({
+      dataDir: tempDir(),
+      toolNameLimit: 60,
+      reservedNames: new Set(["call_tool"]),
+      logger,
+      deferIndex: true,
+    });
+    // A first run: nothing saved, so the load builds the index from the catalog, which by then
+    // holds the synced tools; the change that waited for the load must not add them twice.
+    await deferred.syncServer("files", [tool("read_file", "Read a file from the disk")]);
+    await deferred.syncServer("mail", [tool("send_email", "Send an email message to a recipient")]);
+    expect((await deferred.search("read a file", 5)).map((hit) => hit.tool.name)).toEqual([
+      "files__read_file",
+    ]);
+    expect((await deferred.search("send an email", 5)).map((hit) => hit.tool.name)).toEqual([
+      "mail__send_email",
+    ]);
+    expect(lines.filter((line) => line.includes("updating the search index failed"))).toEqual([]);
+    await deferred.close();
+  });
+
   test("with deferIndex a change made before the load is searched with the snapshot's tools, the snapshot still used", async () => {
     const dir = tempDir();
     const first = await open(dir);
