@@ -15,6 +15,25 @@ function tempDir() {
   dirs.push(dir);
   return dir;
 }
+/** A catalog whose search index is read at its first need (serve's way), and its debug and warning lines. */
+async function openDeferred(dataDir: string) {
+  const lines: string[] = [];
+  const logger: Logger = {
+    ...silentLogger,
+    debug: (line) => lines.push(line),
+    warn: (line) => lines.push(line),
+    child: () => logger,
+  };
+  const catalog = await openToolCatalog({
+    dataDir,
+    toolNameLimit: 60,
+    reservedNames: new Set(["call_tool"]),
+    logger,
+    deferIndex: true,
+  });
+  return { catalog, lines };
+}
+
 const open = (dataDir: string) =>
   openToolCatalog({
     dataDir,
@@ -125,15 +144,7 @@ describe("tool catalog", () => {
     await first.syncServer("files", [tool("read_file", "Read a file from the disk")]);
     await first.persist();
     await first.close();
-    const lines: string[] = [];
-    const logger: Logger = { ...silentLogger, debug: (line) => lines.push(line), child: () => logger };
-    const deferred = await openToolCatalog({
-      dataDir: dir,
-      toolNameLimit: 60,
-      reservedNames: new Set(["call_tool"]),
-      logger,
-      deferIndex: true,
-    });
+    const { catalog: deferred, lines } = await openDeferred(dir);
     // Not read at open: a snapshot damaged now is found by the first search, which rebuilds.
     writeFileSync(join(dir, SNAPSHOT_FILE), "{not json");
     expect(deferred.size()).toBe(2);
@@ -148,20 +159,7 @@ describe("tool catalog", () => {
   });
 
   test("with deferIndex and no snapshot, tools synced before the first search are indexed once, without a rebuild", async () => {
-    const lines: string[] = [];
-    const logger: Logger = {
-      ...silentLogger,
-      debug: (line) => lines.push(line),
-      warn: (line) => lines.push(line),
-      child: () => logger,
-    };
-    const deferred = await openToolCatalog({
-      dataDir: tempDir(),
-      toolNameLimit: 60,
-      reservedNames: new Set(["call_tool"]),
-      logger,
-      deferIndex: true,
-    });
+    const { catalog: deferred, lines } = await openDeferred(tempDir());
     // A first run: nothing saved, so the load builds the index from the catalog, which by then
     // holds the synced tools; the change that waited for the load must not add them twice.
     await deferred.syncServer("files", [tool("read_file", "Read a file from the disk")]);
@@ -182,15 +180,7 @@ describe("tool catalog", () => {
     await first.syncServer("mail", [tool("send_email", "Send an email message to a recipient")]);
     await first.persist();
     await first.close();
-    const lines: string[] = [];
-    const logger: Logger = { ...silentLogger, debug: (line) => lines.push(line), child: () => logger };
-    const deferred = await openToolCatalog({
-      dataDir: dir,
-      toolNameLimit: 60,
-      reservedNames: new Set(["call_tool"]),
-      logger,
-      deferIndex: true,
-    });
+    const { catalog: deferred, lines } = await openDeferred(dir);
     const searching = deferred.search("send an email", 5);
     await deferred.syncServer("files", [tool("read_file", "Read a file from the disk")]);
     expect((await searching).map((hit) => hit.tool.name)).toEqual(["mail__send_email"]);
