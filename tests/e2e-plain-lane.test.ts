@@ -20,16 +20,19 @@ interface Answer {
 }
 
 /** A raw line client on the binary's stdio, answering the server's sampling requests itself. */
-async function openSession(config: Record<string, unknown>) {
+async function openSession(config: Record<string, unknown>, args: string[] = []) {
   requireBinary();
   const sandbox = scope.sandbox();
   sandbox.writeConfig(config);
-  const child = Bun.spawn([BINARY, "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir], {
-    env: sandbox.env(),
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "ignore",
-  });
+  const child = Bun.spawn(
+    [BINARY, "serve", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir, ...args],
+    {
+      env: sandbox.env(),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    },
+  );
   scope.defer(async () => {
     child.stdin.end();
     await child.exited;
@@ -174,6 +177,29 @@ describe("the plain lane answers as the SDK's way does", () => {
     const after = await session.request("after", "tools/call", callTool("fixture__echo", { message: "on" }));
     expect(isLane(after)).toBe(true);
     expect(JSON.stringify(after.result)).toContain("on");
+  });
+
+  test("serve --passthrough: the server's tools by their own names", async () => {
+    const session = await openSession(
+      { mcpServers: { fixture: fixtureEntry({ args: ["--error-tools"] }) } },
+      ["--passthrough", "fixture"],
+    );
+    await session.request("warm", "tools/call", { name: "echo", arguments: { message: "x" }, _meta: {} });
+    for (const params of [
+      { name: "echo", arguments: { message: "hello" } },
+      { name: "always_fails", arguments: {} },
+      { name: "fail_with", arguments: { text: "no" } },
+    ]) {
+      const [lane, sdk] = await session.both(params);
+      expect(isLane(lane)).toBe(true);
+      expect({ result: lane.result, error: lane.error }).toEqual({ result: sdk.result, error: sdk.error });
+    }
+    // A name the server does not list, and the proxy's own tools, which passthrough does not offer.
+    for (const params of [{ name: "no_such_tool" }, callTool("fixture__echo", { message: "x" })]) {
+      const [plain, sdk] = await session.both(params);
+      expect(isLane(plain)).toBe(false);
+      expect({ result: plain.result, error: plain.error }).toEqual({ result: sdk.result, error: sdk.error });
+    }
   });
 
   test("its calls are counted as the SDK's way counts them", async () => {

@@ -88,6 +88,9 @@ const OWN_LIST_TTL_MS = 60_000;
  * `audience`: who the endpoint serving this server answers (cache-hints.ts). A modern answer is
  * `public` only when every caller of that endpoint gets the same one.
  */
+/** A passthrough session's calls follow no search (its statistics' afterSearch). */
+const NOTHING_SEARCHED: ReadonlySet<string> = new Set();
+
 export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audience: Audience): Server {
   const { search, routing = {}, calls = {}, observe = {} } = deps;
   const { passthrough } = routing;
@@ -174,8 +177,22 @@ export function createProxyServer(deps: ProxyServerDeps, era: ClientEra, audienc
     });
   }
   if (passthrough) {
-    servePassthroughTools(server, deps, passthrough, client, era, (result, ctx, name) =>
+    const served = servePassthroughTools(server, deps, passthrough, client, era, (result, ctx, name) =>
       keptOut(result, ctx, () => hasOutputSchema(name)),
+    );
+    attachPlainLane(
+      server,
+      createPlainLane({
+        deps,
+        era,
+        session: undefined,
+        client,
+        isCalledByName: false,
+        passthroughName: served.publicName,
+        searched: () => NOTHING_SEARCHED,
+        keptOut,
+        hasOutputSchema,
+      }),
     );
     return server;
   }

@@ -24,7 +24,7 @@ import { isPlainCallRequest } from "./plain-tool-calls.ts";
  * stdin and back in one step, past the SDK Server's dispatch, the call's option objects, the pool's
  * and forward-call's layers and the SDK Client's request machinery. It serves a call whole or not
  * at all, decided before anything is sent: a `call_tool` (or a tool called by its name in dynamic,
- * auto and all routing) of a tool that is indexed, not quarantined, whose arguments pass their
+ * auto and all routing, or a `--passthrough` server's tool by its own name) of a tool that is indexed, not quarantined, whose arguments pass their
  * check unchanged, on a server connected now over stdio with no call limits, with no policy
  * plugins and no traces, and with no `_meta` (so no progress token) on the request. Everything
  * else goes the SDK's way as before. Each behaviour is the code that has it on that way: the
@@ -51,6 +51,11 @@ export interface PlainLaneOptions {
   client: { session: ClientSession; sessions: ClientSessions } | undefined;
   /** Whether a tool may be called by its own name here (dynamic, auto and all routing). */
   isCalledByName: boolean;
+  /**
+   * `serve --passthrough`: the public name of the server's tool a client calls by its own name
+   * (passthrough-tools.ts), undefined for one it does not list; `call_tool` is no tool there.
+   */
+  passthroughName?: ((name: string) => string | undefined) | undefined;
   /** The names the session's last search showed (its statistics' `afterSearch`). */
   searched(): ReadonlySet<string>;
   keptOut: KeepOut;
@@ -97,7 +102,12 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
     let tool = name;
     let toolArgs = args;
     let byName = false;
-    if (name === CALL_TOOL) {
+    if (options.passthroughName) {
+      const found = options.passthroughName(name);
+      if (!found) return undefined;
+      tool = found;
+      byName = true;
+    } else if (name === CALL_TOOL) {
       const asked = plainCallToolArgs(args);
       if (!asked) return undefined;
       tool = asked.name;

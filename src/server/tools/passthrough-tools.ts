@@ -33,7 +33,7 @@ export function servePassthroughTools(
     ctx: ServerContext,
     name: string,
   ) => Promise<R>,
-): void {
+): { publicName(name: string): string | undefined } {
   const { catalog } = deps;
   const tools = () =>
     catalog
@@ -84,4 +84,5 @@ export function servePassthroughTools(
     );
   };
   servePlainToolCalls(server, traced(deps.observe?.traces, "tools/call", callTool));
+  return { publicName };
 }
