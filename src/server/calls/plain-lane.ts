@@ -24,9 +24,10 @@ import { isPlainCallRequest } from "./plain-tool-calls.ts";
  * stdin and back in one step, past the SDK Server's dispatch, the call's option objects, the pool's
  * and forward-call's layers and the SDK Client's request machinery. It serves a call whole or not
  * at all, decided before anything is sent: a `call_tool` (or a tool called by its name in dynamic,
- * auto and all routing, or a `--passthrough` server's tool by its own name) of a tool that is indexed, not quarantined, whose arguments pass their
- * check unchanged, on a server connected now over stdio with no call limits, with no policy
- * plugins and no traces, and with no `_meta` (so no progress token) on the request. Everything
+ * auto and all routing, or a `--passthrough` server's tool by its own name) of a tool that is
+ * indexed, not quarantined, whose arguments pass their check unchanged, on a server connected now
+ * over stdio with no call limits, with no policy plugins and no traces, and with no `_meta` (so no
+ * progress token) on the request. Everything
  * else goes the SDK's way as before. Each behaviour is the code that has it on that way: the
  * argument check, the statistics, fallbacks and alternatives (`settleCall`), the errors
  * (`callFailure`, forward-call's), the result's checks (lean-call.ts's `settleCallResponse`) and
@@ -35,8 +36,8 @@ import { isPlainCallRequest } from "./plain-tool-calls.ts";
  * answer or progress for `callTimeoutMs` (stopped while the client is asked), `maxCallMs` in all;
  * either cancels the call on the server. A client's notifications/cancelled of a lane call is the
  * lane's: the server is told, and no answer goes back.
- * bench/experiments/lane-floor.ts is its floor; plain-lane.test.ts and the e2e suites hold it to
- * what the SDK's way answers.
+ * bench/experiments/lane-floor.ts is its floor; tests/e2e-plain-lane.test.ts and the e2e suites
+ * hold it to what the SDK's way answers.
  */
 export interface PlainLane {
   /** Serves `message` if it is a call the lane takes whole (or a cancellation of one); false leaves it. */

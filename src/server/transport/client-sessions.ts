@@ -66,6 +66,8 @@ export function passesLevel(level: LoggingLevel, threshold: LoggingLevel | undef
 export function createClientSessions(subscriptions: ResourceSubscriptions): ClientSessions {
   const sessions = new Map<string, ClientSession>();
   const calls = new Map<string, CallContext>();
+  /** A session's own way to send, made once for all its calls that the SDK's Server never saw. */
+  const sessionContexts = new WeakMap<ClientSession, CallContext>();
   let counter = 0;
   return {
     open(server) {
@@ -91,14 +93,19 @@ export function createClientSessions(subscriptions: ResourceSubscriptions): Clie
     },
     beginSessionCall(session) {
       const key = `${session.id}:${++counter}`;
-      const { server } = session;
-      calls.set(key, {
-        session,
-        // Relays pass a result schema (upstream-messages.ts): the Server's request takes the same.
-        send: ((request: never, schema: never, options: never) =>
-          server.request(request, schema, options)) as unknown as Extra["mcpReq"]["send"],
-        notify: (notification) => server.notification(notification),
-      });
+      let context = sessionContexts.get(session);
+      if (!context) {
+        const { server } = session;
+        context = {
+          session,
+          // Relays pass a result schema (upstream-messages.ts): the Server's request takes the same.
+          send: ((request: never, schema: never, options: never) =>
+            server.request(request, schema, options)) as unknown as Extra["mcpReq"]["send"],
+          notify: (notification) => server.notification(notification),
+        };
+        sessionContexts.set(session, context);
+      }
+      calls.set(key, context);
       return key;
     },
     endCall: (key) => void calls.delete(key),
