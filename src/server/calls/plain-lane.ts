@@ -20,13 +20,14 @@ import { type CallReport, callAnswered, callFailure, logCall, settleCall } from 
 import { isPlainCallRequest } from "./plain-tool-calls.ts";
 
 /**
- * The plain lane: a 2025 client's plain `tools/call` over stdio, from its line to the server's
- * stdin and back in one step, past the SDK Server's dispatch, the call's option objects, the pool's
- * and forward-call's layers and the SDK Client's request machinery. It serves a call whole or not
+ * The plain lane: a 2025 client's plain `tools/call`, from its line on stdio (or its POST to an
+ * HTTP session, http-lane.ts) to the server and back in one step, past the SDK Server's dispatch,
+ * the call's option objects, the pool's and forward-call's layers and the SDK Client's request
+ * machinery. It serves a call whole or not
  * at all, decided before anything is sent: a `call_tool` (or a tool called by its name in dynamic,
  * auto and all routing, or a `--passthrough` server's tool by its own name) of a tool that is
  * indexed, not quarantined, whose arguments pass their check unchanged, on a server connected now
- * over stdio with no call limits, with no policy plugins and no traces, and with no `_meta` (so no
+ * with lean calls (lean-call.ts) and no call limits, with no policy plugins and no traces, and with no `_meta` (so no
  * progress token) on the request. Everything
  * else goes the SDK's way as before. Each behaviour is the code that has it on that way: the
  * argument check, the statistics, fallbacks and alternatives (`settleCall`), the errors
@@ -40,8 +41,17 @@ import { isPlainCallRequest } from "./plain-tool-calls.ts";
  * hold it to what the SDK's way answers.
  */
 export interface PlainLane {
-  /** Serves `message` if it is a call the lane takes whole (or a cancellation of one); false leaves it. */
-  claim(message: JSONRPCMessage, send: (message: JSONRPCMessage) => Promise<void>): boolean;
+  /**
+   * Serves `message` if it is a call the lane takes whole (or a cancellation of one); false leaves
+   * it. `send` takes the answer. With `onItsStream` (HTTP, where each request has its own response
+   * stream) what the call causes goes to the client related to the request, as the SDK sends it;
+   * without (stdio), on the session.
+   */
+  claim(
+    message: JSONRPCMessage,
+    send: (message: JSONRPCMessage) => Promise<void>,
+    onItsStream?: boolean,
+  ): boolean;
 }
 
 export interface PlainLaneOptions {
@@ -126,7 +136,7 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
   };
 
   return {
-    claim(message, send) {
+    claim(message, send, onItsStream = false) {
       const asked = message as {
         method?: unknown;
         id?: unknown;
@@ -147,7 +157,7 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
       const lean = connection.lean!;
       const started = performance.now();
       const report: CallReport = { target, forwarded: true };
-      const caller = client.sessions.beginSessionCall(client.session);
+      const caller = client.sessions.beginSessionCall(client.session, onItsStream ? id : undefined);
       const context: { caller: string; session: string; signal?: AbortSignal } = {
         caller,
         session: client.session.id,

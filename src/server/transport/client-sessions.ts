@@ -31,10 +31,12 @@ export interface ClientSessions {
   /** Marks a call in flight; the returned key names it to the upstream pool (`CallOptions.caller`). */
   beginCall(session: ClientSession, extra: Extra): string;
   /**
-   * As `beginCall`, for a call the SDK's Server never saw (the plain lane, over stdio, where a
-   * request has no stream of its own): what it causes is sent on the session itself.
+   * As `beginCall`, for a call the SDK's Server never saw (the plain lane). Over stdio, where a
+   * request has no stream of its own, what it causes is sent on the session itself; over HTTP
+   * (`relatedRequestId`, the client's id of the call) on the call's own response stream, as the
+   * SDK sends what a handler causes (http-lane.ts carries it there).
    */
-  beginSessionCall(session: ClientSession): string;
+  beginSessionCall(session: ClientSession, relatedRequestId?: string | number): string;
   endCall(key: string): void;
   call(key: string): CallContext | undefined;
   /** An open session by its id. */
@@ -91,8 +93,22 @@ export function createClientSessions(subscriptions: ResourceSubscriptions): Clie
       calls.set(key, { session, send: extra.mcpReq.send, notify: extra.mcpReq.notify });
       return key;
     },
-    beginSessionCall(session) {
+    beginSessionCall(session, relatedRequestId) {
       const key = `${session.id}:${++counter}`;
+      if (relatedRequestId !== undefined) {
+        const { server } = session;
+        const options = { relatedRequestId };
+        calls.set(key, {
+          session,
+          send: ((request: never, schema: never, asked: object | undefined) =>
+            server.request(request, schema, {
+              ...asked,
+              ...options,
+            } as never)) as unknown as Extra["mcpReq"]["send"],
+          notify: (notification) => server.notification(notification, options),
+        });
+        return key;
+      }
       let context = sessionContexts.get(session);
       if (!context) {
         const { server } = session;

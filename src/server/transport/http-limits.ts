@@ -57,6 +57,16 @@ export async function readBodyText(request: Request, limits: HttpLimits): Promis
   return { ok: true, text: Buffer.concat(chunks).toString("utf8") };
 }
 
+/** Responses made whole in memory (`wholeResponse`): none of their body can pile up unread. */
+const wholeResponses = new WeakSet<Response>();
+
+/** A response whose body is the text given, not a stream: `watchResponse` lets it pass as it is. */
+export function wholeResponse(body: string, init: ResponseInit): Response {
+  const response = new Response(body, init);
+  wholeResponses.add(response);
+  return response;
+}
+
 export interface WatchedResponse {
   /** Called once when the body is done: sent whole, cancelled by the client, or cut off. */
   onDone(): void;
@@ -73,7 +83,8 @@ export function watchResponse(
   maxBufferedBytes: number,
   watch: WatchedResponse,
 ): Response {
-  if (!response.body) {
+  // A whole body is held once, whatever the client reads: there is nothing to watch.
+  if (wholeResponses.has(response) || !response.body) {
     watch.onDone();
     return response;
   }

@@ -1,6 +1,7 @@
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Logger } from "../../log.ts";
+import { createHttpLane, type HttpLane } from "./http-lane.ts";
 import type { HttpLimits } from "./http-limits.ts";
 import { createHttpSessions, type HttpSessions } from "./http-sessions.ts";
 import type { McpEndpoint } from "./modern-endpoint.ts";
@@ -57,6 +58,8 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
   const sessionOwner = new WeakMap<object, string | undefined>();
   /** The endpoint that opened each legacy session: elsewhere its id is not found, so it cannot cross profiles. */
   const sessionEndpoint = new WeakMap<object, McpEndpoint>();
+  /** Each streamable HTTP session's plain lane (http-lane.ts): the calls it serves past the SDK. */
+  const lanes = new WeakMap<object, HttpLane>();
   const sessions: HttpSessions<Transport> = createHttpSessions({
     maxSessions: limits.maxSessions,
     idleMs: limits.sessionIdleMs,
@@ -92,9 +95,10 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
         sessionOwner.get(transport) !== auth?.clientId
       )
         return undefined;
+      const byLane = lanes.get(transport)?.serve(request, parsedBody, auth);
       return sessions.respond(
         () => id,
-        () => handle(transport, request, parsedBody, auth),
+        () => byLane ?? handle(transport, request, parsedBody, auth),
       );
     },
     async open(endpoint, auth, request, parsedBody) {
@@ -109,7 +113,9 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await endpoint.createServer("legacy").connect(transport);
+      const server = endpoint.createServer("legacy");
+      await server.connect(transport);
+      lanes.set(transport, createHttpLane(transport, server));
       return sessions.respond(
         () => transport.sessionId,
         () => handle(transport, request, parsedBody, auth),

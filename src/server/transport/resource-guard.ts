@@ -47,7 +47,11 @@ export function authInfoOf(principal: Principal): AuthInfo {
 
 /** The principal of an MCP request (access tokens only: the static bearer token names nobody). */
 export function callerOf(ctx: ServerContext): QuotaHolder | undefined {
-  const auth = ctx.http?.authInfo;
+  return holderOf(ctx.http?.authInfo);
+}
+
+/** The principal an HTTP request's authentication names, if any (`callerOf`'s, before the SDK sees it). */
+export function holderOf(auth: AuthInfo | undefined): QuotaHolder | undefined {
   const extra = auth?.extra as { subject?: unknown; callsPerMinute?: unknown } | undefined;
   if (!auth || typeof extra?.subject !== "string") return undefined;
   return {
