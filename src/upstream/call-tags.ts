@@ -23,6 +23,8 @@ export interface CallTags {
   note(tag: string, id: string | number): void;
   /** A fetch for the HTTP client transports that notes the requests arriving on each POST's stream. */
   fetch: FetchLike;
+  /** Notes that a server request arrived on the stream of the POST of call id `postedId`. */
+  notePosted(requestId: unknown, postedId: string): void;
   /** The tag of the call a server's request belongs to, when the wire tells. */
   callOf(
     request: { params?: { _meta?: Record<string, unknown> } | undefined },
@@ -63,6 +65,8 @@ export function createCallTags(baseFetch: FetchLike = (url, init) => fetch(url, 
       const send = transport.send.bind(transport);
       transport.send = (message, options) => send(untagged(message, idOfTag, tagOfId), options);
     },
+
+    notePosted: note,
 
     async fetch(url, init) {
       const response = await baseFetch(url, init);

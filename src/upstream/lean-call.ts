@@ -2,6 +2,7 @@ import type {
   CallToolResult,
   Client,
   InputRequiredResult,
+  JSONRPCMessage,
   JSONRPCResponse,
   Progress,
   StandardSchemaV1,
@@ -9,6 +10,7 @@ import type {
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { WireClaims } from "./modern-wire.ts";
 import { plainCallResult } from "./plain-call-result.ts";
+import type { PlainPost } from "./plain-http-post.ts";
 
 /**
  * A tools/call sent to a server past the SDK Client's request machinery, doing what that
@@ -31,7 +33,8 @@ import { plainCallResult } from "./plain-call-result.ts";
  *  - a closed connection fails the call as the SDK fails its own (`closeAll`).
  * Where the SDK cancels by ending the request's own stream (a 2026 server over HTTP) calls keep the
  * SDK's way (upstream-connection.ts decides); elsewhere the transport gets what the SDK gives it
- * (headers; no resumption, no request stream).
+ * (headers; no resumption, no request stream), and a 2025 server over streamable HTTP gets the
+ * call's POST past the transport's send, its answer read in one pass (plain-http-post.ts).
  */
 
 interface LeanCallOptions {
@@ -160,7 +163,8 @@ export async function settleCallResponse(
   throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result for tools/call: ${text}`);
 }
 
-export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
+/** `post`: where the connection has one, the call's POST past the SDK's transport (plain-http-post.ts). */
+export function createLeanCalls(client: Client, claims: WireClaims, post?: PlainPost): LeanCalls {
   const internals = client as unknown as ClientInternals;
   const inFlight = new Set<(error: Error) => void>();
 
@@ -199,13 +203,14 @@ export function createLeanCalls(client: Client, claims: WireClaims): LeanCalls {
       end();
       handlers.onresponse(response);
     });
-    transport
-      .send(outbound, { ...noResumption, headers: handlers.headers, requestSignal: undefined })
-      .catch((error: unknown) => {
-        if (isOver) return;
-        end();
-        handlers.onfailed(error);
-      });
+    (post && handlers.headers === undefined
+      ? post(claims.outgoing(outbound as JSONRPCMessage) as JSONRPCMessage & { id: number })
+      : transport.send(outbound, { ...noResumption, headers: handlers.headers, requestSignal: undefined })
+    ).catch((error: unknown) => {
+      if (isOver) return;
+      end();
+      handlers.onfailed(error);
+    });
     return {
       id,
       cancel(reason) {

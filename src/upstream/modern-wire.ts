@@ -57,6 +57,8 @@ export interface WireClaims {
   /** The response whose id is `id` (matched by its numeric value, as the SDK matches) goes to `onResponse`. */
   claim(id: number, onResponse: (response: JSONRPCResponse) => void): void;
   release(id: number): void;
+  /** What the transport's send does to a message first, for one sent past it (plain-http-post.ts). */
+  outgoing(message: JSONRPCMessage): JSONRPCMessage;
 }
 
 export function watchModernWire(transport: Transport, options: ModernResultOptions): WireClaims {
@@ -125,6 +127,7 @@ export function watchModernWire(transport: Transport, options: ModernResultOptio
   return {
     claim: (id, onResponse) => void claims.set(id, onResponse),
     release: (id) => void claims.delete(id),
+    outgoing: (message) => outgoing(message, pending),
   };
 }
 

@@ -67,7 +67,7 @@ export interface PoolRequestsDeps {
 
 /**
  * A server a plain tools/call may go to past forward-call.ts (server/calls/plain-lane.ts): connected
- * now, over a connection with lean calls (stdio), usable, with no call limits and no login to wait
+ * now, over a connection with lean calls (lean-call.ts), usable, with no call limits and no login to wait
  * for. The lane keeps the call's clocks itself and tracks it on the server as forward-call does.
  */
 export interface LaneRoute {

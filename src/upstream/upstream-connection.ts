@@ -1,4 +1,10 @@
-import type { OAuthClientProvider, SubscriptionFilter, Tool, Transport } from "@modelcontextprotocol/client";
+import type {
+  FetchLike,
+  OAuthClientProvider,
+  SubscriptionFilter,
+  Tool,
+  Transport,
+} from "@modelcontextprotocol/client";
 import { Client, ProtocolError, SseError } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
@@ -24,6 +30,7 @@ import { createHealthCheck } from "./health-check.ts";
 import { createLeanCalls, type LeanCalls } from "./lean-call.ts";
 import { CLIENT_CAPABILITIES, type WireClaims, watchModernWire } from "./modern-wire.ts";
 import { paramHeaderLookup } from "./param-headers.ts";
+import { plainPostFor } from "./plain-http-post.ts";
 import { type RelayHandlers, relayBetween } from "./relayed-messages.ts";
 import { type ListedCapabilities, listAllTools, listCapabilities, type ToolListing } from "./server-lists.ts";
 import { sharedSchemaValidator } from "./shared-schema-validator.ts";
@@ -134,7 +141,8 @@ export async function connectUpstream(
   }
   const tail = createOutputTail();
   const { maxResultBytes, toolList: bounds } = resolveBounds(server, options);
-  const tags = createCallTags(boundedFetch((url, init) => fetch(url, init), maxResultBytes));
+  const plainFetch: FetchLike = (url, init) => fetch(url, init);
+  const tags = createCallTags(boundedFetch(plainFetch, maxResultBytes));
   const deadline = Date.now() + server.timeoutMs;
   // The client of the attempt under way, and after connect the connection's.
   let client: Client | undefined;
@@ -295,8 +303,20 @@ export async function connectUpstream(
     // Not where the SDK cancels by ending the request's own stream (a 2026 server over HTTP).
     const hasRequestStreams = (transport as { hasPerRequestStream?: boolean } | undefined)
       ?.hasPerRequestStream;
+    // A 2025 server over streamable HTTP: its lean calls' POSTs past the SDK's transport too.
+    const post =
+      era === "legacy" && transport
+        ? plainPostFor(transport, {
+            given: tags.fetch,
+            base: plainFetch,
+            maxBytes: maxResultBytes,
+            notePosted: tags.notePosted,
+          })
+        : undefined;
     lean =
-      claims && (era === "legacy" || hasRequestStreams !== true) ? createLeanCalls(live, claims) : undefined;
+      claims && (era === "legacy" || hasRequestStreams !== true)
+        ? createLeanCalls(live, claims, post)
+        : undefined;
     return {
       server,
       client: live,
