@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cleanupAfterEach, fixtureEntry, initializeRequest, startHttpProxy } from "./helpers.ts";
+import { callTool, LANE_CALLS, LANE_FIXTURE_ARGS, STEP_ASIDE_CALLS, WARM_UP } from "./support/lane-cases.ts";
 
 setDefaultTimeout(90_000);
 
@@ -102,29 +103,16 @@ async function openSession(config: Record<string, unknown>, args: string[] = [])
 
 const isLane = (posted: Posted) => posted.raw?.startsWith('{"jsonrpc"') === true;
 const outcome = (posted: Posted) => ({ result: posted.answer?.result, error: posted.answer?.error });
-const callTool = (name: string, args?: Record<string, unknown>) => ({
-  name: "call_tool",
-  arguments: { name, ...(args ? { arguments: args } : {}) },
-});
-const warm = { ...callTool("fixture__echo", { message: "x" }), _meta: {} };
 
 describe("the plain lane over streamable HTTP answers as the SDK's way does", () => {
   test("results, isError results with alternatives, a server's JSON-RPC error, a result too deep, a relayed sampling request", async () => {
     const session = await openSession({
       mcpServers: {
-        fixture: fixtureEntry({ args: ["--relay-tools", "--error-tools", "--storm-tools"] }),
+        fixture: fixtureEntry({ args: LANE_FIXTURE_ARGS }),
       },
     });
-    // The first call waits for the first indexing pass (the SDK's way): then the fixture is connected.
-    await session.request("warm", "tools/call", warm);
-    for (const params of [
-      callTool("fixture__echo", { message: "hello" }),
-      callTool("fixture__always_fails"),
-      callTool("fixture__fail_with", { text: "the server says no" }),
-      callTool("fixture__deep_result", { depth: 200 }),
-      callTool("fixture__ask_model", { prompt: "say something" }),
-      callTool("fixture__mixed_content"),
-    ]) {
+    await session.request("warm", "tools/call", WARM_UP);
+    for (const params of LANE_CALLS) {
       const [lane, sdk] = await session.both(params);
       expect(isLane(lane)).toBe(true);
       expect(isLane(sdk)).toBe(false);
@@ -143,7 +131,7 @@ describe("the plain lane over streamable HTTP answers as the SDK's way does", ()
 
   test("a call that takes a while: the same answer", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", warm);
+    await session.request("warm", "tools/call", WARM_UP);
     const [lane, sdk] = await session.both(callTool("fixture__sleep_then_answer", { ms: 1_500 }));
     expect(isLane(lane)).toBe(true);
     expect(outcome(lane)).toEqual(outcome(sdk));
@@ -151,12 +139,8 @@ describe("the plain lane over streamable HTTP answers as the SDK's way does", ()
 
   test("calls it does not serve whole go the SDK's way, and so do posts the transport would refuse", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", warm);
-    for (const params of [
-      callTool("fixture__no_such_tool"),
-      callTool("fixture__add_numbers", { a: "one", b: 2 }),
-      { name: "retrieve_tools", arguments: { query: "echo a message" } },
-    ]) {
+    await session.request("warm", "tools/call", WARM_UP);
+    for (const params of STEP_ASIDE_CALLS) {
       const [plain, sdk] = await session.both(params);
       expect(isLane(plain)).toBe(false);
       expect(outcome(plain)).toEqual(outcome(sdk));
@@ -178,7 +162,7 @@ describe("the plain lane over streamable HTTP answers as the SDK's way does", ()
 
   test("a client's cancellation reaches the server, and the call's answer ends empty", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", warm);
+    await session.request("warm", "tools/call", WARM_UP);
     const slow = session.request("slow", "tools/call", callTool("fixture__sleep_then_answer", { ms: 2_000 }));
     await Bun.sleep(300);
     const cancel = await session.post({

@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BINARY, cleanupAfterEach, fixtureEntry, initializeRequest, requireBinary } from "./helpers.ts";
+import { callTool, LANE_CALLS, LANE_FIXTURE_ARGS, STEP_ASIDE_CALLS, WARM_UP } from "./support/lane-cases.ts";
 
 setDefaultTimeout(90_000);
 
@@ -90,31 +91,16 @@ async function openSession(config: Record<string, unknown>, args: string[] = [])
 }
 
 const isLane = (answer: Answer) => answer.raw.startsWith('{"jsonrpc"');
-const callTool = (name: string, args?: Record<string, unknown>) => ({
-  name: "call_tool",
-  arguments: { name, ...(args ? { arguments: args } : {}) },
-});
 
 describe("the plain lane answers as the SDK's way does", () => {
   test("results, isError results with alternatives, a server's JSON-RPC error, a result too deep, a relayed sampling request", async () => {
     const session = await openSession({
       mcpServers: {
-        fixture: fixtureEntry({ args: ["--relay-tools", "--error-tools", "--storm-tools"] }),
+        fixture: fixtureEntry({ args: LANE_FIXTURE_ARGS }),
       },
     });
-    // The first call waits for the first indexing pass (the SDK's way): then the fixture is connected.
-    await session.request("warm", "tools/call", {
-      ...callTool("fixture__echo", { message: "x" }),
-      _meta: {},
-    });
-    for (const params of [
-      callTool("fixture__echo", { message: "hello" }),
-      callTool("fixture__always_fails"),
-      callTool("fixture__fail_with", { text: "the server says no" }),
-      callTool("fixture__deep_result", { depth: 200 }),
-      callTool("fixture__ask_model", { prompt: "say something" }),
-      callTool("fixture__mixed_content"),
-    ]) {
+    await session.request("warm", "tools/call", WARM_UP);
+    for (const params of LANE_CALLS) {
       const [lane, sdk] = await session.both(params);
       expect(isLane(lane)).toBe(true);
       expect(isLane(sdk)).toBe(false);
@@ -124,15 +110,8 @@ describe("the plain lane answers as the SDK's way does", () => {
 
   test("calls it does not serve whole go the SDK's way: an unknown tool, arguments that fail their check", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", {
-      ...callTool("fixture__echo", { message: "x" }),
-      _meta: {},
-    });
-    for (const params of [
-      callTool("fixture__no_such_tool"),
-      callTool("fixture__add_numbers", { a: "one", b: 2 }),
-      { name: "retrieve_tools", arguments: { query: "echo a message" } },
-    ]) {
+    await session.request("warm", "tools/call", WARM_UP);
+    for (const params of STEP_ASIDE_CALLS) {
       const [plain, sdk] = await session.both(params);
       expect(isLane(plain)).toBe(false);
       expect({ result: plain.result, error: plain.error }).toEqual({ result: sdk.result, error: sdk.error });
@@ -143,10 +122,7 @@ describe("the plain lane answers as the SDK's way does", () => {
     const session = await openSession({
       mcpServers: { fixture: { ...fixtureEntry(), callTimeoutMs: 400 } },
     });
-    await session.request("warm", "tools/call", {
-      ...callTool("fixture__echo", { message: "x" }),
-      _meta: {},
-    });
+    await session.request("warm", "tools/call", WARM_UP);
     const [lane, sdk] = await session.both(callTool("fixture__sleep_then_answer", { ms: 3_000 }));
     expect(isLane(lane)).toBe(true);
     expect({ result: lane.result, error: lane.error }).toEqual({ result: sdk.result, error: sdk.error });
@@ -158,10 +134,7 @@ describe("the plain lane answers as the SDK's way does", () => {
 
   test("a client's cancellation reaches the server and the call is not answered", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", {
-      ...callTool("fixture__echo", { message: "x" }),
-      _meta: {},
-    });
+    await session.request("warm", "tools/call", WARM_UP);
     void session.request("slow", "tools/call", callTool("fixture__sleep_then_answer", { ms: 2_000 }));
     await Bun.sleep(300);
     session.write({
@@ -204,10 +177,7 @@ describe("the plain lane answers as the SDK's way does", () => {
 
   test("its calls are counted as the SDK's way counts them", async () => {
     const session = await openSession({ mcpServers: { fixture: fixtureEntry() } });
-    await session.request("warm", "tools/call", {
-      ...callTool("fixture__echo", { message: "x" }),
-      _meta: {},
-    });
+    await session.request("warm", "tools/call", WARM_UP);
     for (let i = 0; i < 3; i++) await session.both(callTool("fixture__echo", { message: `m${i}` }));
     await session.both(callTool("fixture__always_fails"));
     const stat = await session.request("stat", "tools/call", { name: "tools_stat", arguments: {} });

@@ -51,7 +51,14 @@ function boundBody(maxBytes: number, declared: number | undefined): TransformStr
 const LF = 0x0a;
 const CR = 0x0d;
 /** How much of an over-long event is kept at each end: enough to read its JSON-RPC id. */
-const EDGE_BYTES = 512;
+export const EDGE_BYTES = 512;
+
+/** Where the next line of `bytes` from `at` ends (its CR or LF), or -1 if it does not end in them. */
+export function nextLineEnd(bytes: Uint8Array, at: number): number {
+  const lf = bytes.indexOf(LF, at);
+  const cr = bytes.indexOf(CR, at);
+  return lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+}
 const encoder = new TextEncoder();
 
 /**
@@ -93,9 +100,7 @@ export function boundEvents(maxBytes: number): TransformStream<Uint8Array, Uint8
     transform(chunk, controller) {
       let at = 0;
       while (at < chunk.length) {
-        const lf = chunk.indexOf(LF, at);
-        const cr = chunk.indexOf(CR, at);
-        const newline = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+        const newline = nextLineEnd(chunk, at);
         const end = newline < 0 ? chunk.length : newline;
         if (end > at) {
           // Content of a line.

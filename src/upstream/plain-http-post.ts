@@ -6,6 +6,7 @@ import {
   SdkHttpError,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
+import { EDGE_BYTES, nextLineEnd } from "./bounded-fetch.ts";
 import {
   idOfTruncatedMessage,
   isJsonRpcMessage,
@@ -208,9 +209,6 @@ export interface SseEvent {
 }
 
 const LF = 0x0a;
-const CR = 0x0d;
-/** How much of an over-long event is kept at each end: enough to read its JSON-RPC id. */
-const EDGE_BYTES = 512;
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
@@ -289,9 +287,7 @@ export async function readSse(
     if (isAfterCr && chunk[0] === LF) at = 1; // a CRLF split across chunks
     isAfterCr = false;
     while (at < chunk.length) {
-      const lf = chunk.indexOf(LF, at);
-      const cr = chunk.indexOf(CR, at);
-      const newline = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+      const newline = nextLineEnd(chunk, at);
       const end = newline < 0 ? chunk.length : newline;
       if (end > at) {
         const piece = chunk.subarray(at, end);
@@ -309,7 +305,7 @@ export async function readSse(
       }
       if (newline < 0) break;
       endLine();
-      if (chunk[newline] === CR) {
+      if (chunk[newline] !== LF) {
         if (newline + 1 === chunk.length) {
           isAfterCr = true;
           break;
