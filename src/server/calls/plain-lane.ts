@@ -23,13 +23,12 @@ import { isPlainCallRequest } from "./plain-tool-calls.ts";
  * The plain lane: a 2025 client's plain `tools/call`, from its line on stdio (or its POST to an
  * HTTP session, http-lane.ts) to the server and back in one step, past the SDK Server's dispatch,
  * the call's option objects, the pool's and forward-call's layers and the SDK Client's request
- * machinery. It serves a call whole or not
- * at all, decided before anything is sent: a `call_tool` (or a tool called by its name in dynamic,
- * auto and all routing, or a `--passthrough` server's tool by its own name) of a tool that is
- * indexed, not quarantined, whose arguments pass their check unchanged, on a server connected now
- * with lean calls (lean-call.ts) and no call limits, with no policy plugins and no traces, and with no `_meta` (so no
- * progress token) on the request. Everything
- * else goes the SDK's way as before. Each behaviour is the code that has it on that way: the
+ * machinery. It serves a call whole or not at all, decided before anything is sent: a `call_tool`
+ * (or a tool called by its name in dynamic, auto and all routing, or a `--passthrough` server's
+ * tool by its own name) of a tool that is indexed, not quarantined, whose arguments pass their
+ * check unchanged, on a server connected now with lean calls (lean-call.ts) and no call limits,
+ * with no policy plugins and no traces, and with no `_meta` (so no progress token) on the request.
+ * Everything else goes the SDK's way as before. Each behaviour is the code that has it on that way: the
  * argument check, the statistics, fallbacks and alternatives (`settleCall`), the errors
  * (`callFailure`, forward-call's), the result's checks (lean-call.ts's `settleCallResponse`) and
  * its spill (`keptOut`); the call is tracked on its server, so what the server asks the client
