@@ -5,11 +5,13 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  isLegacyRequest,
   type JSONRPCMessage,
+  PROTOCOL_VERSION_META_KEY,
   Server,
 } from "@modelcontextprotocol/server";
 import { seededRandom } from "../../tests/helpers.ts";
-import { dispatchPlainRequests, isPlainRequest } from "./plain-dispatch.ts";
+import { dispatchPlainRequests, isPlainModernRequest, isPlainRequest } from "./plain-dispatch.ts";
 
 function randomMessages(count: number): unknown[] {
   const random = seededRandom(3);
@@ -111,5 +113,45 @@ describe("a server that takes plain requests past the guards answers as one that
     expect(plain.answers).toEqual(sdk.answers);
     expect(sdk.answers.length).toBeGreaterThan(5);
     expect(sdk.answers.some((answer) => isJSONRPCNotification(answer))).toBe(false);
+  });
+});
+
+describe("a plain modern request is one the SDK's entry never classifies as 2025", () => {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+  const envelopes: unknown[] = [
+    { [PROTOCOL_VERSION_META_KEY]: "2026-07-28" },
+    { [PROTOCOL_VERSION_META_KEY]: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} },
+    { [PROTOCOL_VERSION_META_KEY]: "2025-06-18" },
+    { [PROTOCOL_VERSION_META_KEY]: 7 },
+    { [PROTOCOL_VERSION_META_KEY]: "2026-07-28", progressToken: 1.5 },
+    { progressToken: 1 },
+    {},
+    "odd",
+  ];
+
+  test("on requests with and without envelope claims, odd ones among them, whatever the headers", async () => {
+    let modern = 0;
+    const bodies: unknown[] = [...randomMessages(400)];
+    for (const method of ["tools/call", "tools/list", "initialize", "ping"])
+      for (const _meta of envelopes)
+        bodies.push({ jsonrpc: "2.0", id: 1, method, params: { name: "a", _meta } });
+    for (const body of bodies) {
+      const headerSets: Record<string, string>[] = [
+        {},
+        { "mcp-protocol-version": "2025-06-18" },
+        { "mcp-method": "other" },
+      ];
+      for (const headers of headerSets) {
+        if (!isPlainModernRequest(body)) continue;
+        modern++;
+        expect(await isLegacyRequest(post(body, headers), body)).toBe(false);
+      }
+    }
+    expect(modern).toBeGreaterThan(20);
   });
 });

@@ -1,4 +1,5 @@
 import type { JSONRPCMessage, Server, Transport } from "@modelcontextprotocol/server";
+import { PROTOCOL_VERSION_META_KEY } from "@modelcontextprotocol/server";
 
 /**
  * A client's plain request handed straight to the Server's request dispatch. On every message the
@@ -33,6 +34,20 @@ export function isPlainRequest(message: unknown): boolean {
   if (!isObject(meta) || Object.hasOwn(meta, RELATED_TASK)) return false;
   const token = meta.progressToken;
   return token === undefined || typeof token === "string" || Number.isSafeInteger(token);
+}
+
+/**
+ * A POST body the SDK's entry classifies as not 2025 (`isLegacyRequest` false), told at a glance: a
+ * plain request (above) other than `initialize` whose `_meta` claims a protocol version. The entry
+ * classifies such a request as 2026-07-28, or refuses its envelope; it is never a 2025 one. The
+ * HTTP app asks this first, so that a 2026 request is classified once (by the handler it goes to),
+ * not twice; anything else is the SDK's to classify. plain-dispatch.test.ts holds the glance to
+ * `isLegacyRequest`.
+ */
+export function isPlainModernRequest(message: unknown): boolean {
+  if (!isPlainRequest(message)) return false;
+  const { method, params } = message as { method: string; params?: { _meta?: object } };
+  return method !== "initialize" && params?._meta !== undefined && PROTOCOL_VERSION_META_KEY in params._meta;
 }
 
 interface ServerInternals {

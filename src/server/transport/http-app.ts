@@ -8,6 +8,7 @@ import type { ChangeFeed } from "../federation/change-feed.ts";
 import type { HealthAnswer } from "../observe/health-route.ts";
 import type { ProxyMetrics } from "../observe/metrics.ts";
 import type { StatusSources } from "../observe/status-page.ts";
+import { isPlainModernRequest } from "../plain-dispatch.ts";
 import { type DoorOptions, jsonRpcError, openDoor } from "./http-door.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createLegacySessions } from "./legacy-sessions.ts";
@@ -163,7 +164,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         405,
       );
     }
-    if (!(await isLegacyRequest(c.req.raw, parsedBody))) {
+    if (isPlainModernRequest(parsedBody) || !(await isLegacyRequest(c.req.raw, parsedBody))) {
       if (modernInFlight.count >= limits.maxSessions) return full(c);
       return endpoint.serveModern(c.req.raw, parsedBody, auth);
     }
