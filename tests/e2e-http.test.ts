@@ -303,6 +303,28 @@ describe("mcpproxy serve over streamable HTTP", () => {
     });
     expect(foreign.status).toBe(403);
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+    // The request itself: a local web client's is answered for its origin, the session header
+    // exposed; one without an Origin (any other client) gets no CORS headers, and Vary says why.
+    const initialize = (origin?: string) =>
+      fetch(proxy.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(origin ? { origin } : {}),
+        },
+        body: JSON.stringify(initializeRequest(1, "cors")),
+      });
+    const fromPage = await initialize("http://localhost:6274");
+    await fromPage.text();
+    expect(fromPage.headers.get("access-control-allow-origin")).toBe("http://localhost:6274");
+    expect(fromPage.headers.get("access-control-expose-headers")).toContain("mcp-session-id");
+    expect(fromPage.headers.get("vary")).toContain("Origin");
+    const fromTool = await initialize();
+    await fromTool.text();
+    expect(fromTool.headers.get("mcp-session-id")).not.toBeNull();
+    expect(fromTool.headers.get("access-control-allow-origin")).toBeNull();
+    expect(fromTool.headers.get("vary")).toContain("Origin");
   });
 
   test("answers requests without a session, or with an unknown one, with a JSON-RPC error", async () => {

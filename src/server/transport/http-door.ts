@@ -68,27 +68,31 @@ export function openDoor(app: Hono, options: DoorOptions): HttpDoor {
   app.use("*", hostGuard({ bindHost: options.bindHost }));
   if (options.ancestry) app.use("*", loopGuard(options.ancestry, options.configPath ?? "(unknown)"));
   // Browser-based local clients (inspectors, web UIs) need CORS. Only origins the guard above let
-  // through ever get here, so reflecting the origin grants nothing to a foreign page.
-  app.use(
-    "*",
-    cors({
-      origin: (origin) => origin,
-      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      allowHeaders: [
-        "content-type",
-        "accept",
-        "authorization",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "mcp-method",
-        "mcp-name",
-        "last-event-id",
-        "traceparent",
-        "tracestate",
-      ],
-      exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
-    }),
-  );
+  // through ever get here, so reflecting the origin grants nothing to a foreign page. A request
+  // without an Origin (every client but a browser's) needs none of its headers but `Vary: Origin`:
+  // Hono's middleware would rebuild each response to add them.
+  const corsHeaders = cors({
+    origin: (origin) => origin,
+    allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+    allowHeaders: [
+      "content-type",
+      "accept",
+      "authorization",
+      "mcp-session-id",
+      "mcp-protocol-version",
+      "mcp-method",
+      "mcp-name",
+      "last-event-id",
+      "traceparent",
+      "tracestate",
+    ],
+    exposeHeaders: ["mcp-session-id", "mcp-protocol-version"],
+  });
+  app.use("*", async (c, next) => {
+    if (c.req.header("origin") !== undefined) return corsHeaders(c, next);
+    await next();
+    c.header("Vary", "Origin", { append: true });
+  });
   const httpAuth = options.httpAuth;
   if (httpAuth) {
     serveResourceMetadata(app, httpAuth.settings);
