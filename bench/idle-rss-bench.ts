@@ -102,6 +102,10 @@ export async function measureIdleRss(options: {
           join(dir, "home", ".npmrc"),
           `cache=${join(homedir(), ".npm")}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n`,
         );
+        // Read whole first: the pages of the binary a serve maps on a fault depend on which of them
+        // the page cache holds (the kernel maps the cached ones around the faulting page), which
+        // moved the file-backed part by 2 MiB from run to run when other work had read the binary.
+        Bun.spawnSync(["cat", binary], { stdout: "ignore" });
         const reading = await idleServe(binary, resolve(options.config), dir, options.settleSeconds * 1000);
         readings[i]!.push(reading);
         process.stderr.write(
@@ -132,8 +136,7 @@ if (import.meta.main) {
     config: values.config,
     compare: values.compare,
   });
-  const range = (values: number[]) =>
-    `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+  const range = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
   process.stdout.write(
     `Idle serve over stdio, ${values.config}, ${values.rounds} interleaved rounds, read ${values["settle-seconds"]} s after tools/list (MiB, min–max):\n`,
   );
