@@ -44,6 +44,20 @@ describe("settleMemoryAfter", () => {
     expect(shrinks).toBe(1);
   });
 
+  test("a look that fails counts as quiet", async () => {
+    let shrinks = 0;
+    settleMemoryAfter(Promise.resolve(), {
+      logger: silentLogger,
+      afterMs: 5,
+      isQuiet: () => {
+        throw new Error("the catalog is closed");
+      },
+      shrink: () => shrinks++,
+    });
+    await Bun.sleep(50);
+    expect(shrinks).toBe(1);
+  });
+
   test("not when serve stops first, nor when start-up failed", async () => {
     let shrinks = 0;
     const shrink = () => shrinks++;

@@ -39,11 +39,18 @@ export function settleMemoryAfter(startUp: Promise<unknown>, options: SettleMemo
   const afterMs = options.afterMs ?? SETTLE_AFTER_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let isStopped = false;
+  // A look that fails is no reason to keep the memory (nor to fail in a timer): taken as quiet.
+  const isQuiet = () => {
+    try {
+      return options.isQuiet?.() ?? true;
+    } catch {
+      return true;
+    }
+  };
   const settle = (waitedMs: number) => {
     timer = setTimeout(() => {
       waitedMs += afterMs;
-      if (!(options.isQuiet?.() ?? true) && waitedMs < (options.atMostMs ?? SETTLE_AT_MOST_MS))
-        return settle(waitedMs);
+      if (!isQuiet() && waitedMs < (options.atMostMs ?? SETTLE_AT_MOST_MS)) return settle(waitedMs);
       const before = process.memoryUsage.rss();
       shrink();
       // The shrink runs once this callback returns (no JavaScript on the stack): read after it.
