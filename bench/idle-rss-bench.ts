@@ -103,8 +103,8 @@ export async function measureIdleRss(options: {
           `cache=${join(homedir(), ".npm")}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n`,
         );
         // Read whole first: the pages of the binary a serve maps on a fault depend on which of them
-        // the page cache holds (the kernel maps the cached ones around the faulting page), which
-        // moved the file-backed part by 2 MiB from run to run when other work had read the binary.
+        // the page cache holds (the kernel maps the cached ones around the faulting page), so every
+        // build is measured with all of its binary cached.
         Bun.spawnSync(["cat", binary], { stdout: "ignore" });
         const reading = await idleServe(binary, resolve(options.config), dir, options.settleSeconds * 1000);
         readings[i]!.push(reading);

@@ -92,7 +92,7 @@ describe("what a command loads at start", () => {
     const { modules, packages, specifiers } = startsWith("src/cli/serve-run.ts");
     expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
     // The SDK's stdio client transport brings cross-spawn, node:stream and node:child_process (an
-    // idle serve touched 0.9–1.7 MiB more of the binary with them); upstream stdio servers are
+    // idle serve touched 0.9–1.3 MiB more of the binary with them); upstream stdio servers are
     // Bun's spawn (child-process-transport.ts).
     for (const unused of ["@modelcontextprotocol/client/stdio", "node:child_process", "node:stream"])
       expect(specifiers).not.toContain(unused);

@@ -33,7 +33,7 @@ const PASSED_THROUGH_ENV = [
  * The baseline every stdio server gets, the names the MCP SDK's `getDefaultEnvironment()` passes
  * (@modelcontextprotocol/client/stdio; child-env.test.ts holds the two equal). Written out here:
  * importing that one function evaluated the SDK's whole stdio transport in every serve (cross-spawn,
- * node:stream, node:child_process), 0.9–1.7 MiB more of the binary resident in an idle serve for a
+ * node:stream, node:child_process), 0.9–1.3 MiB more of the binary resident in an idle serve for a
  * list of names (docs/benchmarks.md, Start-up).
  */
 const BASELINE_ENV =
