@@ -81,11 +81,14 @@ export async function startProxyStdio(
   env: Record<string, string>,
   /** Another build than dist/mcpproxy (a before and after in one run). */
   binary = requireBinary(),
+  /** Its working directory (the caller's when absent); npx looks for packages from there. */
+  cwd?: string,
 ) {
   const transport = new StdioClientTransport({
     command: binary,
     args: ["serve", "--config", configPath, "--data-dir", dataDir],
     env,
+    ...(cwd ? { cwd } : {}),
     stderr: "pipe",
   });
   transport.stderr?.on("data", () => {});

@@ -262,14 +262,6 @@ async function run(
       isIndexed = true;
     });
   };
-  // What start-up compiled and allocated for once, handed back when the first indexing pass is over.
-  cleanup.defer(
-    "stop waiting to hand back start-up's memory",
-    settleMemoryAfter(
-      upstreamsStarted.then(() => indexing),
-      { logger: logger.child("memory") },
-    ),
-  );
   cleanup.defer(
     "stop keeping the index",
     startIndexKeeper({
@@ -294,6 +286,15 @@ async function run(
         })
       : undefined;
   cleanup.defer("stop watching what search can find", () => searchable?.stop());
+  // What start-up compiled and allocated for once, handed back when the first indexing pass is over
+  // and retrieve_tools' description has followed it (the last of start-up's work: settle-memory.ts).
+  cleanup.defer(
+    "stop waiting to hand back start-up's memory",
+    settleMemoryAfter(
+      upstreamsStarted.then(() => indexing),
+      { logger: logger.child("memory"), isQuiet: () => searchable?.isSettled() ?? true },
+    ),
+  );
   cleanup.defer(
     "stop watching the federated lists",
     startListWatch({ pool, approvals: () => catalog.capabilities, changes, logger }),

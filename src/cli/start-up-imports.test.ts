@@ -12,9 +12,10 @@ import { dirname, join, relative, resolve } from "node:path";
 const ROOT = resolve(import.meta.dir, "..", "..");
 const transpiler = new Bun.Transpiler({ loader: "ts" });
 
-function startsWith(entry: string): { modules: string[]; packages: string[] } {
+function startsWith(entry: string): { modules: string[]; packages: string[]; specifiers: string[] } {
   const modules = new Set<string>();
   const packages = new Set<string>();
+  const specifiers = new Set<string>();
   const visit = (file: string) => {
     if (modules.has(file)) return;
     modules.add(file);
@@ -23,11 +24,14 @@ function startsWith(entry: string): { modules: string[]; packages: string[] } {
     for (const { kind, path } of transpiler.scanImports(text)) {
       if (kind !== "import-statement") continue;
       if (path.startsWith(".")) visit(relative(ROOT, resolve(dirname(join(ROOT, file)), path)));
-      else if (!path.startsWith("node:") && !path.startsWith("bun:")) packages.add(packageOf(path));
+      else {
+        specifiers.add(path);
+        if (!path.startsWith("node:") && !path.startsWith("bun:")) packages.add(packageOf(path));
+      }
     }
   };
   visit(entry);
-  return { modules: [...modules].sort(), packages: [...packages].sort() };
+  return { modules: [...modules].sort(), packages: [...packages].sort(), specifiers: [...specifiers].sort() };
 }
 
 const packageOf = (specifier: string) =>
@@ -85,8 +89,13 @@ describe("what a command loads at start", () => {
   });
 
   test("serve over stdio loads no HTTP stack, metrics, tracer, validator, store client, embedder or exec until asked", () => {
-    const { modules, packages } = startsWith("src/cli/serve-run.ts");
+    const { modules, packages, specifiers } = startsWith("src/cli/serve-run.ts");
     expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
+    // The SDK's stdio client transport brings cross-spawn, node:stream and node:child_process (an
+    // idle serve touched 0.9–1.3 MiB more of the binary with them); upstream stdio servers are
+    // Bun's spawn (child-process-transport.ts).
+    for (const unused of ["@modelcontextprotocol/client/stdio", "node:child_process", "node:stream"])
+      expect(specifiers).not.toContain(unused);
     expect(packages).toContain("@modelcontextprotocol/server");
     for (const lazy of [
       "src/app/serve-http.ts",

@@ -1,4 +1,3 @@
-import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import type { StdioServerConfig } from "../config/parse-server.ts";
 import { ANCESTRY_ENV } from "./proxy-ancestry.ts";
 
@@ -30,6 +29,47 @@ const PASSED_THROUGH_ENV = [
   "TMP",
 ] as const;
 
+/**
+ * The baseline every stdio server gets, the names the MCP SDK's `getDefaultEnvironment()` passes
+ * (@modelcontextprotocol/client/stdio; child-env.test.ts holds the two equal). Written out here:
+ * importing that one function evaluated the SDK's whole stdio transport in every serve (cross-spawn,
+ * node:stream, node:child_process), 0.9–1.3 MiB more of the binary resident in an idle serve for a
+ * list of names (docs/benchmarks.md, Start-up).
+ */
+const BASELINE_ENV =
+  process.platform === "win32"
+    ? [
+        "APPDATA",
+        "COMSPEC",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "PROGRAMDATA",
+        "PROGRAMFILES",
+        "PROGRAMFILES(X86)",
+        "PROGRAMW6432",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "WINDIR",
+      ]
+    : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/** The baseline from the proxy's own environment, as the SDK takes it: a value that is a shell function (`() {…`) is left out. */
+export function baselineEnvironment(): Record<string, string> {
+  const baseline: Record<string, string> = {};
+  for (const name of BASELINE_ENV) {
+    const value = process.env[name];
+    if (value !== undefined && !value.startsWith("()")) baseline[name] = value;
+  }
+  return baseline;
+}
+
 /** `inheritEnv: true` passes everything but the proxy's own settings: a server that is itself an mcpproxy must not take ours. */
 const OWN_PREFIX = "MCPPROXY_";
 
@@ -37,7 +77,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
 
 /**
  * The environment of a stdio server. Never the proxy's whole environment, which may hold secrets
- * meant for other servers: the SDK's baseline (HOME, LOGNAME, PATH, SHELL, TERM, USER), then
+ * meant for other servers: the baseline (HOME, LOGNAME, PATH, SHELL, TERM, USER), then
  * PASSED_THROUGH_ENV from the proxy's environment, then what the person's `inheritEnv` names (per
  * server, or `mcpproxy.inheritEnv` for their own entries), then the server's own `env`.
  */
@@ -51,7 +91,7 @@ export function childEnvironment(
     if (value !== undefined && isPassed(name, server.inheritEnv)) passed[name] = value;
   }
   return {
-    ...getDefaultEnvironment(),
+    ...baselineEnvironment(),
     ...passed,
     ...server.env,
     ...(ancestry ? { [ANCESTRY_ENV]: ancestry } : {}),
