@@ -57,7 +57,9 @@ function orderedSet() {
       if (isIn === members.has(slot)) return false;
       if (isIn) {
         members.add(slot);
-        ordered.splice(after(slot.seq), 0, slot);
+        // The pool's slots join in its order: at the end, without a search or a splice.
+        if (ordered.length === 0 || ordered[ordered.length - 1]!.seq <= slot.seq) ordered.push(slot);
+        else ordered.splice(after(slot.seq), 0, slot);
       } else {
         members.delete(slot);
         ordered.splice(ordered.lastIndexOf(slot, after(slot.seq) - 1), 1);
