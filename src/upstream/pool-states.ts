@@ -40,6 +40,8 @@ function isStartingSlot(slot: Slot): boolean {
 function orderedSet() {
   const members = new Set<Slot>();
   const ordered: Slot[] = [];
+  /** Their servers' names, place for place: a copy of these is what `connecting` answers, not a walk. */
+  const names: string[] = [];
   /** The first place whose slot comes after `seq` (a slot with the same place goes after those already in). */
   const after = (seq: number) => {
     let low = 0;
@@ -58,16 +60,26 @@ function orderedSet() {
       if (isIn) {
         members.add(slot);
         // The pool's slots join in its order: at the end, without a search or a splice.
-        if (ordered.length === 0 || ordered[ordered.length - 1]!.seq <= slot.seq) ordered.push(slot);
-        else ordered.splice(after(slot.seq), 0, slot);
+        if (ordered.length === 0 || ordered[ordered.length - 1]!.seq <= slot.seq) {
+          ordered.push(slot);
+          names.push(slot.config.name);
+        } else {
+          const at = after(slot.seq);
+          ordered.splice(at, 0, slot);
+          names.splice(at, 0, slot.config.name);
+        }
       } else {
         members.delete(slot);
-        ordered.splice(ordered.lastIndexOf(slot, after(slot.seq) - 1), 1);
+        const at = ordered.lastIndexOf(slot, after(slot.seq) - 1);
+        ordered.splice(at, 1);
+        names.splice(at, 1);
       }
       return true;
     },
     size: () => members.size,
     inOrder: (): readonly Slot[] => ordered,
+    /** The names in order, as a copy (a memory copy: the walk that made them cost a search at 100,000 tools a millisecond). */
+    names: (): readonly string[] => names.slice(),
   };
 }
 
@@ -88,7 +100,7 @@ export function createPoolStates(): PoolStates {
     },
     connecting: () => {
       if (connecting.size() === 0) return [];
-      connectingNames ??= connecting.inOrder().map((slot) => slot.config.name);
+      connectingNames ??= connecting.names();
       return connectingNames;
     },
     isStarting: () => starting.size() > 0,
