@@ -311,7 +311,8 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       const rows = db.query<{ server: string; tool: string; hash: string }, []>(
         `SELECT server, tool, hash FROM ${table}`,
       );
-      return [...rows.all(), ...unsavedApprovals];
+      const stored = rows.all();
+      return unsavedApprovals.length === 0 ? stored : [...stored, ...unsavedApprovals];
     },
     approvedDefinition(server, tool) {
       const current = () => definitionOf(server, tool);
