@@ -224,6 +224,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     );
   const instructions = {
     get: (server: string) => store.instructions.get(server),
+    all: () => store.instructions.all(),
     put(server: string, text: string | undefined) {
       // Each connect puts what the server sent: the same text again is no change (the watches
       // would walk every server each second of a first pass over thousands).
