@@ -44,6 +44,8 @@ function orderedSet() {
   const ordered: Slot[] = [];
   /** Their servers' names, place for place: a copy of these is what `connecting` answers, not a walk. */
   const names: string[] = [];
+  /** The slots in `ordered`, members or not yet dropped. */
+  const placed = new Set<Slot>();
   /** How many slots in `ordered` are no longer members. */
   let gone = 0;
   /** Drops the slots that left, in one pass. */
@@ -52,7 +54,10 @@ function orderedSet() {
     let kept = 0;
     for (let i = 0; i < ordered.length; i++) {
       const slot = ordered[i]!;
-      if (!members.has(slot)) continue;
+      if (!members.has(slot)) {
+        placed.delete(slot);
+        continue;
+      }
       ordered[kept] = slot;
       names[kept] = names[i]!;
       kept++;
@@ -81,9 +86,13 @@ function orderedSet() {
         gone++;
         return true;
       }
-      // A slot that left may still be in place: dropped first, so that it is never there twice.
-      settle();
       members.add(slot);
+      // One that left and comes back before the next read is still in its place.
+      if (placed.has(slot)) {
+        gone--;
+        return true;
+      }
+      placed.add(slot);
       if (ordered.length === 0 || ordered[ordered.length - 1]!.seq <= slot.seq) {
         ordered.push(slot);
         names.push(slot.config.name);
