@@ -28,6 +28,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     },
     instructions: {
       get: (server) => current.instructions?.get(server),
+      all: () => current.instructions?.all() ?? new Map(),
       put: (server, text) => current.instructions?.put(server, text) ?? false,
       forgetExcept: (keep) => current.instructions?.forgetExcept(keep),
     },

@@ -38,8 +38,9 @@ function countedServers(source: DescribedSource): ServerConfig[] {
 /** Each counted server with its approved tools (as agents are shown them), their texts read when asked. */
 export function describedServers(source: DescribedSource): DescribedServer[] {
   const { catalog } = source;
+  const texts = catalog.instructions?.all();
   return countedServers(source).map((server) => {
-    const instructions = catalog.instructions?.get(server.name);
+    const instructions = texts?.get(server.name);
     const approved = catalog
       .names(server.name)
       .sort()

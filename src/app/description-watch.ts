@@ -73,9 +73,10 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
   const build = createDescriptionBuilder();
   const look = createLook(options);
   /**
-   * The text and the stamp it was built from: made when first asked for, or at the first look,
-   * not at start (start-up is on the path of every first answer, and a client that only searches
-   * never asks for it). The first text is the one clients are told of changes against.
+   * The text and the stamp it was built from: made when first asked for, or at the first look once
+   * the servers are no longer starting, not at start (start-up is on the path of every first
+   * answer, and a client that only searches never asks for it). The first text is the one clients
+   * are told of changes against.
    */
   let built: { stamp: string; text: string } | undefined;
   const ensureBuilt = () => {
@@ -90,6 +91,10 @@ export function startDescriptionWatch(options: DescriptionWatchOptions): Descrip
   let looks = 0;
   const timer = setInterval(() => {
     try {
+      // Not built unasked while servers are still starting: at 100,000 tools the first text is a
+      // third of a second of the one thread the clients' searches wait on, and it would be about to
+      // change anyway. A client that lists the tools has it built then (current, isSettled).
+      if (!built && options.isStarting?.()) return;
       if (!built) return void ensureBuilt();
       const seen = look();
       const now = seen.stamp;

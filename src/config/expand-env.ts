@@ -19,6 +19,8 @@ function expandString(
   path: string,
   problems: ExpansionProblem[],
 ): string {
+  // Most strings hold no reference at all: with 20,000 servers the regexes below were a good part of the load.
+  if (!value.includes("${")) return value;
   const input = VS_CODE_INPUT.exec(value);
   if (input) {
     problems.push({

@@ -72,7 +72,7 @@ export function createCatalogNames(options: CatalogNamesOptions): CatalogNames {
   };
   // The stored names hold when they were computed for these settings and every tool has one
   // (a run that stopped between a sync and the next read leaves new tools unnamed).
-  let areNamesStale = store.namingKey() !== namingKey() || [...tools.values()].some((tool) => !tool.name);
+  let areNamesStale = store.namingKey() !== namingKey() || hasUnnamed(tools.values());
   if (areNamesStale) ensureNames();
   else for (const tool of tools.values()) byName.set(tool.name, tool);
 
@@ -83,4 +83,10 @@ export function createCatalogNames(options: CatalogNamesOptions): CatalogNames {
       areNamesStale = true;
     },
   };
+}
+
+/** Whether any tool lacks a name: a walk, not a copy of 100,000 tools into an array first. */
+function hasUnnamed(tools: Iterable<CatalogTool>): boolean {
+  for (const tool of tools) if (!tool.name) return true;
+  return false;
 }

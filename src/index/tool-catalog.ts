@@ -149,7 +149,11 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     logger: options.logger,
   });
   const tools = new Map<string, CatalogTool>();
-  for (const stored of store.listTools()) tools.set(toolKey(stored), { ...stored, key: toolKey(stored) });
+  for (const { server, tool, name, hash } of store.listTools()) {
+    // Made field by field, its key once: at 100,000 tools a spread and a second key cost every start.
+    const key = toolKey({ server, tool });
+    tools.set(key, { server, tool, name, hash, key });
+  }
   const view = createOverrideView(options.toolOverrides ?? NO_OVERRIDES);
   const index = await openCatalogIndex({
     dataDir: options.dataDir,
@@ -220,6 +224,7 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     );
   const instructions = {
     get: (server: string) => store.instructions.get(server),
+    all: () => store.instructions.all(),
     put(server: string, text: string | undefined) {
       // Each connect puts what the server sent: the same text again is no change (the watches
       // would walk every server each second of a first pass over thousands).

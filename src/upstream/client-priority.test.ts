@@ -61,4 +61,23 @@ describe("client priority", () => {
     expect(started.filter((at) => at - started[0]! < 15)).toHaveLength(2);
     expect(most).toBeGreaterThan(2);
   });
+
+  test("while clients ask, a busy worker starts a connect at most once per pace, and goes on doing so", () => {
+    let now = 1_000;
+    const priority = createClientPriority({ busyConcurrency: 1, quietMs: 500, paceMs: 50, now: () => now });
+    priority.requested();
+    expect(priority.turn(0)).toBeUndefined();
+    now += 10;
+    expect(priority.turn(0)).toBeInstanceOf(Promise);
+    for (let i = 0; i < 20; i++) {
+      // Clients keep asking: the pass is paced, never stopped.
+      now += 50;
+      priority.requested();
+      expect(priority.turn(0)).toBeUndefined();
+      expect(priority.turn(0)).toBeInstanceOf(Promise);
+    }
+    now += 500; // quiet: no pace
+    expect(priority.turn(0)).toBeUndefined();
+    expect(priority.turn(0)).toBeUndefined();
+  });
 });

@@ -23,22 +23,37 @@ export interface ClientPriority {
  * at 100,000). A hung server holds it until its timeout, but only while clients keep asking.
  */
 const BUSY_CONCURRENCY = 1;
+/**
+ * While clients are asking, each of those connects starts at most this often. Back to back, the
+ * steps of one connect after another ran between the searches: at 100,000 tools a search over
+ * stdio took 5.6–8.4 ms p50 against 3.3–4.2 with no connect at all while clients asked. Paced,
+ * the pass still goes on (20 servers a second) however long the clients keep asking.
+ */
+const BUSY_PACE_MS = 50;
 /** How long after a client's last request the pass goes back to full speed. */
 const QUIET_MS = 500;
 
 export function createClientPriority(
-  options: { busyConcurrency?: number; quietMs?: number; now?: () => number } = {},
+  options: { busyConcurrency?: number; quietMs?: number; paceMs?: number; now?: () => number } = {},
 ): ClientPriority {
   const busy = options.busyConcurrency ?? BUSY_CONCURRENCY;
   const quietMs = options.quietMs ?? QUIET_MS;
+  const paceMs = options.paceMs ?? BUSY_PACE_MS;
   const now = options.now ?? (() => performance.now());
   let lastRequestAt = Number.NEGATIVE_INFINITY;
+  /** When each busy worker last started a connect while clients were asking. */
+  const startedAt = new Array<number>(busy).fill(Number.NEGATIVE_INFINITY);
   const turn = (worker: number): Promise<void> | undefined => {
-    if (worker < busy) return undefined;
     const wait = lastRequestAt + quietMs - now();
     if (wait <= 0) return undefined;
     // Looked at again then: a request that came meanwhile keeps the pass slow.
-    return Bun.sleep(wait).then(() => turn(worker));
+    if (worker >= busy) return Bun.sleep(wait).then(() => turn(worker));
+    const paced = startedAt[worker]! + paceMs - now();
+    if (paced <= 0) {
+      startedAt[worker] = now();
+      return undefined;
+    }
+    return Bun.sleep(Math.min(paced, wait)).then(() => turn(worker));
   };
   return {
     requested() {

@@ -140,7 +140,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         createUpstreamSubscriptions(
           config.name,
           (connection, method, uri) => sendOn(connection, { method, params: { uri } }, EmptyResultSchema, {}),
-          options.logger.child(config.name),
+          options.logger,
         ),
       replaced?.seq ?? nextSeq++,
       gateOf,

@@ -37,6 +37,7 @@ export interface UpstreamSubscriptions {
 export function createUpstreamSubscriptions(
   server: string,
   send: SendSubscription,
+  /** The pool's: the server's own child is made when there is something to say (a pool makes one of these per server). */
   logger: Logger,
 ): UpstreamSubscriptions {
   const wanted = new Set<string>();
@@ -98,9 +99,11 @@ export function createUpstreamSubscriptions(
       for (const uri of wanted) {
         send(connection, "resources/subscribe", uri).catch((error: unknown) => {
           wanted.delete(uri);
-          logger.warn(
-            `subscribing again to ${uri} after reconnecting failed; no updates of it: ${describeError(error)}`,
-          );
+          logger
+            .child(server)
+            .warn(
+              `subscribing again to ${uri} after reconnecting failed; no updates of it: ${describeError(error)}`,
+            );
         });
       }
     },

@@ -107,6 +107,10 @@ function createSchema(db: Database): void {
     CREATE TABLE IF NOT EXISTS approvals (
       server TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL, definition TEXT,
       approved_at INTEGER NOT NULL, PRIMARY KEY (server, tool));`);
+  // What listTools reads at every start, in its order, without the definitions: scanned from this
+  // index rather than looked up row by row in the table, whose rows hold them (at 100,000 tools
+  // 0.07 s instead of 0.18; a catalog from before it gets it at its first writable open).
+  db.exec("CREATE INDEX IF NOT EXISTS tools_listed ON tools (server, tool, name, hash)");
   createCapabilitySchema(db);
   createEraSchema(db);
   createInstructionSchema(db);
@@ -307,7 +311,8 @@ export function openCatalogStore(dataDir: string, options: CatalogStoreOptions =
       const rows = db.query<{ server: string; tool: string; hash: string }, []>(
         `SELECT server, tool, hash FROM ${table}`,
       );
-      return [...rows.all(), ...unsavedApprovals];
+      const stored = rows.all();
+      return unsavedApprovals.length === 0 ? stored : [...stored, ...unsavedApprovals];
     },
     approvedDefinition(server, tool) {
       const current = () => definitionOf(server, tool);

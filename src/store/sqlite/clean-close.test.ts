@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CATALOG_FILE, openCatalogStore } from "./catalog-store.ts";
@@ -37,9 +45,28 @@ describe("a catalog closed cleanly", () => {
     again.close();
     expect(isUnchangedSinceCleanClose(path)).toBe(true);
 
-    // Touched by anything else since: checked again.
+    // Touched since, its bytes as they were (a copy, a restore): still the file closed cleanly.
     utimesSync(path, new Date(), new Date(Date.now() + 5_000));
+    expect(isUnchangedSinceCleanClose(path)).toBe(true);
+    // Its bytes changed since, at the same size: checked again.
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    writeFileSync(path, bytes);
     expect(isUnchangedSinceCleanClose(path)).toBe(false);
+  });
+
+  test("a copy of it, as a copied or restored data dir holds, is known as the one closed cleanly", () => {
+    const { dir, path } = catalogDir();
+    const store = openCatalogStore(dir);
+    store.approve([{ server: "s", tool: "t", hash: "h" }]);
+    store.close();
+    const copy = catalogDir();
+    cpSync(dir, copy.dir, { recursive: true });
+    expect(isUnchangedSinceCleanClose(copy.path)).toBe(true);
+    // A copy that grew since is not.
+    appendFileSync(copy.path, Buffer.alloc(4096));
+    expect(isUnchangedSinceCleanClose(copy.path)).toBe(false);
+    expect(isUnchangedSinceCleanClose(path)).toBe(true);
   });
 
   test("damaged after its clean close, it is still found damaged at open", () => {

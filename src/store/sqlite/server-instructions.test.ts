@@ -43,6 +43,28 @@ describe("the instruction store", () => {
     expect(openInstructionStore(db, { writable: true }).get("github")).toBe("From the last run.");
   });
 
+  test("all of them at once are what each gives alone, the file's and what is kept in memory over it", () => {
+    const db = new Database(":memory:");
+    createInstructionSchema(db);
+    const writer = openInstructionStore(db, { writable: true });
+    writer.put("github", "From the file.");
+    writer.put("notes", "Notes from the file.");
+    const reader = openInstructionStore(db, { writable: false });
+    reader.put("github", "Said on this run.");
+    reader.put("notes", undefined);
+    reader.put("slack", "New on this run.");
+    expect(Object.fromEntries(reader.all())).toEqual({
+      github: "Said on this run.",
+      slack: "New on this run.",
+    });
+    for (const server of ["github", "notes", "slack", "absent"])
+      expect(reader.all().get(server)).toBe(reader.get(server));
+    expect(Object.fromEntries(writer.all())).toEqual({
+      github: "From the file.",
+      notes: "Notes from the file.",
+    });
+  });
+
   test("a catalog file from before the table existed reads as empty", () => {
     const store = openInstructionStore(new Database(":memory:"), { writable: false });
     expect(store.get("github")).toBeUndefined();

@@ -9,6 +9,11 @@ import type { Database } from "bun:sqlite";
 export interface InstructionStore {
   get(server: string): string | undefined;
   /**
+   * Every server's text, as `get` gives it, read at once: a walk over thousands of servers asked
+   * the file once per server (20,000 queries, a tenth of a second at 100,000 tools).
+   */
+  all(): ReadonlyMap<string, string>;
+  /**
    * `undefined`: the server sent none (any earlier text is dropped). Whether what is kept changed:
    * a reconnect that sends the same text changes nothing (and writes nothing).
    */
@@ -43,8 +48,22 @@ export function openInstructionStore(db: Database, options: { writable: boolean 
     if (memory.has(server)) return memory.get(server);
     return select?.get(server)?.instructions ?? undefined;
   };
+  const selectAll = isStored
+    ? db.query<{ server: string; instructions: string }, []>(
+        "SELECT server, instructions FROM server_instructions",
+      )
+    : undefined;
   return {
     get,
+    all() {
+      const texts = new Map<string, string>();
+      for (const row of selectAll?.all() ?? []) texts.set(row.server, row.instructions);
+      for (const [server, text] of memory) {
+        if (text === undefined) texts.delete(server);
+        else texts.set(server, text);
+      }
+      return texts;
+    },
     put(server, instructions) {
       const text = instructions?.slice(0, MAX_STORED_INSTRUCTIONS) || undefined;
       if (get(server) === text) return false;
