@@ -1,6 +1,5 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
-import { ProtocolError } from "@modelcontextprotocol/client";
-import { idOfTruncatedMessage, isRequestHead, MESSAGE_TOO_LARGE, tooLargeText } from "./json-lines.ts";
+import { answerInPlaceOf, tooLargeError } from "./json-lines.ts";
 
 /**
  * The fetch of the HTTP client transports (streamable HTTP and legacy SSE), with every message a
@@ -35,7 +34,7 @@ export function boundedFetch(baseFetch: FetchLike, maxBytes: number): FetchLike 
 /** A body that fails, unread past the limit, once it is longer than `maxBytes`. */
 function boundBody(maxBytes: number, declared: number | undefined): TransformStream<Uint8Array, Uint8Array> {
   let size = 0;
-  const tooLarge = (bytes: string) => new ProtocolError(MESSAGE_TOO_LARGE, tooLargeText(bytes, maxBytes));
+  const tooLarge = (bytes: string) => tooLargeError(bytes, maxBytes);
   return new TransformStream({
     start(controller) {
       if (declared !== undefined && declared > maxBytes) controller.error(tooLarge(String(declared)));
@@ -82,16 +81,8 @@ export function boundEvents(maxBytes: number): TransformStream<Uint8Array, Uint8
   const endSkipped = (controller: TransformStreamDefaultController<Uint8Array>) => {
     isSkipping = false;
     const decoder = new TextDecoder();
-    const headData = dataOf(decoder.decode(head));
-    const id = idOfTruncatedMessage(headData, decoder.decode(tail));
-    if (id !== undefined && !isRequestHead(headData)) {
-      const error = {
-        jsonrpc: "2.0",
-        id,
-        error: { code: MESSAGE_TOO_LARGE, message: tooLargeText(String(eventBytes), maxBytes) },
-      };
-      controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(error)}\n\n`));
-    }
+    const error = answerInPlaceOf(dataOf(decoder.decode(head)), decoder.decode(tail), eventBytes, maxBytes);
+    if (error) controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(error)}\n\n`));
     head = new Uint8Array(0);
     tail = new Uint8Array(0);
   };

@@ -1,10 +1,8 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import {
+  answerInPlaceOf,
   createJsonLineSplitter,
-  idOfTruncatedMessage,
   isJsonRpcMessage,
-  isRequestHead,
-  MESSAGE_TOO_LARGE,
   type OversizedLine,
   tooLargeText,
 } from "./json-lines.ts";
@@ -219,12 +217,10 @@ export class ChildProcessTransport implements Transport {
   }
 
   private receiveOversized(line: OversizedLine): void {
-    const text = tooLargeText(String(line.bytes), this.options.maxResultBytes);
-    const id = idOfTruncatedMessage(line.head, line.tail);
+    const limit = this.options.maxResultBytes;
     // Only a response can be answered in its place: a request or notification from the server is dropped.
-    if (id !== undefined && !isRequestHead(line.head)) {
-      this.onmessage?.({ jsonrpc: "2.0", id, error: { code: MESSAGE_TOO_LARGE, message: text } });
-    }
-    this.onerror?.(new Error(text));
+    const error = answerInPlaceOf(line.head, line.tail, line.bytes, limit);
+    if (error) this.onmessage?.(error);
+    this.onerror?.(new Error(tooLargeText(String(line.bytes), limit)));
   }
 }

@@ -1,3 +1,5 @@
+import { ProtocolError } from "@modelcontextprotocol/client";
+
 /**
  * Splits a byte stream into newline-delimited JSON-RPC messages (the stdio transport's framing)
  * without ever holding more than `maxLineBytes` of one line. A longer line is skipped to its end
@@ -134,7 +136,7 @@ export function idOfTruncatedMessage(head: string, tail: string): string | numbe
  * A server error code (JSON-RPC reserves -32000 to -32099 for them) for a response too large to
  * pass on; MCP and the SDK use -32000, -32001 and -32002 for other things.
  */
-export const MESSAGE_TOO_LARGE = -32010;
+const MESSAGE_TOO_LARGE = -32010;
 
 /** What a request whose answer was too large gets instead, on every transport. */
 export function tooLargeText(bytes: string, limit: number): string {
@@ -144,8 +146,28 @@ export function tooLargeText(bytes: string, limit: number): string {
   );
 }
 
+/** What a request gets in place of its answer that was too large (`tooLargeText`), as a ProtocolError. */
+export function tooLargeError(bytes: string, limit: number): ProtocolError {
+  return new ProtocolError(MESSAGE_TOO_LARGE, tooLargeText(bytes, limit));
+}
+
+/**
+ * The error response that takes the place of a message of `bytes` dropped for being over `limit`,
+ * known by its first and last bytes: undefined when it was no response (a request or notification
+ * from the server cannot be answered in its place) or its id cannot be read.
+ */
+export function answerInPlaceOf(head: string, tail: string, bytes: number, limit: number) {
+  const id = idOfTruncatedMessage(head, tail);
+  if (id === undefined || isRequestHead(head)) return undefined;
+  return {
+    jsonrpc: "2.0" as const,
+    id,
+    error: { code: MESSAGE_TOO_LARGE, message: tooLargeText(String(bytes), limit) },
+  };
+}
+
 /** Whether the first bytes of a message show a request or notification (a method before any result). */
-export function isRequestHead(head: string): boolean {
+function isRequestHead(head: string): boolean {
   return /^\s*\{\s*("jsonrpc"\s*:\s*"2\.0"\s*,\s*("id"\s*:[^,]*,\s*)?)?"method"\s*:/.test(head);
 }
 

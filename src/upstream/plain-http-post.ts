@@ -1,19 +1,12 @@
 import type { FetchLike, JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import {
-  ProtocolError,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { EDGE_BYTES, nextLineEnd } from "./bounded-fetch.ts";
-import {
-  idOfTruncatedMessage,
-  isJsonRpcMessage,
-  isRequestHead,
-  MESSAGE_TOO_LARGE,
-  tooLargeText,
-} from "./json-lines.ts";
+import { answerInPlaceOf, isJsonRpcMessage, tooLargeError } from "./json-lines.ts";
 
 /**
  * A lean call's POST to a 2025 server over streamable HTTP (lean-call.ts), past the SDK transport's
@@ -158,14 +151,10 @@ export function plainPostFor(transport: Transport, options: PlainPostOptions): P
           }
         },
         oversized(head, tail, bytes) {
-          const id = idOfTruncatedMessage(head, tail);
-          if (id === undefined || isRequestHead(head)) return;
+          const error = answerInPlaceOf(head, tail, bytes, options.maxBytes);
+          if (!error) return;
           hasResponse = true;
-          deliver({
-            jsonrpc: "2.0",
-            id,
-            error: { code: MESSAGE_TOO_LARGE, message: tooLargeText(String(bytes), options.maxBytes) },
-          });
+          deliver(error);
         },
       });
     } catch (error) {
@@ -181,7 +170,7 @@ export function plainPostFor(transport: Transport, options: PlainPostOptions): P
 
 /** A JSON body as text, failing unread past `maxBytes` (bounded-fetch.ts's `boundBody`). */
 async function boundedText(response: Response, maxBytes: number): Promise<string> {
-  const tooLarge = (bytes: string) => new ProtocolError(MESSAGE_TOO_LARGE, tooLargeText(bytes, maxBytes));
+  const tooLarge = (bytes: string) => tooLargeError(bytes, maxBytes);
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
   if (declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);

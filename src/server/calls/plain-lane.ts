@@ -89,7 +89,8 @@ interface InFlight {
   cancel(reason: unknown): void;
 }
 
-const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
+/** A JSON-RPC id as a map key: 1 and "1" are two ids. */
+export const requestKeyOf = (id: unknown) => `${typeof id}:${String(id)}`;
 
 export function createPlainLane(options: PlainLaneOptions): PlainLane {
   const { deps, client } = options;
@@ -142,7 +143,7 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
         params?: { requestId?: unknown; reason?: unknown };
       };
       if (asked.method === "notifications/cancelled" && asked.id === undefined) {
-        const call = inFlight.get(keyOf(asked.params?.requestId));
+        const call = inFlight.get(requestKeyOf(asked.params?.requestId));
         if (!call) return false;
         call.cancel(asked.params?.reason ?? "cancelled by the client");
         return true;
@@ -150,7 +151,7 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
       const call = eligible(message);
       if (!call || !client) return false;
       const { id, name, args, target, route, byName } = call;
-      const key = keyOf(id);
+      const key = requestKeyOf(id);
       if (inFlight.has(key)) return false; // an id still in use: the SDK's way answers it
       const { connection, limits } = route;
       const lean = connection.lean!;

@@ -4,7 +4,7 @@ import type {
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { plainLaneOf } from "../calls/plain-lane.ts";
+import { plainLaneOf, requestKeyOf } from "../calls/plain-lane.ts";
 import { wholeResponse } from "./http-limits.ts";
 import { holderOf } from "./resource-guard.ts";
 
@@ -53,7 +53,6 @@ interface Answer {
   end(message?: JSONRPCMessage): void;
 }
 
-const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
 const eventOf = (message: JSONRPCMessage) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 const encoder = new TextEncoder();
 
@@ -81,7 +80,7 @@ export function createHttpLane(
   transport.send = (message, options) => {
     const related = options?.relatedRequestId;
     if (related !== undefined && inFlight.size > 0 && "method" in message) {
-      const answer = inFlight.get(keyOf(related));
+      const answer = inFlight.get(requestKeyOf(related));
       if (answer) {
         answer.write(message);
         return Promise.resolve();
@@ -181,10 +180,10 @@ export function createHttpLane(
         if (!lane.claim(parsedBody as JSONRPCMessage, () => Promise.resolve())) return undefined;
         // The call is not answered: its answer ends empty, as the client no longer waits for it.
         const cancelled = (message as { params?: { requestId?: unknown } }).params?.requestId;
-        inFlight.get(keyOf(cancelled))?.end();
+        inFlight.get(requestKeyOf(cancelled))?.end();
         return Promise.resolve(new Response(null, { status: 202 }));
       }
-      const key = keyOf(message.id);
+      const key = requestKeyOf(message.id);
       if (inFlight.has(key) || internals._requestToStreamMapping.has(message.id)) return undefined;
       // The answer is made once the lane takes the call: what it sends comes later, never within claim.
       let answer: Answer | undefined;
