@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { cleanupAfterEach, FIXTURE, startHttpProxy, watchOutput } from "./helpers.ts";
+import { cleanupAfterEach, eventually, FIXTURE, startHttpProxy, watchOutput } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -73,6 +73,16 @@ async function askBoth(a: Model, b: Model, args: Record<string, unknown> = {}) {
   return Promise.all([ask(a, "private notes of A"), ask(b, "private notes of B")]);
 }
 
+/** Once the tool is indexed, a plain call of it is the plain lane's (server/calls/plain-lane.ts), not the SDK's way. */
+async function indexed(model: Model) {
+  const found = await eventually(
+    () => model.client.callTool({ name: "retrieve_tools", arguments: { query: "ask the model" } }),
+    (result) => textOf(result).includes("fx__ask_model"),
+    30_000,
+  );
+  expect(textOf(found)).toContain("fx__ask_model");
+}
+
 describe("two sessions, concurrent calls, each model sees only its own request", () => {
   test("an HTTP upstream: the request travels on its call's stream", async () => {
     const proxy = await proxyFor({ url: await httpFixture() });
@@ -83,6 +93,20 @@ describe("two sessions, concurrent calls, each model sees only its own request",
     expect(textOf(fromB)).toBe("model said: model-B read: private notes of B");
     expect(a.seen).toEqual(["private notes of A"]);
     expect(b.seen).toEqual(["private notes of B"]);
+  });
+
+  test("an HTTP upstream, both calls on their sessions' plain lanes", async () => {
+    const proxy = await proxyFor({ url: await httpFixture() });
+    const a = await sessionWithModel(proxy.url, "model-A");
+    const b = await sessionWithModel(proxy.url, "model-B");
+    await indexed(a);
+    for (let round = 0; round < 3; round++) {
+      const [fromA, fromB] = await askBoth(a, b);
+      expect(textOf(fromA)).toBe("model said: model-A read: private notes of A");
+      expect(textOf(fromB)).toBe("model said: model-B read: private notes of B");
+    }
+    expect(a.seen).toEqual(Array(3).fill("private notes of A"));
+    expect(b.seen).toEqual(Array(3).fill("private notes of B"));
   });
 
   test("a stdio upstream that names its call's progress token", async () => {

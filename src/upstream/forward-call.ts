@@ -131,6 +131,15 @@ export interface CallRoute {
 
 let tagCounter = 0;
 
+/**
+ * A new tag for a call in flight on a server (`ActiveCall.tag`): unique in the process, whoever
+ * sends the call (forward-call, or a plain lane of any session), since the server's requests find
+ * their call by it (relay-routing.ts).
+ */
+export function newCallTag(): string {
+  return `c${++tagCounter}`;
+}
+
 export async function forwardToolCall(
   target: CallTarget,
   call: CallOptions,
@@ -154,7 +163,7 @@ export async function forwardToolCall(
     clearTimeout(idle);
     if (waiting === 0 && !signal.aborted) idle = setTimeout(onIdle, limits.callTimeoutMs);
   };
-  const tag = `c${++tagCounter}`;
+  const tag = newCallTag();
   let sentOn: UpstreamConnection | undefined;
   const untrack = route.track({
     caller: call.caller,

@@ -6,7 +6,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import { SdkError, SdkErrorCode } from "@modelcontextprotocol/server";
 import type { SessionRouting } from "../../routing/session-routing.ts";
-import { asCallError, callTimedOut, tooDeep } from "../../upstream/forward-call.ts";
+import { asCallError, callTimedOut, newCallTag, tooDeep } from "../../upstream/forward-call.ts";
 import { settleCallResponse } from "../../upstream/lean-call.ts";
 import { callResultSchema } from "../../upstream/plain-call-result.ts";
 import { isNestedDeeperThan, MAX_RESULT_DEPTH } from "../../upstream/result-depth.ts";
@@ -95,7 +95,6 @@ export const requestKeyOf = (id: unknown) => `${typeof id}:${String(id)}`;
 export function createPlainLane(options: PlainLaneOptions): PlainLane {
   const { deps, client } = options;
   const inFlight = new Map<string, InFlight>();
-  let counter = 0;
 
   /** The target and arguments of a call the lane may take, or undefined. */
   const eligible = (message: JSONRPCMessage) => {
@@ -162,7 +161,8 @@ export function createPlainLane(options: PlainLaneOptions): PlainLane {
         caller,
         session: client.session.id,
       };
-      const tag = `l${++counter}`;
+      // Unique in the process: two sessions' lanes may call one server at once.
+      const tag = newCallTag();
       // The two clocks on one timer: it looks when the sooner may have run out, and again if not.
       const maxAt = started + limits.maxCallMs;
       let idleAt = started + limits.callTimeoutMs;
