@@ -39,7 +39,9 @@ export async function compile(
 ): Promise<void> {
   const packing = packEmbeddedPlugin(join(ROOT, "node_modules", ".cache", "mcpproxy-packed"));
   const result = await Bun.build({
-    entrypoints: [resolve(ROOT, "main.ts")],
+    // The built-in encoder's worker is an entry point of its own, which a compiled binary names
+    // by its path from the root (use-lite-embedder.ts, workerScript).
+    entrypoints: [resolve(ROOT, "main.ts"), resolve(ROOT, "src/index/embedders/use-lite-worker.ts")],
     compile: { outfile, ...(target ? { target } : {}) },
     minify: true,
     // Each command's implementation, and what a command imports only when it needs it, in chunks of

@@ -7,9 +7,11 @@
  * Vectors are cached under /tmp/use-cache (the encoder takes minutes for the eval).
  *
  *   bun bench/experiments/dense-experiment.ts [EVAL.json] [--only=2,8] [--table=DIR]
+ *     [--max-tokens=48,64 --against=8]   (tool texts cut at N ids, judged against variant 8)
  */
 import { mkdirSync } from "node:fs";
 import { basename } from "node:path";
+import type { Embedder } from "../../src/index/embedders/embedder.ts";
 import { loadStaticEmbedder } from "../../src/index/embedders/static-embedder.ts";
 import { loadUseLiteEmbedder } from "../../src/index/embedders/use-lite-embedder.ts";
 import { fuseRankings } from "../../src/index/hybrid-ranking.ts";
@@ -20,7 +22,7 @@ import type { SearchIndex } from "../../src/index/search-index.ts";
 import { STOP_WORDS, tokenize } from "../../src/index/tokenizer.ts";
 import { toolFields, toolText } from "../../src/index/tool-document.ts";
 import { HYBRID_CANDIDATES, RELEVANT_COSINE } from "../../src/index/tool-vectors.ts";
-import { createVectorIndex } from "../../src/index/vector-index.ts";
+import { createVectorIndex, type VectorIndex } from "../../src/index/vector-index.ts";
 import { requireEvalSet } from "../eval-catalog.ts";
 import {
   data,
@@ -38,9 +40,14 @@ const file = requireEvalSet(process.argv.slice(2).find((arg) => arg.endsWith(".j
 // --table=DIR: the same variants with a static word table (scripts/distill-use-table.ts) instead.
 const table = process.argv.find((arg) => arg.startsWith("--table="))?.slice(8);
 mkdirSync("/tmp/use-cache", { recursive: true });
-const cache = openEmbeddingCache(
-  table ? loadStaticEmbedder(table, `table:${table}`) : await loadUseLiteEmbedder(),
-  `/tmp/use-cache/${basename(file, ".json")}${table ? `-table-${basename(table)}` : ""}`,
+/** Vectors kept by the embedder's id too: the encoder's id names its cut of a text. */
+const cacheOf = (embedder: Embedder) =>
+  openEmbeddingCache(
+    embedder,
+    `/tmp/use-cache/${basename(file, ".json")}-${embedder.id.replace(/[^\w.=-]+/g, "_")}`,
+  );
+const cache = cacheOf(
+  table ? loadStaticEmbedder(table, `table:${basename(table)}`) : await loadUseLiteEmbedder(),
 );
 
 const tools = new Map(data.tools.map((tool) => [`${tool.server}/${tool.name}`, tool]));
@@ -55,6 +62,23 @@ const texts = [...data.queries, ...longTasks(data.queries)].flatMap((q) => {
 });
 await cache.embed(texts);
 cache.save();
+// --max-tokens=48,64: the shipped fusion again with the tools' vectors from texts cut at N ids
+// (the encoder cuts at 64; Infinity reads whole texts up to 1,000 characters).
+const caps = (process.argv.find((arg) => arg.startsWith("--max-tokens="))?.slice(13) ?? "")
+  .split(",")
+  .filter(Boolean)
+  .map(Number);
+const cappedIndexes = new Map<number, VectorIndex>();
+for (const cap of caps) {
+  const capped = cacheOf(await loadUseLiteEmbedder({ maxTokens: cap }));
+  const vectors = await capped.embed(
+    [...tools.values()].map((tool) => toolText(toolFields(tool.server, tool))),
+  );
+  capped.save();
+  const cappedIndex = createVectorIndex(vectors[0]!.length);
+  for (const [i, id] of [...tools.keys()].entries()) cappedIndex.set(id, vectors[i]!);
+  cappedIndexes.set(cap, cappedIndex);
+}
 const vectorOf = async (text: string) => (await cache.embed([text]))[0]!;
 
 /** As the binary ranks one text without vectors. */
@@ -72,6 +96,7 @@ const normalizedText =
     /** Relevance judged for the ranking as a whole: all of it when one candidate is relevant. */
     isGated = false,
     lexicalScale: "min-max" | "max" = "min-max",
+    vectors: VectorIndex = index,
   ): RankText =>
   async (search, text, wanted) => {
     const floor = relevanceFloor(text, MIN_SCORE);
@@ -82,8 +107,8 @@ const normalizedText =
     if (asked) hits = rescoreByOperation(asked, hits, (id) => id.slice(id.lastIndexOf("/") + 1));
     const fused = fuseRankings(
       hits,
-      (id) => index.similarity(id, query),
-      index.search(query, denseCandidates),
+      (id) => vectors.similarity(id, query),
+      vectors.search(query, denseCandidates),
       weight,
       Number.POSITIVE_INFINITY,
       lexicalScale,
@@ -170,9 +195,19 @@ const VARIANTS = [
     name: `${SOURCE}, w 0.4, per ranking, lexical over its best (not min-max)`,
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max")),
   },
+  ...caps.map((cap) => ({
+    name: `${SOURCE}, as shipped (8), tool texts cut at ${cap} ids`,
+    retrieve: request(
+      shortFused(
+        normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "min-max", cappedIndexes.get(cap)),
+        12,
+      ),
+    ),
+  })),
 ];
-// --only a,b: the variants by index (0 is the baseline and always runs).
+// --only a,b: the variants by index (0 is the baseline and always runs; --against=N runs N as the baseline).
 const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice(7);
 const picked = only ? only.split(",").map(Number) : VARIANTS.map((_, i) => i);
-await runExperiment([VARIANTS[0]!, ...picked.filter((i) => i > 0).map((i) => VARIANTS[i]!)]);
+const against = Number(process.argv.find((arg) => arg.startsWith("--against="))?.slice(10) ?? 0);
+await runExperiment([VARIANTS[against]!, ...picked.filter((i) => i !== against).map((i) => VARIANTS[i]!)]);
 cache.save();

