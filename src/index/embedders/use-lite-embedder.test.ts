@@ -66,6 +66,18 @@ describe("the built-in sentence encoder", () => {
     expect(cosine(short!, long!)).toBeGreaterThan(0.9999);
   }, 60_000);
 
+  test("workers that stopped when idle are started again for the next texts", async () => {
+    const resting = await loadUseLiteEmbedder({ workers: 2, idleMs: { spare: 20, last: 100 } });
+    try {
+      const first = await resting.embed(TEXTS);
+      await Bun.sleep(400);
+      const again = await resting.embed(TEXTS);
+      for (const [i, vector] of first.entries()) expect(cosine(vector, again[i]!)).toBeGreaterThan(0.9999);
+    } finally {
+      await resting.close?.();
+    }
+  }, 60_000);
+
   test("a closed encoder refuses new work with a clear error", async () => {
     const closing = await loadUseLiteEmbedder({ workers: 1 });
     await closing.close?.();

@@ -30,8 +30,8 @@ const MAX_CHARS = 1_000;
 const TOKENS_PER_CALL = 1_024;
 /** Workers at most: each holds the graph (about 30 MB of weights) and its own runtime. */
 const WORKERS = 2;
-/** How long a second worker stays idle before it stops and gives its memory back. */
-const SPARE_IDLE_MS = 5_000;
+/** How long a second worker, and the last, stay idle before they stop and give their memory back. */
+const IDLE_MS: IdleTimes = { spare: 5_000, last: 300_000 };
 
 /** What made the vectors, recorded with them: vectors made with another cut are embedded again. */
 export const USE_LITE_ID = `${MODEL_ID}#ids=${MAX_TOKENS}`;
@@ -41,6 +41,15 @@ export interface UseLiteOptions {
   maxTokens?: number;
   /** Workers to run the graph in (default: one per core, up to WORKERS). */
   workers?: number;
+  /** Other idle times than IDLE_MS (tests). */
+  idleMs?: IdleTimes;
+}
+
+interface IdleTimes {
+  /** A worker stops after this long idle while another is idle too. */
+  spare: number;
+  /** The last worker stops after this long idle. */
+  last: number;
 }
 
 /**
@@ -65,14 +74,16 @@ interface Job {
 
 /**
  * Workers that each run one call at a time, fed from one queue. A worker is started when a call
- * finds none idle (up to `size`), and one of two idle workers stops after SPARE_IDLE_MS: a serve
- * that only embeds requests keeps one worker's memory, and indexing gets every core for the time
- * it takes. Workers keep the process alive only while they have work; a worker that fails fails
- * every call given to the pool after it.
+ * finds none idle (up to `size`); of two idle workers one stops after `idle.spare` ms, and the
+ * last after `idle.last`: indexing gets every core for the time it takes, a serve that only embeds
+ * requests keeps one worker's memory, and one left alone gives that back too (the next request
+ * loads the graph again, about 0.3 s). Workers keep the process alive only while they have work;
+ * a worker that fails fails every call given to the pool after it.
  */
-function graphPool(size: number) {
+function graphPool(size: number, idleMs: IdleTimes) {
   const queue: Job[] = [];
   const idle: GraphWorker[] = [];
+  const idleSince = new Map<GraphWorker, number>();
   const running = new Map<GraphWorker, Job>();
   const workers = new Set<GraphWorker>();
   let broken: Error | undefined;
@@ -82,24 +93,32 @@ function graphPool(size: number) {
     for (const job of [...running.values(), ...queue.splice(0)]) job.reject(broken);
     running.clear();
   };
+  /** Stops an idle worker that has waited long enough for its rank, spare or last. */
   const retire = (worker: GraphWorker) => {
-    const at = idle.indexOf(worker);
-    if (at < 0 || idle.length < 2) return;
-    idle.splice(at, 1);
+    const since = idleSince.get(worker);
+    if (since === undefined) return;
+    if (performance.now() - since < (idle.length > 1 ? idleMs.spare : idleMs.last)) return;
+    idle.splice(idle.indexOf(worker), 1);
+    idleSince.delete(worker);
     workers.delete(worker);
     void worker.terminate();
+  };
+  const rest = (worker: GraphWorker) => {
+    idle.push(worker);
+    idleSince.set(worker, performance.now());
+    worker.unref();
+    setTimeout(() => retire(worker), idleMs.spare).unref();
+    setTimeout(() => retire(worker), idleMs.last).unref();
   };
   const start = () => {
     const worker = new Worker(workerScript()) as GraphWorker;
     worker.onmessage = (event: MessageEvent<GraphAnswer>) => {
       const job = running.get(worker);
       running.delete(worker);
-      idle.push(worker);
-      worker.unref();
+      rest(worker);
       if ("error" in event.data) return fail(new Error(event.data.error));
       job?.resolve(event.data.vectors);
       pump();
-      if (idle.includes(worker) && idle.length > 1) setTimeout(() => retire(worker), SPARE_IDLE_MS).unref();
     };
     worker.onerror = (event) => fail(new Error(event.message || "the encoder's worker stopped"));
     workers.add(worker);
@@ -109,6 +128,7 @@ function graphPool(size: number) {
     while (queue.length > 0) {
       const worker = idle.pop() ?? (workers.size < size ? start() : undefined);
       if (!worker) return;
+      idleSince.delete(worker);
       const job = queue.shift()!;
       running.set(worker, job);
       worker.ref();
@@ -129,6 +149,7 @@ function graphPool(size: number) {
       for (const worker of workers) void worker.terminate();
       workers.clear();
       idle.length = 0;
+      idleSince.clear();
     },
   };
 }
@@ -137,7 +158,10 @@ export async function loadUseLiteEmbedder(options: UseLiteOptions = {}): Promise
   const tokenizer = createSentencePiece(readUseLiteVocabulary());
   const maxTokens = options.maxTokens ?? MAX_TOKENS;
   const idsOf = (text: string) => tokenizer.encode(text.slice(0, MAX_CHARS) || " ").slice(0, maxTokens);
-  const pool = graphPool(options.workers ?? Math.max(1, Math.min(WORKERS, availableParallelism())));
+  const pool = graphPool(
+    options.workers ?? Math.max(1, Math.min(WORKERS, availableParallelism())),
+    options.idleMs ?? IDLE_MS,
+  );
 
   /** The texts' ids in calls of like length, run in the pool, the vectors back in the texts' order. */
   const embedIds = async (ids: readonly number[][], onProgress?: (done: number) => void) => {

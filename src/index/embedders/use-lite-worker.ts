@@ -18,9 +18,16 @@ export type GraphAnswer = { vectors: Float32Array } | { error: string };
 
 let graph: Promise<UseLiteGraph> | undefined;
 
+/** The graph, and the loading's garbage (the weights' packed and unpacked copies, ~80 MB) collected at once. */
+async function load(): Promise<UseLiteGraph> {
+  const loaded = await loadUseLiteGraph();
+  Bun.gc(true);
+  return loaded;
+}
+
 self.onmessage = async (event: MessageEvent<GraphRequest>) => {
   try {
-    graph ??= loadUseLiteGraph();
+    graph ??= load();
     const vectors = await (await graph).run(event.data.ids, event.data.lengths);
     self.postMessage({ vectors } satisfies GraphAnswer, [vectors.buffer]);
   } catch (error) {
