@@ -140,6 +140,19 @@ const absoluteText =
     return { hits, floor: relevanceFloor(text, MIN_SCORE) };
   };
 
+/**
+ * Lexical, and fused only when the lexical ranking is empty (nothing reaches the floor) or, with
+ * `weakBelow`, when its best is under that many floors: the encoder as a fallback for the requests
+ * the words miss, the rest as lexical as before.
+ */
+const fallbackText =
+  (fused: RankText, weakBelow = 1): RankText =>
+  async (search, text, wanted) => {
+    const lexical = await lexicalText(search, text, wanted);
+    const best = lexical.hits[0]?.score ?? 0;
+    return best >= weakBelow * lexical.floor ? lexical : fused(search, text, wanted);
+  };
+
 /** Fused only for texts of at most `words` distinct content words; longer ones lexical. */
 const shortFused =
   (fused: RankText, words: number): RankText =>
@@ -194,6 +207,18 @@ const VARIANTS = [
   {
     name: `${SOURCE}, w 0.4, per ranking, lexical over its best (not min-max)`,
     retrieve: request(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true, "max")),
+  },
+  {
+    name: `${SOURCE}, lexical unless nothing reaches the floor, then as shipped (8)`,
+    retrieve: request(
+      fallbackText(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12)),
+    ),
+  },
+  {
+    name: `${SOURCE}, lexical unless its best is under 2 floors, then as shipped (8)`,
+    retrieve: request(
+      fallbackText(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12), 2),
+    ),
   },
   ...caps.map((cap) => ({
     name: `${SOURCE}, as shipped (8), tool texts cut at ${cap} ids`,
