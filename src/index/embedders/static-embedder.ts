@@ -89,16 +89,21 @@ function wordIds(dir: string): (text: string) => number[] {
       if (word) rows.set(word, row);
     });
   return (text) => {
-    const words =
-      text
-        .replace(/([a-z])([A-Z])/g, "$1 $2")
-        .toLowerCase()
-        .match(/[a-z0-9]+/g) ?? [];
     const ids: number[] = [];
-    for (const word of words) {
+    for (const word of tableWords(text)) {
       const row = rows.get(word);
       if (row !== undefined) ids.push(row);
     }
     return ids;
   };
+}
+
+/** A text's words as a word table looks them up: split on camelCase, lowercased, letters and digits. */
+export function tableWords(text: string): string[] {
+  return (
+    text
+      .replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toLowerCase()
+      .match(/[a-z0-9]+/g) ?? []
+  );
 }
