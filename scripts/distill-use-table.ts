@@ -12,10 +12,9 @@
  * law over that order), for example the vocab.txt of a GloVe word table. Writes OUT_DIR/config.json,
  * OUT_DIR/vocab.txt and OUT_DIR/model.safetensors ("embeddings" I8 [words, dims], "weights" F32).
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadUseLiteEmbedder } from "../src/index/embedders/use-lite-embedder.ts";
-import { principalComponents, project, writeWordTable } from "./word-table-file.ts";
+import { principalComponents, readVocabulary, SIF_A, wordRows, writeWordTable } from "./word-table-file.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -28,17 +27,8 @@ if (!vocabFile || !outDir) {
   process.exit(2);
 }
 const dims = Number(values.dims);
-/** Smooth inverse frequency (Arora et al. 2017): a word of probability p weighs a / (a + p). */
-const SIF_A = 1e-3;
 
-const words = [
-  ...new Set(
-    readFileSync(vocabFile, "utf8")
-      .split("\n")
-      .map((word) => word.trim())
-      .filter((word) => /^[a-z0-9]+$/.test(word)),
-  ),
-];
+const words = readVocabulary(vocabFile);
 const encoder = await loadUseLiteEmbedder();
 const started = performance.now();
 const vectors = await encoder.embed(words, (done) => {
@@ -54,15 +44,7 @@ for (const vector of vectors) for (let d = 0; d < width; d++) mean[d]! += vector
 const components = principalComponents(vectors, mean, dims);
 
 // Each word's row: its vector projected and normalized, weighted by how rare the word is.
-// Zipf: the word of rank r has probability about 1 / (r · H(n)).
-const harmonic = words.reduce((sum, _, i) => sum + 1 / (i + 1), 0);
-const rows = new Float32Array(words.length * dims);
-for (const [row, vector] of vectors.entries()) {
-  const probability = 1 / ((row + 1) * harmonic);
-  const projected = project(vector, mean, components, dims);
-  const scale = SIF_A / (SIF_A + probability) / (Math.hypot(...projected) || 1);
-  for (let c = 0; c < dims; c++) rows[row * dims + c] = projected[c]! * scale;
-}
+const rows = wordRows(vectors, mean, components, dims);
 
 writeWordTable(outDir, words, rows, dims, {
   source:

@@ -6,8 +6,45 @@
  * model.safetensors ("embeddings" I8 [words, dims], one int8 row per word, and "weights" F32, the
  * row's scale times its weight, so that a row read back is `embeddings[row] · weights[row]`).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+
+/** Smooth inverse frequency (Arora et al. 2017): a word of probability p weighs a / (a + p). */
+export const SIF_A = 1e-3;
+
+/** A vocabulary file's words: one lowercase word per line, most frequent first, each once. */
+export function readVocabulary(file: string): string[] {
+  return [
+    ...new Set(
+      readFileSync(file, "utf8")
+        .split("\n")
+        .map((word) => word.trim())
+        .filter((word) => /^[a-z0-9]+$/.test(word)),
+    ),
+  ];
+}
+
+/**
+ * The single-word table's rows: each word's vector projected on the components and normalised,
+ * weighted by how rare the word is (Zipf over the vocabulary's order: the word of rank r has
+ * probability about 1 / (r · H(n))).
+ */
+export function wordRows(
+  vectors: readonly Float32Array[],
+  mean: Float64Array,
+  components: Float64Array,
+  dims: number,
+): Float32Array {
+  const harmonic = vectors.reduce((sum, _, i) => sum + 1 / (i + 1), 0);
+  const rows = new Float32Array(vectors.length * dims);
+  for (const [row, vector] of vectors.entries()) {
+    const probability = 1 / ((row + 1) * harmonic);
+    const projected = project(vector, mean, components, dims);
+    const scale = SIF_A / (SIF_A + probability) / (Math.hypot(...projected) || 1);
+    for (let c = 0; c < dims; c++) rows[row * dims + c] = projected[c]! * scale;
+  }
+  return rows;
+}
 
 /**
  * Writes a word table: `rows` holds each word's row (words.length × dims, the weight already in

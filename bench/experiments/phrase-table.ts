@@ -26,7 +26,14 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { principalComponents, project, writeWordTable } from "../../scripts/word-table-file.ts";
+import {
+  principalComponents,
+  project,
+  readVocabulary,
+  SIF_A,
+  wordRows,
+  writeWordTable,
+} from "../../scripts/word-table-file.ts";
 import { tableWords } from "../../src/index/embedders/static-embedder.ts";
 import { loadUseLiteEmbedder } from "../../src/index/embedders/use-lite-embedder.ts";
 import { openEmbeddingCache } from "./embedding-cache.ts";
@@ -49,17 +56,9 @@ if (!vocabFile || !sentencesFile || !outPrefix) {
   process.exit(2);
 }
 const dims = Number(values.dims);
-const SIF_A = 1e-3;
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(0);
 
-const words = [
-  ...new Set(
-    readFileSync(vocabFile, "utf8")
-      .split("\n")
-      .map((word) => word.trim())
-      .filter((word) => /^[a-z0-9]+$/.test(word)),
-  ),
-];
+const words = readVocabulary(vocabFile);
 const rowOf = new Map(words.map((word, row) => [word, row]));
 const sentences = (JSON.parse(readFileSync(sentencesFile, "utf8")) as { sentences: string[] }).sentences
   .slice(0, Number(values.sentences))
@@ -99,14 +98,7 @@ const components =
     : principalComponents(sentenceVectors, sentenceMean, dims);
 
 // W0: the single-word table's rows (unit vector times the rarity weight, Zipf over the vocab order).
-const harmonic = words.reduce((sum, _, i) => sum + 1 / (i + 1), 0);
-const prior = new Float64Array(words.length * dims);
-for (const [row, vector] of wordVectors.entries()) {
-  const projected = project(vector, wordMean, components, dims);
-  const probability = 1 / ((row + 1) * harmonic);
-  const scale = SIF_A / (SIF_A + probability) / (Math.hypot(...projected) || 1);
-  for (let c = 0; c < dims; c++) prior[row * dims + c] = projected[c]! * scale;
-}
+const prior = Float64Array.from(wordRows(wordVectors, wordMean, components, dims));
 
 // Sentences as word rows (CSR), split into training and held-out.
 const starts: number[] = [0];
