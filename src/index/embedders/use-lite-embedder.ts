@@ -77,8 +77,9 @@ interface Job {
  * finds none idle (up to `size`); of two idle workers one stops after `idle.spare` ms, and the
  * last after `idle.last`: indexing gets every core for the time it takes, a serve that only embeds
  * requests keeps one worker's memory, and one left alone gives that back too (the next request
- * loads the graph again, about 0.3 s). Workers keep the process alive only while they have work;
- * a worker that fails fails every call given to the pool after it.
+ * loads the graph again, about 0.3 s). Workers keep the process alive only while they have work.
+ * A call that fails fails alone; a worker that stops unasked (or cannot start) fails every call
+ * given to the pool after it.
  */
 function graphPool(size: number, idleMs: IdleTimes) {
   const queue: Job[] = [];
@@ -116,8 +117,9 @@ function graphPool(size: number, idleMs: IdleTimes) {
       const job = running.get(worker);
       running.delete(worker);
       rest(worker);
-      if ("error" in event.data) return fail(new Error(event.data.error));
-      job?.resolve(event.data.vectors);
+      // A call that failed fails alone; the worker goes on with the next.
+      if ("error" in event.data) job?.reject(new Error(event.data.error));
+      else job?.resolve(event.data.vectors);
       pump();
     };
     worker.onerror = (event) => fail(new Error(event.message || "the encoder's worker stopped"));
