@@ -26,8 +26,8 @@ import { readEmbeddedFile } from "./packed-file.ts";
 /**
  * Universal Sentence Encoder Lite's graph (two transformer layers, 512 dimensions) on
  * TensorFlow.js's WebAssembly backend, loaded from the files inside the binary. It runs in a
- * worker (use-lite-worker.ts); the tokenizer and the batching are the embedder's
- * (use-lite-embedder.ts).
+ * worker (use-lite-worker.ts), and goes with it when the worker is terminated; the tokenizer and
+ * the batching are the embedder's (use-lite-embedder.ts).
  */
 export interface UseLiteGraph {
   /**
@@ -35,7 +35,6 @@ export interface UseLiteGraph {
    * text's token ids one text after another, `lengths` how many each has (at least one).
    */
   run(ids: Int32Array, lengths: Int32Array): Promise<Float32Array>;
-  dispose(): void;
 }
 
 const SHARDS: Record<string, string> = {
@@ -82,7 +81,6 @@ interface Tensor {
 }
 interface GraphModel {
   executeAsync(inputs: Record<string, Tensor>): Promise<Tensor>;
-  dispose(): void;
   /** What it was loaded from, kept for a save that never comes. */
   artifacts?: { weightData?: unknown };
 }
@@ -160,7 +158,6 @@ export async function loadUseLiteGraph(): Promise<UseLiteGraph> {
         values.dispose();
       }
     },
-    dispose: () => model.dispose(),
   };
 }
 
