@@ -34,7 +34,9 @@ describe("mcpproxy eval", () => {
     const result = await runCli(["eval", file, ...flags], sandbox.env());
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("4 queries on 14 indexed tools (lexical: BM25, min score 0.05):");
+    expect(result.stdout).toContain(
+      "4 queries on 14 indexed tools (auto: BM25, fused with USE (vectorWeight 0.4) for weak requests, min score 0.05):",
+    );
     expect(result.stdout).toContain("recall@1 0.750  recall@5 0.750  recall@10 0.750  MRR@10 0.750");
     expect(result.stdout).toContain('"frobnicate the widget"');
     expect(result.stdout).toContain("expected fx/no_such_tool: not in the top 10");
@@ -63,12 +65,20 @@ describe("mcpproxy eval", () => {
     const report = JSON.parse(result.stdout) as {
       runs: {
         setting: string;
+        mode: string;
         minScore: number;
         metrics: { recall1: number; recall10: number };
         queries: { ranked: { id: string }[]; recall10: number }[];
       }[];
     };
-    expect(report.runs.map((run) => run.setting)).toEqual(["as configured", "no min score"]);
+    // The default, auto, is compared with BM25 alone and with a heavier vector side too.
+    expect(report.runs.map((run) => run.setting)).toEqual([
+      "as configured",
+      "no min score",
+      "BM25 only",
+      "vectorWeight 0.5",
+    ]);
+    expect(report.runs.map((run) => run.mode)).toEqual(["auto", "auto", "lexical", "auto"]);
     expect(report.runs[1]!.minScore).toBe(0);
     const [configured] = report.runs;
     expect(configured!.queries[0]!.ranked[0]!.id).toBe("fx/add_numbers");

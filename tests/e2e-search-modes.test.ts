@@ -19,7 +19,7 @@ import {
  * `mcpproxy.search.mode` through the compiled binary: `llm` against the chat-completions fixture
  * on 127.0.0.1 (tests/fixtures/chat-completions-server.ts, which ranks by a rule the tests know:
  * reverse alphabetical, "(legacy)" tools left out), its failures, its cache, its key and its stats;
- * `hybrid` with the built-in encoder; and the config errors.
+ * `hybrid` and `auto` (the default) with the built-in encoder; and the config errors.
  */
 setDefaultTimeout(60_000);
 const scope = cleanupAfterEach();
@@ -447,6 +447,52 @@ describe("hybrid search mode", () => {
   });
 });
 
+describe("auto search mode (the default)", () => {
+  /** The note tools, and no search setting at all: what a new user has. */
+  function notesSandbox() {
+    const sandbox = scope.sandbox();
+    const notes = toolsFile(
+      sandbox,
+      "kb",
+      NOTE_TOOLS.map(([name, description, params]) => toolOf(name, description, params)),
+    );
+    sandbox.writeConfig({ mcpServers: { kb: fixtureEntry({ args: ["--tools-file", notes] }) } });
+    return { sandbox, flags: ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir] };
+  }
+
+  test("index embeds the tools; a request sharing no word finds its tool, one sharing them ranks as lexical", async () => {
+    const { sandbox, flags } = notesSandbox();
+    expect((await runCli(["index", ...flags], sandbox.env())).code).toBe(0);
+    const search = async (query: string, mode?: string) => {
+      const result = await runCli(
+        ["search", query, "--json", ...(mode ? ["--mode", mode] : []), ...flags],
+        sandbox.env(),
+      );
+      expect(result.code).toBe(0);
+      return (JSON.parse(result.stdout) as Retrieved).tools.map((tool) => [tool.name, tool.score]);
+    };
+    expect(await search("remove a memo", "lexical")).toEqual([]);
+    expect((await search("remove a memo"))[0]?.[0]).toBe("kb__delete_note");
+    const strong = await search("delete a note");
+    expect(strong[0]?.[0]).toBe("kb__delete_note");
+    expect(strong).toEqual(await search("delete a note", "lexical"));
+    // Unlike every tool in words and in meaning: still nothing.
+    expect(await search("giraffe migration season")).toEqual([]);
+  });
+
+  test("serve loads the encoder only when a request's words miss, and answers that request with it", async () => {
+    const { sandbox } = notesSandbox();
+    const proxy = await connectStdio(sandbox, { MCPPROXY_LOG_LEVEL: "info" });
+    scope.defer(() => proxy.close());
+    expect((await retrieve(proxy.client, "delete a note")).tools[0]?.name).toBe("kb__delete_note");
+    expect(proxy.stderr()).not.toContain("embedding");
+    // The first weak request waits for the six tools to be embedded, then is fused.
+    expect((await retrieve(proxy.client, "remove a memo")).tools[0]?.name).toBe("kb__delete_note");
+    expect(proxy.stderr()).toContain("embedding 6 tools with use-lite");
+    expect((await retrieve(proxy.client, "throw away the memo")).tools[0]?.name).toBe("kb__delete_note");
+  });
+});
+
 describe("search mode settings", () => {
   test("bad values and conflicting settings stop every command with exit 2 and say what to fix", async () => {
     const sandbox = scope.sandbox();
@@ -457,7 +503,7 @@ describe("search mode settings", () => {
     };
     const badFlag = await run({}, ["search", "x", "--mode", "semantic"]);
     expect(badFlag.code).toBe(2);
-    expect(badFlag.stderr).toContain('--mode: must be "lexical", "hybrid" or "llm"');
+    expect(badFlag.stderr).toContain('--mode: must be "auto", "lexical", "hybrid" or "llm"');
 
     const conflict = await run({}, ["search", "x"], {
       MCPPROXY_SEARCH_MODE: "lexical",

@@ -50,7 +50,7 @@ export function createCatalogHandle(first: ToolCatalog): CatalogHandle {
     search: (query, limit, minScore) => current.search(query, limit, minScore),
     searchWithHeld: (query, limit, minScore) => current.searchWithHeld(query, limit, minScore),
     searchAllWithHeld: (queries, limit, minScore) => current.searchAllWithHeld(queries, limit, minScore),
-    whenEmbedded: () => current.whenEmbedded(),
+    whenEmbedded: (options) => current.whenEmbedded(options),
     persist: () => current.persist(),
     loadIndex: () => current.loadIndex(),
     // Another catalog is another history: its version is told apart by how many came before it.

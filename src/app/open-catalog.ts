@@ -19,6 +19,8 @@ export interface CatalogOpenOptions {
   /**
    * Wait until every tool has its vector (tool-vectors.ts embeds in the background): the commands
    * that answer once and exit (`search`, `eval`) answer as a serve does once its vectors are in.
+   * In `auto` search nothing is embedded until a request needs it, and that request then waits
+   * for all of them.
    */
   waitForVectors?: boolean;
   /** Embedding progress; the commands draw it on a TTY. */
@@ -33,7 +35,9 @@ export async function openCatalog(
   logger: Logger,
   options: CatalogOpenOptions = {},
 ): Promise<ToolCatalog> {
-  const embedder = await createEmbedder(config);
+  // `auto` fuses only the requests BM25 answers weakly: its encoder loads when one comes.
+  const isAuto = config.search.mode === "auto";
+  const embedder = await createEmbedder(config, process.env, isAuto);
   const catalog = await openToolCatalog({
     dataDir: config.dataDir,
     toolNameLimit: config.toolNameLimit,
@@ -43,6 +47,8 @@ export async function openCatalog(
     readOnly: options.readOnly ?? false,
     approvalsWritable: options.approvalsWritable ?? false,
     embedder,
+    vectorUse: isAuto ? "fallback" : "always",
+    ...(options.waitForVectors ? { fallbackWait: Number.POSITIVE_INFINITY } : {}),
     vectorWeight: config.vectorWeight,
     approvalPolicy: approvalPolicyOf(config, options.servers),
     toolOverrides: toolOverridesOf(options.servers?.() ?? config.servers),

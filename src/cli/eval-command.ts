@@ -18,7 +18,7 @@ export const evalCommand: Command = {
     },
     mode: {
       type: "string",
-      help: "--mode M           lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE)",
+      help: "--mode M           auto, lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE, else auto)",
     },
     json: { type: "boolean", help: "--json             print every query's ranking and the figures as JSON" },
     ...COMMON_OPTIONS,

@@ -34,7 +34,7 @@ export async function runEvalCommand(values: CommandValues, positionals: string[
     settings.push({ label: "no min score", config: { ...config, minScore: 0 } });
     if (config.embedder !== "bm25") {
       // Without the embedder, not at weight 0: the fused ranking still adds the vector side's candidates.
-      const search = config.search.mode === "hybrid" ? { mode: "lexical" as const } : config.search;
+      const search = config.search.mode === "llm" ? config.search : { mode: "lexical" as const };
       settings.push({ label: "BM25 only", config: { ...config, embedder: "bm25", search } });
       if (config.vectorWeight !== 0.5)
         settings.push({ label: "vectorWeight 0.5", config: { ...config, vectorWeight: 0.5 } });
@@ -189,8 +189,13 @@ function report(main: Run, runs: readonly Run[]): string {
 /** The search mode as the report names it: `lexical: BM25`, `llm: MODEL over the best 20 of …`. */
 function searchOf(config: ResolvedConfig): string {
   const embedder = config.embedder.toUpperCase();
-  const base = config.embedder === "bm25" ? "BM25" : `${embedder}, vectorWeight ${config.vectorWeight}`;
   const { mode, llm } = config.search;
+  const base =
+    config.embedder === "bm25"
+      ? "BM25"
+      : mode === "auto"
+        ? `BM25, fused with ${embedder} (vectorWeight ${config.vectorWeight}) for weak requests`
+        : `${embedder}, vectorWeight ${config.vectorWeight}`;
   if (mode === "llm" && llm) return `llm: ${llm.model} re-ranks the best ${llm.candidates} of ${base}`;
   return `${mode}: ${base}`;
 }

@@ -81,7 +81,8 @@ export async function runIndexCommand(values: CommandValues, _positionals: strin
         return stop.exitCode();
       }
       // The vectors are embedded after the lexical index (tool-vectors.ts); index waits for them,
-      // unless stopped, so that a serve started next has them.
+      // unless stopped, so that a serve started next has them. In `auto` search a serve embeds
+      // them when a request first needs them; index embeds them now all the same.
       await Promise.race([embedded(catalog), stopped(stop.signal)]);
       if (isTty) process.stderr.write("\r\x1b[2K");
       if (stop.received) {
@@ -107,7 +108,7 @@ export async function runIndexCommand(values: CommandValues, _positionals: strin
 /** Every tool's vector, or an EMBEDDER_UNAVAILABLE error that says the lexical index is saved. */
 async function embedded(catalog: ToolCatalog): Promise<void> {
   try {
-    await catalog.whenEmbedded();
+    await catalog.whenEmbedded({ start: true });
   } catch (error) {
     throw new ProxyError(
       "EMBEDDER_UNAVAILABLE",

@@ -29,8 +29,9 @@ export const searchCommand: Command = {
     mode: {
       type: "string",
       help:
-        "--mode M           lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE; llm\n" +
-        "                   sends the request and the best candidates to the configured chat model)",
+        "--mode M           auto, lexical, hybrid or llm (default: mcpproxy.search.mode, or MCPPROXY_SEARCH_MODE,\n" +
+        "                   else auto: BM25, and the built-in encoder for requests it finds too few words of;\n" +
+        "                   llm sends the request and the best candidates to the configured chat model)",
     },
     adaptive: {
       type: "boolean",

@@ -12,11 +12,27 @@ const parse = (mcpproxy: unknown, env: Record<string, string> = {}, overrides: S
 const llm = { baseUrl: "http://127.0.0.1:9/v1", model: "small" };
 
 describe("mcpproxy.search", () => {
-  test("lexical by default, hybrid when an embedder is named (as before the mode existed)", () => {
-    expect(parse({}).search).toEqual({ mode: "lexical" });
-    expect(parse({}).embedder).toBe("bm25");
+  test("auto with the built-in encoder by default; an embedder named alone keeps its mode of before", () => {
+    expect(parse({}).search).toEqual({ mode: "auto" });
+    expect(parse({}).embedder).toBe("use");
     expect(parse({ embedder: "HF" }).search.mode).toBe("hybrid");
     expect(parse({}, { MCPPROXY_EMBEDDER: "USE" }).search.mode).toBe("hybrid");
+    expect(parse({ embedder: "bm25" }).search.mode).toBe("lexical");
+    expect(parse({}, { MCPPROXY_EMBEDDER: "BM25" }).embedder).toBe("bm25");
+  });
+
+  test("lexical named is BM25 alone; auto takes a named vector embedder", () => {
+    expect(parse({ search: { mode: "lexical" } })).toMatchObject({
+      search: { mode: "lexical" },
+      embedder: "bm25",
+    });
+    expect(parse({}, { MCPPROXY_SEARCH_MODE: "lexical" }).embedder).toBe("bm25");
+    expect(parse({ search: { mode: "auto" }, embedder: "hf" })).toMatchObject({
+      search: { mode: "auto" },
+      embedder: "hf",
+    });
+    const [auto] = problemsOf(() => parse({ search: { mode: "auto" }, embedder: "bm25" }));
+    expect(auto).toStartWith('mcpproxy.search.mode: "auto" needs vectors, but the embedder is set to BM25');
   });
 
   test("hybrid without a named embedder uses the built-in USE encoder; with one, that one", () => {
@@ -88,7 +104,7 @@ describe("mcpproxy.search", () => {
     ]);
     const config = parse({ search: { mode: "llm", llm: withKey } }, { LLM_KEY: "sk-secret-1" });
     expect(JSON.stringify(config)).not.toContain("sk-secret-1");
-    expect(parse({ search: { llm: withKey } }).search.mode).toBe("lexical");
+    expect(parse({ search: { llm: withKey } }).search.mode).toBe("auto");
   });
 
   test("a key written into the file is refused without repeating it", () => {
@@ -120,7 +136,7 @@ describe("mcpproxy.search", () => {
     );
     expect(problems).toEqual([
       "mcpproxy.search.candidates: unknown key (known: mode, llm)",
-      'mcpproxy.search.mode: must be "lexical", "hybrid" or "llm"',
+      'mcpproxy.search.mode: must be "auto", "lexical", "hybrid" or "llm"',
       "mcpproxy.search.llm.baseUrl: must be an http:// or https:// URL",
       "mcpproxy.search.llm.model: must not be empty",
       "mcpproxy.search.llm.apiKeyEnv: must be the name of an environment variable (letters, digits, _)",
@@ -135,7 +151,7 @@ describe("mcpproxy.search", () => {
       "mcpproxy.search: must be an object of settings",
     ]);
     expect(problemsOf(() => parse({}, { MCPPROXY_SEARCH_MODE: "fast" }))).toEqual([
-      'MCPPROXY_SEARCH_MODE: must be "lexical", "hybrid" or "llm"',
+      'MCPPROXY_SEARCH_MODE: must be "auto", "lexical", "hybrid" or "llm"',
     ]);
   });
 });

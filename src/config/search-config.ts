@@ -6,12 +6,15 @@ import { caseInsensitive, httpUrl, intInRange, nonEmptyString } from "./value-sc
 /**
  * `mcpproxy.search`: how `retrieve_tools` and `mcpproxy search` rank. `lexical` is BM25 alone,
  * `hybrid` fuses BM25 with the vectors of the configured embedder (the built-in USE encoder when
- * none is named), `llm` sends the best candidates of that search to a chat model that re-ranks
- * them (src/index/llm-rerank.ts). The older `embedder` key says the same thing from the other
- * side, so the two must agree: `lexical` with a vector embedder, or `hybrid` with `BM25` named,
- * is a config error rather than one of them winning in silence.
+ * none is named) in every search, `auto` (the default) is BM25 and fuses only the requests whose
+ * words BM25 finds too little of (src/index/catalog-search.ts), `llm` sends the best candidates of
+ * that search to a chat model that re-ranks them (src/index/llm-rerank.ts). The older `embedder`
+ * key says the same thing from the other side, so the two must agree: `lexical` with a vector
+ * embedder, or `hybrid` or `auto` with `BM25` named, is a config error rather than one of them
+ * winning in silence. With nothing set, the mode is `auto` with the built-in encoder; with only an
+ * embedder named, BM25 means `lexical` and a vector embedder `hybrid`, as before `auto` existed.
  */
-const SEARCH_MODES = ["lexical", "hybrid", "llm"] as const;
+const SEARCH_MODES = ["auto", "lexical", "hybrid", "llm"] as const;
 type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** What `llm` mode needs; the key itself stays in the environment, only its variable's name is here. */
@@ -48,7 +51,7 @@ const chatBaseUrl = v.pipe(
 const SEARCH_SETTINGS = {
   mode: {
     env: "MCPPROXY_SEARCH_MODE",
-    schema: caseInsensitive(SEARCH_MODES, 'must be "lexical", "hybrid" or "llm"'),
+    schema: caseInsensitive(SEARCH_MODES, 'must be "auto", "lexical", "hybrid" or "llm"'),
   },
 } as const;
 
@@ -103,7 +106,9 @@ export function resolveSearch(
   const chosen: Record<string, unknown> = {};
   input.resolve(SEARCH_SETTINGS, section, "mcpproxy.search", { mode: input.modeFlag }, chosen);
   const isVector = input.embedder !== "bm25";
-  const mode = (chosen.mode as SearchMode | undefined) ?? (isVector ? "hybrid" : "lexical");
+  const mode =
+    (chosen.mode as SearchMode | undefined) ??
+    (isVector ? "hybrid" : input.isEmbedderNamed ? "lexical" : "auto");
   let embedder = input.embedder;
   const where = modeSource(input);
   if (mode === "lexical" && isVector) {
@@ -113,13 +118,13 @@ export function resolveSearch(
         `"lexical" is BM25 alone, but the embedder is ${input.embedder.toUpperCase()} (vectors): ` +
         'set the mode to "hybrid", or the embedder to BM25',
     });
-  } else if (mode === "hybrid" && !isVector) {
+  } else if ((mode === "hybrid" || mode === "auto") && !isVector) {
     if (input.isEmbedderNamed)
       problems.push({
         ...where,
         message:
-          '"hybrid" needs vectors, but the embedder is set to BM25: set the embedder to USE, HF or OPENAI, ' +
-          'or leave it out (hybrid then uses the built-in USE encoder), or set the mode to "lexical"',
+          `"${mode}" needs vectors, but the embedder is set to BM25: set the embedder to USE, HF or OPENAI, ` +
+          `or leave it out (${mode} then uses the built-in USE encoder), or set the mode to "lexical"`,
       });
     else embedder = "use";
   }

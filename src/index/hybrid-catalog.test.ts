@@ -232,3 +232,154 @@ describe("hybrid catalog (BM25 + vectors)", () => {
     await catalog.close();
   });
 });
+
+describe("auto search (BM25, the vectors for the requests it answers weakly)", () => {
+  const openAuto = (dataDir: string, embedder: Embedder, fallbackWait?: number) =>
+    openToolCatalog({
+      dataDir,
+      toolNameLimit: 60,
+      reservedNames: new Set(),
+      logger: silentLogger,
+      embedder,
+      vectorUse: "fallback",
+      ...(fallbackWait === undefined ? {} : { fallbackWait }),
+    });
+  const names = (hits: readonly { tool: { name: string } }[]) => hits.map((hit) => hit.tool.name);
+  const POST = [tool("send_email", "Send an email"), tool("delete_file", "Delete a file")];
+
+  test("embeds nothing until a request's words miss; then the tools, and that request is fused", async () => {
+    const { embedder, embedded } = countingEmbedder("syn", { dispatch: "send", letter: "email" });
+    const catalog = await openAuto(tempDir(), embedder);
+    // Asked before any server listed its tools: nothing to embed, and nothing started for later.
+    expect(await catalog.search("dispatch letter", 2, 0.05)).toEqual([]);
+    await catalog.syncServer("post", POST);
+    await catalog.whenEmbedded(); // nothing asked for the vectors: nothing to wait for
+    expect(names(await catalog.search("send email", 2))).toEqual(["post__send_email"]);
+    expect(embedded).toEqual([]);
+
+    // No word in common: the tools are embedded (two of them, within the wait), then the request.
+    expect(names(await catalog.search("dispatch letter", 2, 0.05))[0]).toBe("post__send_email");
+    expect(embedded).toHaveLength(3);
+    expect(embedded[2]).toBe("dispatch letter");
+
+    // A strong request stays lexical and embeds nothing; a tool added now is embedded as it comes.
+    expect(names(await catalog.search("delete file", 1))).toEqual(["post__delete_file"]);
+    expect(embedded).toHaveLength(3);
+    await catalog.syncServer("post", [...POST, tool("list_files", "List the files of a folder")]);
+    await catalog.whenEmbedded();
+    expect(embedded).toHaveLength(4);
+    await catalog.close();
+  });
+
+  test("the stored vectors are read when a request first needs them, and only new tools embedded", async () => {
+    const dataDir = tempDir();
+    const synonyms = { dispatch: "send", letter: "email" };
+    const first = countingEmbedder("syn", synonyms);
+    let catalog = await openAuto(dataDir, first.embedder);
+    await catalog.syncServer("post", POST);
+    await catalog.search("dispatch letter", 1);
+    expect(first.embedded).toHaveLength(3);
+    await catalog.persist();
+    await catalog.close();
+
+    const again = countingEmbedder("syn", synonyms);
+    catalog = await openAuto(dataDir, again.embedder);
+    await catalog.syncServer("post", [...POST, tool("list_files", "List the files of a folder")]);
+    expect(again.embedded).toEqual([]);
+    expect(names(await catalog.search("dispatch letter", 1, 0.05))).toEqual(["post__send_email"]);
+    expect(again.embedded).toEqual([
+      expect.stringContaining("List the files of a folder"),
+      "dispatch letter",
+    ]);
+    await catalog.close();
+  });
+
+  test("a weak ranking is fused, a strong one kept as BM25 ranks it", async () => {
+    const { embedder } = countingEmbedder("syn", { dispatch: "send", letter: "email", mail: "email" });
+    const auto = await openAuto(tempDir(), embedder);
+    const lexical = await openToolCatalog({
+      dataDir: tempDir(),
+      toolNameLimit: 60,
+      reservedNames: new Set(),
+      logger: silentLogger,
+    });
+    for (const catalog of [auto, lexical]) await catalog.syncServer("post", POST);
+    const scores = async (catalog: typeof auto, query: string) =>
+      (await catalog.search(query, 2, 0.05)).map((hit) => [hit.tool.name, hit.score]);
+    expect(await scores(auto, "send an email to the team")).toEqual(
+      await scores(lexical, "send an email to the team"),
+    );
+    expect(await scores(lexical, "dispatch a letter")).toEqual([]);
+    expect((await scores(auto, "dispatch a letter"))[0]?.[0]).toBe("post__send_email");
+    // Unlike every tool in words and vector: nothing, as in lexical.
+    expect(await scores(auto, "giraffe")).toEqual([]);
+    await auto.close();
+    await lexical.close();
+  });
+
+  test("with more tools waiting than it waits for, the first weak request is lexical and the next fused", async () => {
+    const { embedder: inner, embedded } = countingEmbedder("syn", { dispatch: "send", letter: "email" });
+    const { embedder, release } = gated(inner);
+    const catalog = await openAuto(tempDir(), embedder, 1);
+    await catalog.syncServer("post", POST);
+    expect(await catalog.search("dispatch letter", 2, 0.05)).toEqual([]);
+    release();
+    await catalog.whenEmbedded();
+    expect(embedded).toHaveLength(2); // the tools, started by the first request; no request yet
+    expect(names(await catalog.search("dispatch letter", 2, 0.05))[0]).toBe("post__send_email");
+    await catalog.close();
+  });
+
+  test("the weak steps of one request are embedded in one call", async () => {
+    const counting = countingEmbedder("syn", { dispatch: "send", letter: "email", erase: "delete" });
+    const calls: string[][] = [];
+    const embedder: Embedder = {
+      ...counting.embedder,
+      embed: (texts) => {
+        calls.push([...texts]);
+        return counting.embedder.embed(texts);
+      },
+    };
+    const catalog = await openAuto(tempDir(), embedder);
+    await catalog.syncServer("post", [...POST, tool("list_files", "List the files of a folder")]);
+    await catalog.search("dispatch letter", 3); // embeds the tools
+    calls.length = 0;
+    const hits = names(
+      await catalog.search("Erase the draft. Then dispatch the letter. Finally list the files", 5),
+    );
+    expect(hits).toEqual(
+      expect.arrayContaining(["post__delete_file", "post__send_email", "post__list_files"]),
+    );
+    // The whole request and its third step have their words; the two weak steps go in one call.
+    expect(calls).toEqual([["Erase the draft.", "dispatch the letter."]]);
+    await catalog.close();
+  });
+
+  test("a long request is never fused, so a weak one loads nothing", async () => {
+    const { embedder, embedded } = countingEmbedder("syn", { dispatch: "send", letter: "email" });
+    const catalog = await openAuto(tempDir(), embedder);
+    await catalog.syncServer("post", POST);
+    // Thirteen content words and no step: past the 12 that are fused.
+    const long =
+      "dispatch this letter quickly to my colleague abroad tomorrow morning using priority courier service with signed tracking";
+    expect(await catalog.search(long, 2, 0.05)).toEqual([]);
+    expect(embedded).toEqual([]);
+    await catalog.close();
+  });
+
+  test("an encoder that fails leaves the request lexical and the search answering", async () => {
+    const failing: Embedder = {
+      id: "broken",
+      dimensions: 32,
+      embed: async () => {
+        throw new Error("model gone");
+      },
+    };
+    const catalog = await openAuto(tempDir(), failing);
+    await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
+    expect(await catalog.search("dispatch letter", 1, 0.05)).toEqual([]);
+    expect(await catalog.search("dispatch letter", 1, 0.05)).toEqual([]);
+    expect(names(await catalog.search("send email", 1))).toEqual(["mail__send_email"]);
+    await catalog.close();
+  });
+});

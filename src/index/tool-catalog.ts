@@ -9,7 +9,7 @@ import { type CapabilityApprovals, openCapabilityApprovals } from "./capability-
 import { openCatalogIndex, SNAPSHOT_FILE } from "./catalog-index.ts";
 import { createCatalogNames } from "./catalog-names.ts";
 import { openOrRebuildStore } from "./catalog-recovery.ts";
-import { createCatalogSearch } from "./catalog-search.ts";
+import { createCatalogSearch, FALLBACK_WAIT_TOOLS } from "./catalog-search.ts";
 import type { CatalogTool, RankedTool, SearchFound } from "./catalog-types.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { type ApprovalPolicy, openToolApprovals, type QuarantinedTool } from "./tool-approvals.ts";
@@ -85,10 +85,11 @@ export interface ToolCatalog {
   /** `searchWithHeld` of several requests at once, in their order (one embedder call for them all). */
   searchAllWithHeld(queries: readonly string[], limit: number, minScore?: number): Promise<SearchFound[]>;
   /**
-   * Resolves when every tool has its vector (at once without an embedder); rejects with the
-   * embedder's error. Search answers lexically until then (tool-vectors.ts).
+   * Resolves when every tool has its vector (at once without an embedder, or with `fallback`
+   * before a request needed them, unless `start`: then they are embedded now, as `index` does);
+   * rejects with the embedder's error. Search answers lexically until then (tool-vectors.ts).
    */
-  whenEmbedded(): Promise<void>;
+  whenEmbedded(options?: { start?: boolean }): Promise<void>;
   /** Writes the search snapshot if anything changed since the last write. */
   persist(): Promise<void>;
   /** Reads the search index now if it was deferred (`deferIndex`); at once if it is loaded. */
@@ -112,6 +113,16 @@ export interface ToolCatalogOptions {
   approvalsWritable?: boolean;
   /** With an embedder the search is hybrid: BM25 and vector similarity fused. */
   embedder?: Embedder | undefined;
+  /**
+   * With an embedder: fuse every search (`always`, the default; `hybrid` search), or only a text
+   * whose lexical ranking is weak, embedding the tools when one first is (`fallback`; `auto`).
+   */
+  vectorUse?: "always" | "fallback" | undefined;
+  /**
+   * In `fallback`, a request that first needs the vectors waits for at most this many tools to be
+   * embedded (FALLBACK_WAIT_TOOLS; Infinity for the commands that answer once and exit).
+   */
+  fallbackWait?: number | undefined;
   /** The vector share of the fused score, 0–1. */
   vectorWeight?: number;
   /** Called while tools are embedded: done so far, out of total. */
@@ -173,7 +184,13 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     return definition ? hashTool(definition) : tool.hash;
   };
   const vectors = options.embedder
-    ? openToolVectors(options.embedder, store, tools, options, { hashOf: shownHash, definitionOf })
+    ? openToolVectors(
+        options.embedder,
+        store,
+        tools,
+        { ...options, isOnDemand: options.vectorUse === "fallback" },
+        { hashOf: shownHash, definitionOf },
+      )
     : undefined;
   const approvals = options.approvalPolicy
     ? openToolApprovals(store, options.approvalPolicy, options.logger)
@@ -254,6 +271,9 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     index: index.current,
     tools,
     vectors,
+    vectorUse: options.vectorUse ?? "always",
+    fallbackWait: options.fallbackWait ?? FALLBACK_WAIT_TOOLS,
+    logger: options.logger,
     approvals,
     isHidden: (tool) => view.isHidden(tool),
     definitionOf,
@@ -311,7 +331,10 @@ export async function openToolCatalog(options: ToolCatalogOptions): Promise<Tool
     search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,
-    whenEmbedded: async () => vectors?.whenReady(),
+    async whenEmbedded(options) {
+      if (options?.start) await vectors?.prepare(Number.POSITIVE_INFINITY);
+      await vectors?.whenReady();
+    },
     loadIndex: index.load,
     persist: () =>
       serialized(async () => {

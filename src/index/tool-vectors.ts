@@ -15,10 +15,12 @@ import { createVectorIndex, type VectorIndex } from "./vector-index.ts";
  * the tool it was computed from, so only new and changed tools are embedded, and a change of
  * embedder (recorded with its dimensions) drops them all.
  *
- * Tools are embedded in the background, after the lexical index has them: a sentence encoder
- * takes about a minute per 1,000 tools on one core, and search must answer meanwhile. Until every
+ * Tools are embedded in the background, after the lexical index has them: the built-in encoder
+ * takes about 20 s per 1,000 tools on two cores, and search must answer meanwhile. Until every
  * indexed tool has its vector (`isReady`), search is lexical only; a ranking in which some tools
- * had no vector would favour the ones that do.
+ * had no vector would favour the ones that do. On demand (`auto` search), nothing is embedded
+ * until a request needs the vectors (`prepare`); from then on new and changed tools are embedded
+ * as they come, as in `hybrid`.
  */
 export interface ToolVectors {
   index: VectorIndex;
@@ -28,13 +30,25 @@ export interface ToolVectors {
   remove(key: string): void;
   /** Every tool queued so far has its vector. */
   isReady(): boolean;
-  /** Resolves when the queue is empty; rejects with the embedder's error when a batch failed. */
+  /**
+   * Resolves when the queue is empty, or on demand when nothing asked for the vectors yet; rejects
+   * with the embedder's error when a batch failed.
+   */
   whenReady(): Promise<void>;
   /**
-   * One vector per request text of at most FLOOR_WORDS content words, in one call of the
-   * embedder; undefined for a longer text, which is searched lexically (DENSE_TEXT_WORDS).
+   * Starts embedding what waits (on demand, the first request that needs the vectors does), and
+   * waits for it when at most `waitFor` tools wait; true once every tool has its vector. A failed
+   * embedding is not tried again until the tools change.
+   */
+  prepare(waitFor: number): Promise<boolean>;
+  /**
+   * One vector per request text of at most FLOOR_WORDS content words that the embedder has words
+   * for (`canEmbed`), in one call of the embedder; undefined for any other, which is searched
+   * lexically.
    */
   embedQueries(texts: readonly string[]): Promise<(Float32Array | undefined)[]>;
+  /** Whether a request text gets a vector: short enough (DENSE_TEXT_WORDS) and words the embedder knows. */
+  canEmbed(text: string): Promise<boolean>;
   /** Fuses the lexical hits with the vector ranking for the same query (fuseRankings). */
   fuse(query: Float32Array, lexical: readonly SearchHit[], limit: number): FusedHit[];
   /** Stops after the batch in flight and waits for it. */
@@ -54,6 +68,8 @@ export interface ToolVectorsOptions {
   /** The vector share of the fused score, 0–1. */
   vectorWeight?: number;
   onEmbedProgress?: (done: number, total: number) => void;
+  /** Embed nothing until `prepare` is called (`auto` search: the vectors are a fallback). */
+  isOnDemand?: boolean | undefined;
 }
 
 /** How many lexical and vector candidates the fusion takes, each. */
@@ -74,10 +90,16 @@ export const RELEVANT_COSINE = 0.3;
  * −0.062 (docs/research/retrieval-lab-notes.md). Each step of such a task is short enough and is fused on its own.
  */
 const DENSE_TEXT_WORDS = FLOOR_WORDS;
+
+/** Whether a request text is short enough to be fused (DENSE_TEXT_WORDS); a longer one is searched lexically. */
+export const isDenseText = (text: string) => contentWordCount(text) <= DENSE_TEXT_WORDS;
 /** Tools per call of the embedder in the background: small, so a stop never waits long. */
 const EMBED_BATCH = 64;
 
-/** Loads the stored vectors that are still current and queues every tool that has none. */
+/**
+ * Loads the stored vectors that are still current and queues every tool that has none; on demand,
+ * not before a request needs the vectors (until then nothing is read, held or queued).
+ */
 export function openToolVectors(
   embedder: Embedder,
   store: CatalogStore,
@@ -89,20 +111,14 @@ export function openToolVectors(
     definitionOf(tool: { server: string; tool: string; hash: string; key: string }): UpstreamTool | undefined;
   },
 ): ToolVectors {
-  store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
   const index = createVectorIndex(embedder.dimensions);
-  for (const stored of store.listVectors()) {
-    const key = toolKey(stored);
-    const tool = tools.get(key);
-    if (tool && shown.hashOf(tool) === stored.hash && stored.vector.length === embedder.dimensions)
-      index.set(key, stored.vector);
-  }
   const vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
   /** Tools waiting for a vector, by key; a newer definition replaces the one queued. */
   const pending = new Map<string, EmbeddableTool>();
   let draining: Promise<void> | undefined;
   let failure: unknown;
   let isStopped = false;
+  let isStarted = false;
   let done = 0;
 
   const embedBatch = async (batch: EmbeddableTool[]) => {
@@ -140,32 +156,47 @@ export function openToolVectors(
     }
   };
 
+  const startDrain = () => {
+    if (draining || pending.size === 0 || isStopped) return;
+    done = 0;
+    options.logger.info(`embedding ${pending.size} tools with ${embedder.id} in the background`);
+    draining = drain();
+  };
+
   const vectors: ToolVectors = {
     index,
     schedule(fresh) {
-      if (fresh.length === 0 || isStopped) return;
+      // Before the vectors are loaded there is nothing to replace: loading queues every tool without one.
+      if (fresh.length === 0 || isStopped || !isStarted) return;
       for (const tool of fresh) {
         index.delete(tool.key);
         pending.set(tool.key, tool);
       }
       failure = undefined;
-      if (!draining) {
-        done = 0;
-        options.logger.info(`embedding ${pending.size} tools with ${embedder.id} in the background`);
-        draining = drain();
-      }
+      if (isStarted) startDrain();
     },
     remove(key) {
       pending.delete(key);
       index.delete(key);
     },
-    isReady: () => pending.size === 0,
+    isReady: () => isStarted && pending.size === 0,
     async whenReady() {
       while (draining) await draining;
       if (pending.size > 0 && failure !== undefined) throw failure;
     },
+    async prepare(waitFor) {
+      start();
+      if (failure === undefined) startDrain();
+      if (pending.size > waitFor) return false;
+      while (draining) await draining;
+      return pending.size === 0;
+    },
+    async canEmbed(text) {
+      return isDenseText(text) && ((await embedder.knows?.(text)) ?? true);
+    },
     async embedQueries(texts) {
-      const short = texts.filter((text) => contentWordCount(text) <= DENSE_TEXT_WORDS);
+      const able = await Promise.all(texts.map((text) => vectors.canEmbed(text)));
+      const short = texts.filter((_, i) => able[i]);
       const embedded = short.length > 0 ? await embedder.embed(short) : [];
       const byText = new Map(short.map((text, i) => [text, embedded[i]!]));
       return texts.map((text) => byText.get(text));
@@ -179,11 +210,24 @@ export function openToolVectors(
       await draining;
     },
   };
-  vectors.schedule(
-    [...tools.values()].flatMap((tool) => {
-      const definition = index.has(tool.key) ? undefined : shown.definitionOf(tool);
-      return definition ? [{ ...tool, definition, hash: shown.hashOf(tool) }] : [];
-    }),
-  );
+  /** The stored vectors still current, and every tool without one queued. */
+  function start() {
+    if (isStarted) return;
+    isStarted = true;
+    store.useEmbedder(`${embedder.id}#${embedder.dimensions}`);
+    for (const stored of store.listVectors()) {
+      const key = toolKey(stored);
+      const tool = tools.get(key);
+      if (tool && shown.hashOf(tool) === stored.hash && stored.vector.length === embedder.dimensions)
+        index.set(key, stored.vector);
+    }
+    vectors.schedule(
+      [...tools.values()].flatMap((tool) => {
+        const definition = index.has(tool.key) ? undefined : shown.definitionOf(tool);
+        return definition ? [{ ...tool, definition, hash: shown.hashOf(tool) }] : [];
+      }),
+    );
+  }
+  if (!options.isOnDemand) start();
   return vectors;
 }

@@ -85,7 +85,7 @@ export function scopedCatalog(catalog: ToolCatalog, selector: () => ProfileSelec
     search: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!.hits,
     searchWithHeld: async (query, limit, minScore) => (await searchAllWithHeld([query], limit, minScore))[0]!,
     searchAllWithHeld,
-    whenEmbedded: () => catalog.whenEmbedded(),
+    whenEmbedded: (options) => catalog.whenEmbedded(options),
     // The whole catalog's: a profile's view changes with it (and with the selector, which follows the config).
     version: () => catalog.version(),
     persist: () => catalog.persist(),

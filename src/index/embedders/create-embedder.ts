@@ -2,8 +2,9 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MODELS_DIR } from "../../config/paths.ts";
 import { describeError, ProxyError } from "../../errors.ts";
-import type { Embedder } from "./embedder.ts";
+import { type Embedder, lazyEmbedder } from "./embedder.ts";
 import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
+import { USE_LITE_DIMENSIONS, USE_LITE_ID } from "./use-lite-id.ts";
 
 /** The settings that pick and configure the embedder (MCPPROXY_EMBEDDER and friends). */
 export interface EmbedderSettings {
@@ -35,11 +36,19 @@ const unavailable = (message: string, cause?: unknown) =>
 export async function createEmbedder(
   settings: EmbedderSettings,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  /** The built-in encoder loaded at its first use, not now (`auto` search); the others load now. */
+  isLazy = false,
 ): Promise<Embedder | undefined> {
   if (settings.embedder === "bm25") return undefined;
   if (settings.embedder === "openai") return openAi(settings, env.OPENAI_API_KEY);
-  if (settings.embedder === "use") return useLite();
+  if (settings.embedder === "use")
+    return isLazy ? lazyEmbedder(USE_LITE_ID, USE_LITE_DIMENSIONS, useLite, useLiteKnows) : useLite();
   return huggingFace(settings);
+}
+
+/** Whether the built-in encoder has words for a text; its vocabulary is read when first asked. */
+async function useLiteKnows(text: string): Promise<boolean> {
+  return (await import("./use-lite-words.ts")).useLiteKnows(text);
 }
 
 /** Loaded on demand, like the ONNX path: tfjs and the encoder's 26 MB of weights are read only when asked for. */

@@ -10,6 +10,11 @@ export interface Embedder {
   readonly dimensions: number;
   /** One L2-normalized vector per text, in order. `onProgress` reports texts done so far. */
   embed(texts: readonly string[], onProgress?: (done: number) => void): Promise<Float32Array[]>;
+  /**
+   * Whether the model has words for a request's text; one it has none for would get a vector of
+   * noise, and is searched lexically (the built-in encoder: use-lite-words.ts). Absent: every text.
+   */
+  knows?(text: string): Promise<boolean>;
   close?(): Promise<void>;
 }
 
@@ -19,6 +24,37 @@ export function l2Normalize(vector: Float32Array): Float32Array {
   norm = Math.sqrt(norm);
   if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
   return vector;
+}
+
+/**
+ * An embedder whose model is loaded at its first `embed`, not before: `auto` search opens the
+ * catalog with its id and width, and most requests never need it. A load that fails fails that
+ * call, and the next call tries again.
+ */
+export function lazyEmbedder(
+  id: string,
+  dimensions: number,
+  load: () => Promise<Embedder>,
+  knows?: (text: string) => Promise<boolean>,
+): Embedder {
+  let loading: Promise<Embedder> | undefined;
+  const loaded = () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+  return {
+    id,
+    dimensions,
+    embed: async (texts, onProgress) => (await loaded()).embed(texts, onProgress),
+    ...(knows ? { knows } : {}),
+    async close() {
+      const model = loading ? await loading.catch(() => undefined) : undefined;
+      await model?.close?.();
+    },
+  };
 }
 
 /**

