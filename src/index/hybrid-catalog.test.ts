@@ -55,6 +55,15 @@ function gated(inner: Embedder) {
   return { embedder, release };
 }
 
+/** An embedder whose model is gone: every call fails. */
+const failing: Embedder = {
+  id: "broken",
+  dimensions: 32,
+  embed: async () => {
+    throw new Error("model gone");
+  },
+};
+
 const tool = (name: string, description: string) => ({ name, description, inputSchema: { type: "object" } });
 const open = (dataDir: string, embedder: Embedder) =>
   openToolCatalog({ dataDir, toolNameLimit: 60, reservedNames: new Set(), logger: silentLogger, embedder });
@@ -218,13 +227,6 @@ describe("hybrid catalog (BM25 + vectors)", () => {
   });
 
   test("an embedder that fails leaves search lexical and says so to whoever waits", async () => {
-    const failing: Embedder = {
-      id: "broken",
-      dimensions: 32,
-      embed: async () => {
-        throw new Error("model gone");
-      },
-    };
     const catalog = await open(tempDir(), failing);
     await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
     await expect(catalog.whenEmbedded()).rejects.toThrow("model gone");
@@ -368,13 +370,6 @@ describe("auto search (BM25, the vectors for the requests it answers weakly)", (
   });
 
   test("an encoder that fails leaves the request lexical and the search answering", async () => {
-    const failing: Embedder = {
-      id: "broken",
-      dimensions: 32,
-      embed: async () => {
-        throw new Error("model gone");
-      },
-    };
     const catalog = await openAuto(tempDir(), failing);
     await catalog.syncServer("mail", [tool("send_email", "Send an email")]);
     expect(await catalog.search("dispatch letter", 1, 0.05)).toEqual([]);

@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MODELS_DIR } from "../../config/paths.ts";
 import { describeError, ProxyError } from "../../errors.ts";
-import { type Embedder, lazyEmbedder } from "./embedder.ts";
+import type { Embedder } from "./embedder.ts";
 import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
 import { USE_LITE_DIMENSIONS, USE_LITE_ID } from "./use-lite-id.ts";
 
@@ -44,6 +44,37 @@ export async function createEmbedder(
   if (settings.embedder === "use")
     return isLazy ? lazyEmbedder(USE_LITE_ID, USE_LITE_DIMENSIONS, useLite, useLiteKnows) : useLite();
   return huggingFace(settings);
+}
+
+/**
+ * An embedder whose model is loaded at its first `embed`, not before: `auto` search opens the
+ * catalog with its id and width, and most requests never need it. A load that fails fails that
+ * call, and the next call tries again.
+ */
+export function lazyEmbedder(
+  id: string,
+  dimensions: number,
+  load: () => Promise<Embedder>,
+  knows?: (text: string) => Promise<boolean>,
+): Embedder {
+  let loading: Promise<Embedder> | undefined;
+  const loaded = () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+  return {
+    id,
+    dimensions,
+    embed: async (texts, onProgress) => (await loaded()).embed(texts, onProgress),
+    ...(knows ? { knows } : {}),
+    async close() {
+      const model = loading ? await loading.catch(() => undefined) : undefined;
+      await model?.close?.();
+    },
+  };
 }
 
 /** Whether the built-in encoder has words for a text; its vocabulary is read when first asked. */

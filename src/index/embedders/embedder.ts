@@ -27,37 +27,6 @@ export function l2Normalize(vector: Float32Array): Float32Array {
 }
 
 /**
- * An embedder whose model is loaded at its first `embed`, not before: `auto` search opens the
- * catalog with its id and width, and most requests never need it. A load that fails fails that
- * call, and the next call tries again.
- */
-export function lazyEmbedder(
-  id: string,
-  dimensions: number,
-  load: () => Promise<Embedder>,
-  knows?: (text: string) => Promise<boolean>,
-): Embedder {
-  let loading: Promise<Embedder> | undefined;
-  const loaded = () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-  return {
-    id,
-    dimensions,
-    embed: async (texts, onProgress) => (await loaded()).embed(texts, onProgress),
-    ...(knows ? { knows } : {}),
-    async close() {
-      const model = loading ? await loading.catch(() => undefined) : undefined;
-      await model?.close?.();
-    },
-  };
-}
-
-/**
  * An embedder over a model that embeds a batch at a time (the ONNX and USE paths): the dimensions
  * are probed once, and texts go in batches of `batchSize`, with a yield between batches because
  * embedding runs beside a serve that answers searches meanwhile.

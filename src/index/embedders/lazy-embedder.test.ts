@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { type Embedder, lazyEmbedder } from "./embedder.ts";
+import { lazyEmbedder } from "./create-embedder.ts";
+import type { Embedder } from "./embedder.ts";
 
 /** A model that counts its loads and closes; its vectors are the texts' lengths. */
 function counted(failFirst = false) {
