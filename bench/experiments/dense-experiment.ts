@@ -14,6 +14,7 @@ import { basename } from "node:path";
 import type { Embedder } from "../../src/index/embedders/embedder.ts";
 import { loadStaticEmbedder } from "../../src/index/embedders/static-embedder.ts";
 import { loadUseLiteEmbedder } from "../../src/index/embedders/use-lite-embedder.ts";
+import { useLiteKnows } from "../../src/index/embedders/use-lite-words.ts";
 import { fuseRankings } from "../../src/index/hybrid-ranking.ts";
 import { askedOperation, rescoreByOperation } from "../../src/index/operation-agreement.ts";
 import { relevanceFloor } from "../../src/index/relevance-floor.ts";
@@ -153,6 +154,12 @@ const fallbackText =
     return best >= weakBelow * lexical.floor ? lexical : fused(search, text, wanted);
   };
 
+/** Fused only for texts the encoder has words for (useLiteKnows); the others lexical. */
+const knownFused =
+  (fused: RankText): RankText =>
+  (search, text, wanted) =>
+    useLiteKnows(text) ? fused(search, text, wanted) : lexicalText(search, text, wanted);
+
 /** Fused only for texts of at most `words` distinct content words; longer ones lexical. */
 const shortFused =
   (fused: RankText, words: number): RankText =>
@@ -218,6 +225,12 @@ const VARIANTS = [
     name: `${SOURCE}, lexical unless its best is under 2 floors, then as shipped (8)`,
     retrieve: request(
       fallbackText(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12), 2),
+    ),
+  },
+  {
+    name: `${SOURCE}, as shipped (8), texts the encoder has few whole words for lexical (use-lite-words.ts)`,
+    retrieve: request(
+      knownFused(shortFused(normalizedText(0.4, RELEVANT_COSINE, HYBRID_CANDIDATES, true), 12)),
     ),
   },
   ...caps.map((cap) => ({
