@@ -424,6 +424,12 @@ describe("mcpproxy doctor", () => {
     expect(data.detail).toContain("not indexed yet: crashing, missing");
     const missing = report.findings.find((finding) => finding.subject === "missing")!;
     expect(missing).toMatchObject({ status: "fail", fix: "install it, or give its full path in the config" });
+    // The default search: the encoder is checked, and said to serve only the weak requests.
+    expect(report.findings.find((finding) => finding.area === "embedder")).toMatchObject({
+      subject: "use (auto search)",
+      status: "ok",
+      detail: expect.stringContaining("loaded only for the requests BM25 answers weakly"),
+    });
   });
 
   test("a healthy set-up exits 0", async () => {

@@ -12,19 +12,26 @@ import { type Findings, problemText } from "./finding.ts";
  */
 
 export async function checkEmbedder(config: ResolvedConfig, findings: Findings): Promise<void> {
+  // In `auto` search the encoder serves only the requests BM25 answers weakly; it is loaded here
+  // all the same, so that one that cannot load is found now rather than at such a request.
+  const isAuto = config.search.mode === "auto";
+  const subject = isAuto ? `${config.embedder} (auto search)` : config.embedder;
   try {
     const embedder = await createEmbedder(config);
     await embedder?.close?.();
+    const what = embedder
+      ? `${embedder.id}, ${embedder.dimensions} dimensions`
+      : "BM25 only (no model needed)";
     findings.push({
       area: "embedder",
-      subject: config.embedder,
+      subject,
       status: "ok",
-      detail: embedder ? `${embedder.id}, ${embedder.dimensions} dimensions` : "BM25 only (no model needed)",
+      detail: isAuto ? `${what}; loaded only for the requests BM25 answers weakly` : what,
     });
   } catch (error) {
     findings.push({
       area: "embedder",
-      subject: config.embedder,
+      subject,
       status: "fail",
       detail: describeError(error),
       fix: isProxyError(error) ? error.details.join("; ") || "see the message" : "see the message",
