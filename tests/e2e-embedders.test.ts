@@ -189,6 +189,35 @@ describe("embedders in the compiled binary", () => {
     expect(wrong.stderr).not.toContain("sk-wrong-key-xyz");
   });
 
+  test("index in auto search succeeds when the tools cannot be embedded, in hybrid it fails", async () => {
+    // The fixture answers the embedder's one-text probe, and 500 to every batch of tools.
+    const server = await startEmbeddingsServer({ FIXTURE_FAIL_BATCHES: "1" });
+    cleanups.push(() => server.stop());
+    const sandbox = newSandbox();
+    const env = {
+      MCPPROXY_EMBEDDER: "OPENAI",
+      MCPPROXY_OPENAI_BASE_URL: server.url,
+      MCPPROXY_OPENAI_MODEL: "fixture-model",
+    };
+    const auto = await runCli(
+      ["index", ...flags(sandbox)],
+      sandbox.env({ ...env, MCPPROXY_SEARCH_MODE: "auto" }),
+    );
+    expect(auto.code).toBe(0);
+    expect(auto.stderr).toContain("embedding the tools failed");
+    expect(auto.stderr).toContain("MCPPROXY_SEARCH_MODE=lexical");
+    const searched = await runCli(
+      ["search", "tiny picture", "--json", ...flags(sandbox)],
+      sandbox.env({ ...env, MCPPROXY_SEARCH_MODE: "auto" }),
+    );
+    expect(searched.code).toBe(0);
+    expect(JSON.parse(searched.stdout).tools[0].name).toBe("local__tiny_picture");
+
+    const hybrid = await runCli(["index", ...flags(sandbox)], sandbox.env(env));
+    expect(hybrid.code).toBe(2);
+    expect(hybrid.stderr).toContain("Embedding the tools failed");
+  });
+
   test("serve answers lexically while the tools are embedded in the background, and fused once they are", async () => {
     const server = await startEmbeddingsServer({ FIXTURE_HOLD: "1" });
     cleanups.push(() => server.stop());

@@ -83,7 +83,7 @@ export async function runIndexCommand(values: CommandValues, _positionals: strin
       // The vectors are embedded after the lexical index (tool-vectors.ts); index waits for them,
       // unless stopped, so that a serve started next has them. In `auto` search a serve embeds
       // them when a request first needs them; index embeds them now all the same.
-      await Promise.race([embedded(catalog), stopped(stop.signal)]);
+      await Promise.race([embedded(catalog, config.search.mode === "auto"), stopped(stop.signal)]);
       if (isTty) process.stderr.write("\r\x1b[2K");
       if (stop.received) {
         process.stderr.write(
@@ -105,11 +105,23 @@ export async function runIndexCommand(values: CommandValues, _positionals: strin
   }
 }
 
-/** Every tool's vector, or an EMBEDDER_UNAVAILABLE error that says the lexical index is saved. */
-async function embedded(catalog: ToolCatalog): Promise<void> {
+/**
+ * Every tool's vector, or an EMBEDDER_UNAVAILABLE error that says the lexical index is saved. In
+ * `auto` search (`isOptional`) the vectors only help the requests BM25 answers weakly, so a failure
+ * is said on stderr and index succeeds: the default set-up never fails for the encoder's sake.
+ */
+async function embedded(catalog: ToolCatalog, isOptional: boolean): Promise<void> {
   try {
     await catalog.whenEmbedded({ start: true });
   } catch (error) {
+    if (isOptional) {
+      process.stderr.write(
+        `mcpproxy: embedding the tools failed (${describeError(error)}); the index is saved, and search ` +
+          "answers the requests it would have helped with BM25 alone. Run index again to retry, or set " +
+          "MCPPROXY_SEARCH_MODE=lexical.\n",
+      );
+      return;
+    }
     throw new ProxyError(
       "EMBEDDER_UNAVAILABLE",
       `Embedding the tools failed (${describeError(error)}). The lexical index is saved and search works; ` +
