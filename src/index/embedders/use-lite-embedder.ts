@@ -6,15 +6,15 @@ import { MAX_TOKENS, MODEL_ID, USE_LITE_ID } from "./use-lite-id.ts";
 import { useLiteKnows } from "./use-lite-words.ts";
 import type { GraphAnswer, GraphRequest } from "./use-lite-worker.ts";
 
-/**
- * The built-in sentence encoder: Universal Sentence Encoder Lite (512 dimensions), from files
- * inside the binary, no network and no model directory. A sentence encoder, not averaged words, so
- * it can match a request to a tool that says the same thing in other words.
- *
- * Texts are tokenised here and run by the graph in workers (use-lite-worker.ts), one per core up to
- * WORKERS, in calls of texts of like length (TOKENS_PER_CALL): the graph pads every text of a call
- * to the longest, so texts in order of length waste almost nothing on padding.
- */
+// The built-in sentence encoder: Universal Sentence Encoder Lite (512 dimensions; its id and cut:
+// use-lite-id.ts), from files inside the binary, no network and no model directory. A sentence
+// encoder, not averaged words, so it can match a request to a tool that says the same thing in
+// other words.
+//
+// Texts are tokenised here and run by the graph in workers (use-lite-worker.ts), one per core up to
+// WORKERS, in calls of texts of like length (TOKENS_PER_CALL): the graph pads every text of a call
+// to the longest, so texts in order of length waste almost nothing on padding.
+
 /** Characters read before tokenising, a bound on the tokenizer's work for a huge description. */
 const MAX_CHARS = 1_000;
 /** Token ids per call of the graph, padding included: enough to keep a worker busy, few enough to share the texts between workers. */

@@ -161,7 +161,13 @@ export async function loadUseLiteGraph(): Promise<UseLiteGraph> {
   };
 }
 
-/** The encoder's vocabulary: pieces and their log-probabilities (sentence-piece.ts). */
-export function readUseLiteVocabulary(): [string, number][] {
-  return JSON.parse(new TextDecoder().decode(readEmbeddedFile(vocabPath))) as [string, number][];
+let vocabulary: readonly (readonly [string, number])[] | undefined;
+
+/**
+ * The encoder's vocabulary: pieces and their log-probabilities (sentence-piece.ts), read once: the
+ * tokenizer and the check of a request's words (use-lite-words.ts) both use it.
+ */
+export function readUseLiteVocabulary(): readonly (readonly [string, number])[] {
+  vocabulary ??= JSON.parse(new TextDecoder().decode(readEmbeddedFile(vocabPath))) as [string, number][];
+  return vocabulary;
 }
