@@ -5,7 +5,7 @@
  * cycle rule holds for them too.
  */
 const FEATURES =
-  "app|cli|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
+  "app|cli|service|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
 const notTest = "\\.test\\.ts$";
 
 module.exports = {
@@ -63,7 +63,15 @@ module.exports = {
         path: "^src/(index|upstream|limits|stats|tracing|server|routing|profiles|plugins)/",
         pathNot: notTest,
       },
-      to: { path: "^src/(app|cli|doctor|import)/" },
+      to: { path: "^src/(app|cli|service|doctor|import)/" },
+    },
+    {
+      name: "service-only-from-cli",
+      comment:
+        "service/ (the background service, its units and the stdio bridge) sits between cli/ and app/: only cli/ imports it.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/(cli|service)/", notTest] },
+      to: { path: "^src/service/" },
     },
     {
       name: "domain-below-the-mcp-surface",

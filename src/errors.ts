@@ -24,6 +24,7 @@ const ERROR_CODES = {
   PLUGIN_FAILED: { exit: 1, summary: "a plugin failed" },
   PLUGIN_UNAVAILABLE: { exit: 2, summary: "a plugin named in the config could not be loaded" },
   CALL_LIMITED: { exit: 1, summary: "a server's call limit (rate or concurrency) refused a call" },
+  SERVICE_FAILED: { exit: 1, summary: "the background service could not be started" },
   STORE_UNAVAILABLE: { exit: 1, summary: "the shared store (PostgreSQL) cannot be reached" },
   INTERNAL: { exit: 1, summary: "an internal error" },
 } as const;

@@ -38,6 +38,8 @@ export interface HttpClients {
   savedTools: number;
   cleanup: CleanupStack;
   logger: Logger;
+  /** Told the MCP endpoint's URL once it listens. */
+  onListening?: ((url: string) => void) | undefined;
 }
 
 /** Serves the HTTP clients; the promise it resolves with never settles: serve ends on a signal. */
@@ -105,6 +107,7 @@ export async function serveHttp(
   // Each profile's endpoint, beside the main one: the URL a person hands that profile's clients.
   for (const name of Object.keys(config.profiles))
     logger.info(`serving the profile ${name} at ${http.url}/p/${name} (status page ${origin}/p/${name}/)`);
+  served.onListening?.(http.url);
   // Over HTTP the clients come and go; serve ends on a signal.
   return { clientGone: new Promise(() => {}) };
 }

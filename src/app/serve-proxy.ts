@@ -55,6 +55,8 @@ export interface ServeOptions {
   passthrough?: string | undefined;
   /** `--profile NAME`: stdio serves this profile of `mcpproxy.profiles` (src/profiles/). */
   profile?: string | undefined;
+  /** Over HTTP: told the MCP endpoint's URL once it listens (the background service records it). */
+  onListening?: ((url: string) => void) | undefined;
 }
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
@@ -406,6 +408,7 @@ async function run(
     savedTools,
     cleanup,
     logger,
+    onListening: options.onListening,
   });
 
   const stop = watchStopSignals();

@@ -1,5 +1,6 @@
+import { existsSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
-import { homeDir, locateConfig } from "../config/paths.ts";
+import { defaultDataDir, homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
 import {
   CLIENT_IDS,
@@ -21,9 +22,11 @@ import {
 } from "../import/import-plan.ts";
 import { profileList } from "../profiles/profile-deps.ts";
 import { isTokenRequired, TOKEN_FILE } from "../server/transport/bearer-token.ts";
+import { rememberedPort } from "../service/service-files.ts";
 import { readConfigServers, updateConfigServers } from "../store/config-writer.ts";
 import type { CommandValues } from "./command.ts";
 import { loadCommandConfig } from "./command-config.ts";
+import { type SnippetOptions, snippet } from "./import-snippet.ts";
 
 /** `mcpproxy import`: what it does once its flags are parsed (its flags and help: import-command.ts). */
 export async function runImportCommand(values: CommandValues, _positionals: string[]): Promise<number> {
@@ -35,8 +38,9 @@ export async function runImportCommand(values: CommandValues, _positionals: stri
     throw new ProxyError("USAGE", "--profile goes with --snippet: it prints the client entry of a profile");
   if (values.snippet) {
     const isExplicitConfig = values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined;
+    const service = serviceOf(values, configPath);
     if (profile === undefined) {
-      process.stdout.write(snippet(configPath, isExplicitConfig));
+      process.stdout.write(snippet({ configPath, isExplicitConfig, service }));
       return 0;
     }
     const config = loadCommandConfig(values);
@@ -49,14 +53,19 @@ export async function runImportCommand(values: CommandValues, _positionals: stri
     const bound = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
     const host = bound.includes(":") ? `[${bound}]` : bound;
     process.stdout.write(
-      snippet(configPath, isExplicitConfig, {
-        name: profile,
-        url: `http://${host}:${config.port}/mcp/p/${profile}`,
-        // With access tokens (mcpproxy.httpAuth) the client logs in at the issuer: no token file.
-        token:
-          !config.httpAuth && isTokenRequired(config.host, config.requireToken)
-            ? join(config.dataDir, TOKEN_FILE)
-            : undefined,
+      snippet({
+        configPath,
+        isExplicitConfig,
+        service,
+        profile: {
+          name: profile,
+          url: `http://${host}:${config.port}/mcp/p/${profile}`,
+          // With access tokens (mcpproxy.httpAuth) the client logs in at the issuer: no token file.
+          token:
+            !config.httpAuth && isTokenRequired(config.host, config.requireToken)
+              ? join(config.dataDir, TOKEN_FILE)
+              : undefined,
+        },
       }),
     );
     return 0;
@@ -180,6 +189,21 @@ function whyOwn(action: Extract<PlannedAction, { kind: "add" }>): string {
   return renamedFrom ? ` (the name ${renamedFrom} is taken by a different server)` : "";
 }
 
+/** The background service's URL (once a start chose its port) and token file, for the snippet. */
+function serviceOf(values: CommandValues, configPath: string): SnippetOptions["service"] {
+  // Read only when the config exists: the snippet creates nothing (a first run's config included).
+  const dataDir = existsSync(configPath)
+    ? loadCommandConfig(values).dataDir
+    : process.env.MCPPROXY_DATA_DIR
+      ? resolve(process.env.MCPPROXY_DATA_DIR)
+      : defaultDataDir(process.env);
+  const port = rememberedPort(dataDir);
+  return {
+    url: port !== undefined ? `http://127.0.0.1:${port}/mcp` : undefined,
+    tokenPath: join(dataDir, TOKEN_FILE),
+  };
+}
+
 function clientLabel(file: ClientFile): string {
   return file.client === "file" ? basename(file.path) : CLIENT_NAMES[file.client];
 }
@@ -188,46 +212,4 @@ function describe(entry: Record<string, unknown>): string {
   if (typeof entry.url === "string") return entry.url;
   const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
   return [String(entry.command), ...args].join(" ");
-}
-
-/**
- * The entry a client needs to reach every server through mcpproxy, for each file format; for a
- * profile, the entry of that profile (stdio with `serve --profile`, and its HTTP URL).
- */
-function snippet(
-  configPath: string,
-  isExplicitConfig: boolean,
-  profile?: { name: string; url: string; token?: string | undefined },
-): string {
-  const self = /^mcpproxy(\.exe)?$/.test(basename(process.execPath)) ? process.execPath : "mcpproxy";
-  const args = [
-    "serve",
-    ...(isExplicitConfig ? ["--config", configPath] : []),
-    ...(profile ? ["--profile", profile.name] : []),
-  ];
-  const key = profile ? `mcpproxy-${profile.name}` : "mcpproxy";
-  const json = (value: unknown) => JSON.stringify(value, null, 2);
-  const whole = profile ? "add this to the" : "make this the whole";
-  return [
-    `Claude Desktop, Cursor, Windsurf, Claude Code's .mcp.json: ${whole} "mcpServers" map`,
-    json({ mcpServers: { [key]: { command: self, args } } }),
-    "",
-    `VS Code (.vscode/mcp.json or the user mcp.json): ${whole} "servers" map`,
-    json({ servers: { [key]: { type: "stdio", command: self, args } } }),
-    "",
-    "Claude Code, from a terminal:",
-    `  claude mcp add --scope user ${key} -- ${[self, ...args].join(" ")}`,
-    "",
-    ...(profile
-      ? [
-          `Over HTTP (a running \`mcpproxy serve --transport http\`), the profile is at ${profile.url}:`,
-          json({ mcpServers: { [key]: { type: "http", url: profile.url } } }),
-          `  claude mcp add --scope user --transport http ${key} ${profile.url}`,
-          ...(profile.token
-            ? [`  (with "Authorization: Bearer <token>" in its headers; the token is in ${profile.token})`]
-            : []),
-          "",
-        ]
-      : []),
-  ].join("\n");
 }

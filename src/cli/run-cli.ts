@@ -17,12 +17,20 @@ import { indexCommand } from "./index-command.ts";
 import { searchCommand } from "./search-command.ts";
 import { serveCommand } from "./serve-command.ts";
 import { serversCommand } from "./servers-command.ts";
+import { serviceCommand } from "./service-command.ts";
+import { startCommand } from "./start-command.ts";
 import { statsCommand } from "./stats-command.ts";
+import { statusCommand } from "./status-command.ts";
+import { stopCommand } from "./stop-command.ts";
 import { storeCommand } from "./store-command.ts";
 import { toolsCommand } from "./tools-command.ts";
 
 const COMMANDS: readonly Command[] = [
   serveCommand,
+  startCommand,
+  stopCommand,
+  statusCommand,
+  serviceCommand,
   indexCommand,
   searchCommand,
   toolsCommand,

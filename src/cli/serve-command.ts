@@ -6,10 +6,11 @@ export const serveCommand: Command = {
     "Run the proxy: serve retrieve_tools and call_tool to an MCP client over stdio (default) or HTTP, " +
     "answering from the saved index at once while upstream servers connect in the background. Over HTTP, " +
     "streamable HTTP is at /mcp (each profile of mcpproxy.profiles at /mcp/p/NAME) and the legacy SSE transport " +
-    "at /sse (both on every HTTP transport).",
+    "at /sse (both on every HTTP transport). Over stdio, when the background service of its data dir runs " +
+    "(`mcpproxy start`), serve is a thin bridge to it: one proxy for every client.",
   usage:
     "mcpproxy serve [--config FILE] [--transport stdio|streamable-http|sse] [--host H] [--port P] " +
-    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--profile NAME] [--store URL] [--strict-plugins] [--log-level L] [--data-dir DIR]",
+    "[--routing call-tool|dynamic|auto|all] [--passthrough SERVER] [--profile NAME] [--standalone] [--store URL] [--strict-plugins] [--log-level L] [--data-dir DIR]",
   options: {
     transport: {
       type: "string",
@@ -46,6 +47,12 @@ export const serveCommand: Command = {
       help:
         "--profile NAME     over stdio, serve only the profile NAME of mcpproxy.profiles (its servers and tools: " +
         "search, calls, resources, prompts, stats); over HTTP every profile is at /mcp/p/NAME instead",
+    },
+    standalone: {
+      type: "boolean",
+      help:
+        "--standalone       over stdio, serve on its own even when the background service (`mcpproxy start`) runs " +
+        "for this data dir; without it a stdio serve attaches to that service, as a thin bridge",
     },
     ...STORE_OPTION,
     "strict-plugins": {

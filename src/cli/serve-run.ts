@@ -1,8 +1,6 @@
-import { serveProxy } from "../app/serve-proxy.ts";
 import type { SettingOverrides } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import { profileList } from "../profiles/profile-deps.ts";
-import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import type { CommandValues } from "./command.ts";
 import { commandLogger, loadCommandConfig } from "./command-config.ts";
 import { storeOverrides } from "./command-store.ts";
@@ -38,6 +36,15 @@ export async function runServeCommand(values: CommandValues, _positionals: strin
         `--profile is for stdio; over HTTP every profile is served at /mcp/p/<name> (here /mcp/p/${profile})`,
       );
   }
+  if (config.transport === "stdio" && !values.standalone && typeof values.passthrough !== "string") {
+    // The bridge loads none of the proxy: the service it attaches to is the proxy.
+    const { serviceToAttach, serveThroughService } = await import("../service/attach-service.ts");
+    const logger = commandLogger(config);
+    const link = await serviceToAttach(config, profile, logger);
+    if (link) return serveThroughService(link, config, logger);
+  }
+  const { serveProxy } = await import("../app/serve-proxy.ts");
+  const { resolveAncestry } = await import("../upstream/proxy-ancestry.ts");
   const ancestry = resolveAncestry(config.configPath, process.env);
   return serveProxy(
     config,

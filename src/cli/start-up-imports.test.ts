@@ -70,7 +70,7 @@ describe("what a command loads at start", () => {
   test("every command's implementation is out of the start-up path, and each is found", () => {
     const { modules } = startsWith("main.ts");
     const commands = modules.filter((file) => file.endsWith("-command.ts"));
-    expect(commands.length).toBe(12);
+    expect(commands.length).toBe(16);
     for (const command of commands) {
       const { modules: implementation } = startsWith(command.replace(/-command\.ts$/, "-run.ts"));
       expect(implementation.length).toBeGreaterThan(1);
@@ -88,8 +88,23 @@ describe("what a command loads at start", () => {
     expect(modules).not.toContain("src/security/poisoning-patterns.ts");
   });
 
+  test("serve loads none of the proxy before it knows whether it bridges to the service", () => {
+    const { modules, packages } = startsWith("src/cli/serve-run.ts");
+    expect(packages.filter((name) => name.startsWith("@modelcontextprotocol/"))).toEqual([]);
+    expect(modules.filter((file) => /^src\/(app|server|upstream|index|service)\//.test(file))).toEqual([]);
+  });
+
+  test("the stdio bridge loads no MCP SDK, no proxy and no child processes", () => {
+    const { modules, packages, specifiers } = startsWith("src/service/attach-service.ts");
+    expect(
+      packages.filter((name) => name.startsWith("@modelcontextprotocol/") || HEAVY_PACKAGES.includes(name)),
+    ).toEqual([]);
+    expect(modules.filter((file) => /^src\/(app|upstream|index|routing)\//.test(file))).toEqual([]);
+    expect(specifiers).not.toContain("node:child_process");
+  });
+
   test("serve over stdio loads no HTTP stack, metrics, tracer, validator, store client, embedder or exec until asked", () => {
-    const { modules, packages, specifiers } = startsWith("src/cli/serve-run.ts");
+    const { modules, packages, specifiers } = startsWith("src/app/serve-proxy.ts");
     expect(packages.filter((name) => HEAVY_PACKAGES.includes(name))).toEqual([]);
     // The SDK's stdio client transport brings cross-spawn, node:stream and node:child_process (an
     // idle serve touched 0.9–1.3 MiB more of the binary with them); upstream stdio servers are

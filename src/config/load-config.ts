@@ -90,6 +90,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     maxSessions: 1_000,
     bodyTimeoutMs: 30_000,
     requireToken: false,
+    autoStart: false,
     quarantineNewServers: false,
     readOnly: false,
     lazy: false,

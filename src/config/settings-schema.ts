@@ -78,6 +78,8 @@ export const SETTINGS = {
   healthCheckMs: { env: "MCPPROXY_HEALTH_CHECK_MS", schema: intInRange(0, 3_600_000) },
   /** HTTP clients must send the bearer token from <dataDir>/http-token (always so off loopback). */
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
+  /** A stdio `serve` with no background service running starts one (`mcpproxy start`) and attaches to it. */
+  autoStart: { env: "MCPPROXY_AUTO_START", schema: booleanLike },
   /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */
   quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
   /** Count every call in <dataDir>/stats.db (tools_stat, mcpproxy stats, fallback suggestions). */

@@ -23,6 +23,16 @@ const HOLDER_FILE = "writer.lock";
 /** What the holder is: a `serve` keeps the lock for its life, an `index` run until it ends. */
 export type WriterRole = "serve" | "index";
 
+/**
+ * The same kind of lock, for the background service (src/service/): one service per data dir,
+ * held for its life, so that two started at once cannot both choose a port and listen.
+ */
+export function acquireServiceLock(dataDir: string): WriterLock {
+  const lock = openLock(join(dataDir, "service-lock.db"), join(dataDir, "service.lock"), "service");
+  lock.tryAcquire();
+  return lock;
+}
+
 interface LockHolder {
   pid: number;
   /** Absent in a `writer.lock` left by an mcpproxy before roles were recorded. */
@@ -47,8 +57,10 @@ export function acquireWriterLock(dataDir: string, role: WriterRole): WriterLock
 }
 
 export function openWriterLock(dataDir: string, role: WriterRole): WriterLock {
-  const path = join(dataDir, LOCK_FILE);
-  const holderPath = join(dataDir, HOLDER_FILE);
+  return openLock(join(dataDir, LOCK_FILE), join(dataDir, HOLDER_FILE), role);
+}
+
+function openLock(path: string, holderPath: string, role: WriterRole | "service"): WriterLock {
   createPrivateFile(path);
   // One connection for the life of the lock: POSIX locks belong to the process, and closing any
   // other descriptor of the file would drop them.

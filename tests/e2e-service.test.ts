@@ -1,0 +1,397 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client as V2Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  CreateMessageRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  cleanupAfterEach,
+  eventually,
+  fixtureEntry,
+  processesMatching,
+  ROOT,
+  requireBinary,
+  runCli,
+  runProcess,
+  type Sandbox,
+} from "./helpers.ts";
+
+setDefaultTimeout(120_000);
+
+/**
+ * Issue 38: one proxy per person. `mcpproxy start` runs the service in the background, `status`
+ * and `stop` find it through its data dir, and every `mcpproxy serve` over stdio (what a client
+ * launches) attaches to it as a thin bridge: one set of upstream servers whatever the number of
+ * clients, each client's session its own. All through the compiled binary and real clients.
+ */
+const scope = cleanupAfterEach();
+
+interface Status {
+  running: boolean;
+  url: string | null;
+  pid: number | null;
+  since: string | null;
+  servers: { name: string; state: string; tools?: number }[];
+  sessions?: number;
+}
+
+/** A sandbox whose fixture server carries a mark of its own, so its processes can be counted. */
+function serviceSandbox(settings: Record<string, unknown> = {}) {
+  const sandbox = scope.sandbox();
+  const mark = `svc-${crypto.randomUUID().slice(0, 8)}`;
+  sandbox.writeConfig({
+    mcpproxy: settings,
+    mcpServers: { fx: fixtureEntry({ args: ["--relay-tools", "--name", mark] }) },
+  });
+  const cli = (...args: string[]) =>
+    runCli([...args, "--config", sandbox.configPath, "--data-dir", sandbox.dataDir], sandbox.env());
+  const status = async () => JSON.parse((await cli("status", "--json")).stdout) as Status;
+  // Whatever a test leaves running is stopped, and killed if it will not stop.
+  scope.defer(async () => {
+    const record = recordOf(sandbox);
+    await cli("stop");
+    if (record && isAlive(record.pid)) process.kill(record.pid, "SIGKILL");
+  });
+  return {
+    sandbox,
+    cli,
+    status,
+    upstreams: () => processesMatching(mark).length,
+    processesOf: () => processesMatching(mark),
+    /** What the fixture's echo answers (it names itself by its mark). */
+    echoed: (message: string) => `${mark} echo: ${message}`,
+  };
+}
+
+function recordOf(sandbox: Sandbox): { pid: number; url: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(sandbox.dataDir, "service.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Running: alive and not a zombie (a service this runner adopted and has not reaped has ended). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+const serveArgs = (sandbox: Sandbox, more: string[] = []) => [
+  "serve",
+  "--config",
+  sandbox.configPath,
+  "--data-dir",
+  sandbox.dataDir,
+  ...more,
+];
+
+/** An SDK v1 client over stdio (`serve`), with a model that names itself in its answers. */
+async function v1Client(sandbox: Sandbox, name: string, more: string[] = []) {
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: serveArgs(sandbox, more),
+    env: sandbox.env(),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name, version: "1" }, { capabilities: { sampling: {} } });
+  const asked: string[] = [];
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    const first = request.params.messages[0]?.content;
+    const text = first && "text" in first ? String(first.text) : "";
+    asked.push(text);
+    await Bun.sleep(200);
+    return { model: name, role: "assistant", content: { type: "text", text: `${name} read: ${text}` } };
+  });
+  let listChanged = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    listChanged++;
+  });
+  await client.connect(transport);
+  scope.defer(() => client.close());
+  return { client, asked, stderr: () => stderr, listChanged: () => listChanged, pid: transport.pid };
+}
+
+/** An SDK v2 client pinned to 2026-07-28 over stdio. */
+async function v2Client(sandbox: Sandbox) {
+  const transport = new V2StdioClientTransport({
+    command: requireBinary(),
+    args: serveArgs(sandbox),
+    env: sandbox.env(),
+    stderr: "ignore",
+  });
+  const client = new V2Client(
+    { name: "modern", version: "1" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill: false } },
+  );
+  await client.connect(transport);
+  scope.defer(() => client.close());
+  return client;
+}
+
+const textOf = (result: unknown) =>
+  ((result as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("\n");
+const callTool = (name: string, args: Record<string, unknown> = {}) => ({
+  name: "call_tool",
+  arguments: { name, arguments: args },
+});
+
+/** The MCP Inspector's CLI, run as a person runs it: one method against `mcpproxy serve`. */
+const INSPECTOR = join(
+  ROOT,
+  "node_modules",
+  "@modelcontextprotocol",
+  "inspector",
+  "clients",
+  "launcher",
+  "build",
+  "index.js",
+);
+const inspect = (sandbox: Sandbox, method: string[]) =>
+  runProcess(
+    ["node", INSPECTOR, "--cli", ...method, "--", requireBinary(), ...serveArgs(sandbox)],
+    sandbox.env(),
+  );
+
+describe("mcpproxy start, status and stop", () => {
+  test("start runs one service, a second start says so, status tells it, stop ends it and its servers", async () => {
+    const { sandbox, cli, status, upstreams } = serviceSandbox();
+    expect((await cli("status")).code).toBe(3);
+    const started = await cli("start");
+    expect(started.code).toBe(0);
+    expect(started.stdout).toMatch(/^mcpproxy started: http:\/\/127\.0\.0\.1:\d+\/mcp \(pid \d+\)/);
+    const first = await eventually(status, (s) => s.servers[0]?.state === "connected", 20_000);
+    expect(first).toMatchObject({ running: true, servers: [{ name: "fx", state: "connected", tools: 21 }] });
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(Date.parse(first.since ?? "")).toBeGreaterThan(Date.now() - 120_000);
+    expect(upstreams()).toBe(1);
+    // The token is required: another program on this machine without it is refused.
+    expect((await fetch(new URL("/health", first.url ?? ""))).status).toBe(401);
+    expect((readFileSync(join(sandbox.dataDir, "http-token")) && true) as boolean).toBe(true);
+
+    const again = await cli("start");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`already running: ${first.url} (pid ${first.pid}`);
+    const text = await cli("status");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`is running at ${first.url}`);
+    expect(text.stdout).toMatch(/fx\s+connected, 21 tools/);
+
+    const stopped = await cli("stop");
+    expect(stopped.stdout).toContain(`mcpproxy stopped (pid ${first.pid})`);
+    expect(isAlive(first.pid ?? 0)).toBe(false);
+    expect(await eventually(upstreams, (count) => count === 0, 10_000)).toBe(0);
+    expect((await status()).running).toBe(false);
+    expect((await cli("stop")).stdout).toContain("mcpproxy is not running");
+
+    // The port is kept: the URL a client was given stays true.
+    await cli("start");
+    expect((await status()).url).toBe(first.url);
+  });
+
+  test("a killed service, or a record naming a pid that is not a service, does not block the next start", async () => {
+    const { sandbox, cli, status } = serviceSandbox();
+    await cli("start");
+    const killed = await status();
+    process.kill(killed.pid ?? 0, "SIGKILL");
+    await eventually(
+      () => isAlive(killed.pid ?? 0),
+      (alive) => !alive,
+      10_000,
+    );
+    expect((await status()).running).toBe(false);
+    const restarted = await cli("start");
+    expect(restarted.stdout).toContain("mcpproxy started");
+    const second = await status();
+    expect(second.pid).not.toBe(killed.pid);
+    expect(second.url).toBe(killed.url);
+    await cli("stop");
+
+    // A record left behind whose pid now belongs to another program (here, this test).
+    writeFileSync(
+      join(sandbox.dataDir, "service.json"),
+      JSON.stringify({
+        ...recordOf(sandbox),
+        pid: process.pid,
+        url: killed.url,
+        since: "x",
+        version: "0",
+        configPath: sandbox.configPath,
+        routing: "call-tool",
+      }),
+    );
+    expect((await status()).running).toBe(false);
+    expect((await cli("stop")).stdout).toContain("not running");
+    expect((await cli("start")).stdout).toContain("mcpproxy started");
+    expect((await status()).pid).not.toBe(process.pid);
+  });
+});
+
+describe("every client attaches to the service", () => {
+  test("three clients (SDK v1, SDK v2 on 2026-07-28, the Inspector CLI) share one set of upstreams", async () => {
+    const { sandbox, cli, status, upstreams, echoed } = serviceSandbox({ routing: "dynamic" });
+    await cli("start");
+    await eventually(status, (s) => s.servers[0]?.state === "connected", 20_000);
+    const [one, two] = [await v1Client(sandbox, "alice"), await v1Client(sandbox, "bob")];
+    const modern = await v2Client(sandbox);
+    expect(modern.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    expect(one.stderr()).toContain("attached to the mcpproxy service");
+
+    // Each calls; the 2026 client through call_tool (its revision has no session for dynamic tools).
+    expect(textOf(await one.client.callTool(callTool("fx__echo", { message: "one" })))).toBe(echoed("one"));
+    expect(textOf(await modern.callTool(callTool("fx__echo", { message: "modern" })))).toBe(echoed("modern"));
+    const inspected = await inspect(sandbox, [
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "call_tool",
+      "--tool-arg",
+      "name=fx__echo",
+      'arguments={"message":"inspector"}',
+    ]);
+    expect(inspected.stdout).toContain(echoed("inspector"));
+
+    // Dynamic routing: a search registers the tools found in that session only.
+    await one.client.callTool({ name: "retrieve_tools", arguments: { query: "echo back a message" } });
+    await eventually(
+      () => one.listChanged(),
+      (count) => count > 0,
+      10_000,
+    );
+    expect((await one.client.listTools()).tools.map((tool) => tool.name)).toContain("fx__echo");
+    expect((await two.client.listTools()).tools.map((tool) => tool.name)).not.toContain("fx__echo");
+
+    // A sampling request reaches the client whose call asked, and no other.
+    const [a, b] = await Promise.all([
+      one.client.callTool(
+        callTool("fx__ask_model", { prompt: "alice's secret", together: 2, name_call: true }),
+      ),
+      two.client.callTool(
+        callTool("fx__ask_model", { prompt: "bob's secret", together: 2, name_call: true }),
+      ),
+    ]);
+    expect(textOf(a)).toContain("alice read: alice's secret");
+    expect(textOf(b)).toContain("bob read: bob's secret");
+    expect(one.asked).toEqual(["alice's secret"]);
+    expect(two.asked).toEqual(["bob's secret"]);
+
+    // One set of upstream processes for all of them, and the service counts their sessions.
+    expect(upstreams()).toBe(1);
+    expect((await status()).sessions).toBe(2);
+    // A client that leaves ends its own session only.
+    await two.client.close();
+    expect(
+      await eventually(
+        async () => (await status()).sessions,
+        (open) => open === 1,
+        10_000,
+      ),
+    ).toBe(1);
+    expect(textOf(await one.client.callTool(callTool("fx__echo", { message: "still" })))).toBe(
+      echoed("still"),
+    );
+  });
+
+  test("an approval made while clients run reaches all of them at once", async () => {
+    const { sandbox, cli, echoed } = serviceSandbox({ quarantineNewServers: true });
+    await cli("start");
+    const one = await v1Client(sandbox, "alice");
+    const modern = await v2Client(sandbox);
+    const held = await one.client.callTool(callTool("fx__echo", { message: "x" }));
+    expect(held.isError).toBe(true);
+    expect(
+      (
+        await runCli(
+          ["approve", "fx", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+          sandbox.env(),
+        )
+      ).code,
+    ).toBe(0);
+    const echo = (client: { callTool: (params: never) => Promise<unknown> }) =>
+      eventually(
+        async () => textOf(await client.callTool(callTool("fx__echo", { message: "now" }) as never)),
+        (text) => text === echoed("now"),
+        15_000,
+      );
+    expect(await echo(one.client as never)).toBe(echoed("now"));
+    expect(await echo(modern as never)).toBe(echoed("now"));
+    const inspected = await inspect(sandbox, [
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "call_tool",
+      "--tool-arg",
+      "name=fx__echo",
+      'arguments={"message":"now"}',
+    ]);
+    expect(inspected.stdout).toContain(echoed("now"));
+  });
+
+  test("the service killed and started again under its clients: a call in flight fails clearly, the next ones work", async () => {
+    const { sandbox, cli, status, echoed, processesOf } = serviceSandbox({ routing: "dynamic" });
+    await cli("start");
+    const one = await v1Client(sandbox, "alice");
+    const modern = await v2Client(sandbox);
+    await one.client.callTool({ name: "retrieve_tools", arguments: { query: "echo back a message" } });
+    expect((await one.client.listTools()).tools.map((tool) => tool.name)).toContain("fx__echo");
+    const before = one.listChanged();
+
+    const slow = one.client.callTool(callTool("fx__sleep_then_answer", { ms: 60_000 }), undefined, {
+      timeout: 90_000,
+    });
+    await Bun.sleep(500);
+    process.kill((await status()).pid ?? 0, "SIGKILL");
+    const failed = await slow.then(
+      (result) => textOf(result),
+      (error: Error) => error.message,
+    );
+    expect(failed).toContain("went away before it answered");
+    // The killed service's server, still in its 60 s call, outlives it until the call ends: ended here.
+    for (const pid of processesOf()) process.kill(pid, "SIGKILL");
+
+    expect((await cli("start")).code).toBe(0);
+    // The session is opened again and its search asked again: the client is told, and its tools are back.
+    await eventually(
+      () => one.listChanged(),
+      (count) => count > before,
+      30_000,
+    );
+    expect((await one.client.listTools()).tools.map((tool) => tool.name)).toContain("fx__echo");
+    expect(textOf(await one.client.callTool({ name: "fx__echo", arguments: { message: "back" } }))).toBe(
+      echoed("back"),
+    );
+    expect(textOf(await modern.callTool(callTool("fx__echo", { message: "back" })))).toBe(echoed("back"));
+  });
+
+  test("--standalone serves on its own, and so does serve when no service runs", async () => {
+    const { sandbox, cli, upstreams, echoed } = serviceSandbox();
+    const alone = await v1Client(sandbox, "alone");
+    expect(textOf(await alone.client.callTool(callTool("fx__echo", { message: "alone" })))).toBe(
+      echoed("alone"),
+    );
+    expect(alone.stderr()).not.toContain("attached");
+    await alone.client.close();
+    await cli("start");
+    const forced = await v1Client(sandbox, "forced", ["--standalone"]);
+    expect(textOf(await forced.client.callTool(callTool("fx__echo", { message: "forced" })))).toBe(
+      echoed("forced"),
+    );
+    expect(forced.stderr()).not.toContain("attached");
+    // Its own copy of the server, beside the service's.
+    expect(upstreams()).toBe(2);
+  });
+});
