@@ -83,10 +83,12 @@ export async function startProxyStdio(
   binary = requireBinary(),
   /** Its working directory (the caller's when absent); npx looks for packages from there. */
   cwd?: string,
+  /** More serve flags (`--standalone`). */
+  args: string[] = [],
 ) {
   const transport = new StdioClientTransport({
     command: binary,
-    args: ["serve", "--config", configPath, "--data-dir", dataDir],
+    args: ["serve", "--config", configPath, "--data-dir", dataDir, ...args],
     env,
     ...(cwd ? { cwd } : {}),
     stderr: "pipe",

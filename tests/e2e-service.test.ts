@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client as V2Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -238,6 +238,85 @@ describe("mcpproxy start, status and stop", () => {
     expect((await cli("stop")).stdout).toContain("not running");
     expect((await cli("start")).stdout).toContain("mcpproxy started");
     expect((await status()).pid).not.toBe(process.pid);
+  });
+});
+
+describe("mcpproxy service install and uninstall", () => {
+  const SYSTEMD_ANALYZE = Bun.which("systemd-analyze");
+  const noBus = (sandbox: Sandbox) =>
+    sandbox.env({
+      XDG_RUNTIME_DIR: join(sandbox.dir, "no-runtime"),
+      DBUS_SESSION_BUS_ADDRESS: "unix:path=/nonexistent",
+    });
+
+  test("install writes the systemd user unit, says how to enable it where systemctl --user cannot be reached, and exits 0", async () => {
+    const { sandbox } = serviceSandbox();
+    // No user bus: what a container, or a login without systemd, gives.
+    const env = noBus(sandbox);
+    const common = ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+    const installed = await runCli(["service", "install", ...common], env);
+    expect(installed.code).toBe(0);
+    const unitPath = join(sandbox.home, ".config", "systemd", "user", "mcpproxy.service");
+    expect(installed.stdout).toContain(`wrote ${unitPath}`);
+    expect(installed.stdout).toContain("systemctl --user enable --now mcpproxy.service");
+    const unit = readFileSync(unitPath, "utf8");
+    expect(unit).toContain(
+      `ExecStart=${requireBinary()} service run --config ${sandbox.configPath} --data-dir ${sandbox.dataDir}`,
+    );
+    // The other systems' units, as text.
+    const plist = await runCli(["service", "install", "--dry-run", "--platform", "macos", ...common], env);
+    expect(plist.stdout).toContain("<key>ProgramArguments</key>");
+    expect(plist.stdout).toContain("launchctl bootstrap");
+    const task = await runCli(["service", "install", "--dry-run", "--platform", "windows", ...common], env);
+    expect(task.stdout).toContain("schtasks /Create /TN mcpproxy /XML");
+    const removed = await runCli(["service", "uninstall", ...common], env);
+    expect(removed.stdout).toContain(`removed ${unitPath}`);
+    expect((await runCli(["service", "uninstall", ...common], env)).stdout).toContain("no unit to remove");
+  });
+
+  // systemd-analyze comes with Debian's systemd package (.ci/run installs it).
+  test.skipIf(!SYSTEMD_ANALYZE)(
+    "systemd-analyze verify accepts the unit install writes (skipped without systemd-analyze)",
+    async () => {
+      const { sandbox } = serviceSandbox();
+      await runCli(
+        ["service", "install", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        noBus(sandbox),
+      );
+      const unitPath = join(sandbox.home, ".config", "systemd", "user", "mcpproxy.service");
+      const verified = await runProcess([SYSTEMD_ANALYZE ?? "", "verify", "--man=no", unitPath], {
+        PATH: process.env.PATH ?? "",
+      });
+      expect(verified.stderr).toBe("");
+      expect(verified.code).toBe(0);
+    },
+  );
+});
+
+describe("nothing crossed", () => {
+  test("a serve that does not hold the service's token is refused, and the token file is the user's alone", async () => {
+    const { sandbox, cli, status } = serviceSandbox();
+    await cli("start");
+    expect(statSync(join(sandbox.dataDir, "http-token")).mode & 0o777).toBe(0o600);
+    // Someone who found the service's record, with a token of their own: their bridge is refused.
+    const theirs = join(sandbox.dir, "theirs");
+    mkdirSync(theirs, { mode: 0o700 });
+    writeFileSync(join(theirs, "service.json"), readFileSync(join(sandbox.dataDir, "service.json")));
+    writeFileSync(join(theirs, "http-token"), `${"f".repeat(64)}\n`, { mode: 0o600 });
+    const transport = new StdioClientTransport({
+      command: requireBinary(),
+      args: ["serve", "--config", sandbox.configPath, "--data-dir", theirs],
+      env: sandbox.env(),
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "intruder", version: "1" });
+    scope.defer(() => client.close());
+    const refused = await client.connect(transport).then(
+      () => "connected",
+      (error: Error) => error.message,
+    );
+    expect(refused).toContain("HTTP 401");
+    expect((await status()).sessions).toBe(0);
   });
 });
 
