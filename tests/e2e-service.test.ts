@@ -136,7 +136,11 @@ async function v2Client(sandbox: Sandbox) {
   });
   const client = new V2Client(
     { name: "modern", version: "1" },
-    { versionNegotiation: { mode: { pin: "2026-07-28" } }, inputRequired: { autoFulfill: false } },
+    {
+      capabilities: { sampling: {} },
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      inputRequired: { autoFulfill: false },
+    },
   );
   await client.connect(transport);
   scope.defer(() => client.close());
@@ -367,6 +371,31 @@ describe("every client attaches to the service", () => {
     expect(textOf(b)).toContain("bob read: bob's secret");
     expect(one.asked).toEqual(["alice's secret"]);
     expect(two.asked).toEqual(["bob's secret"]);
+    // The 2026 client is asked in an input round of its own call (its revision has no session to ask on).
+    type Round = {
+      resultType?: string;
+      inputRequests?: Record<string, { method: string; params?: unknown }>;
+      requestState?: string;
+    };
+    const params = callTool("fx__ask_model", { prompt: "carol's secret" });
+    const send = (sent: Record<string, unknown>) =>
+      modern.request(
+        { method: "tools/call", params: sent } as never,
+        { allowInputRequired: true } as never,
+      ) as Promise<Round>;
+    const round = await send(params);
+    expect(round.resultType).toBe("input_required");
+    const [key, question] = Object.entries(round.inputRequests ?? {})[0] ?? [];
+    expect(question?.method).toBe("sampling/createMessage");
+    expect(JSON.stringify(question?.params)).toContain("carol's secret");
+    const answer = { model: "carol", role: "assistant", content: { type: "text", text: "carol read it" } };
+    const done = await send({
+      ...params,
+      inputResponses: { [key ?? ""]: answer },
+      requestState: round.requestState,
+    });
+    expect(textOf(done)).toContain("carol read it");
+    expect([...one.asked, ...two.asked]).toHaveLength(2);
 
     // One set of upstream processes for all of them, and the service counts their sessions.
     expect(upstreams()).toBe(1);
@@ -454,6 +483,18 @@ describe("every client attaches to the service", () => {
       echoed("back"),
     );
     expect(textOf(await modern.callTool(callTool("fx__echo", { message: "back" })))).toBe(echoed("back"));
+  });
+
+  test("with autoStart, a serve that finds no service starts one and attaches to it", async () => {
+    const { sandbox, status, echoed, upstreams } = serviceSandbox({ autoStart: true });
+    const one = await v1Client(sandbox, "first");
+    expect(one.stderr()).toContain("started the mcpproxy service (autoStart)");
+    expect(textOf(await one.client.callTool(callTool("fx__echo", { message: "auto" })))).toBe(echoed("auto"));
+    const second = await v1Client(sandbox, "second");
+    expect(second.stderr()).not.toContain("autoStart");
+    expect(second.stderr()).toContain("attached to the mcpproxy service");
+    expect((await status()).running).toBe(true);
+    expect(upstreams()).toBe(1);
   });
 
   test("--standalone serves on its own, and so does serve when no service runs", async () => {
