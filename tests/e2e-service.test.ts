@@ -5,6 +5,7 @@ import { Client as V2Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
   ToolListChangedNotificationSchema,
@@ -295,6 +296,69 @@ describe("mcpproxy service install and uninstall", () => {
       expect(verified.code).toBe(0);
     },
   );
+});
+
+describe("clients that take a URL", () => {
+  test("import --snippet offers the service's URL and token header; import --use-service points Cursor at it", async () => {
+    const { sandbox, cli, status, echoed } = serviceSandbox();
+    const env = sandbox.env({ MCPPROXY_DATA_DIR: sandbox.dataDir });
+    const before = await runCli(["import", "--snippet", "--config", sandbox.configPath], env);
+    expect(before.stdout).toContain("run `mcpproxy start`, then this again for its URL");
+    const refused = await runCli(["import", "--use-service", "--config", sandbox.configPath], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("`mcpproxy start` first");
+    await cli("start");
+    const { url } = await status();
+    const snippet = await runCli(["import", "--snippet", "--config", sandbox.configPath], env);
+    expect(snippet.stdout).toContain(`"url": "${url}"`);
+    expect(snippet.stdout).toContain('"Authorization": "Bearer <token>"');
+    expect(snippet.stdout).toContain(`$(cat ${join(sandbox.dataDir, "http-token")})`);
+
+    // Cursor lists the server mcpproxy has (the same command and arguments) and one it has not.
+    const cursorFile = join(sandbox.home, ".cursor", "mcp.json");
+    mkdirSync(join(sandbox.home, ".cursor"), { recursive: true });
+    const served = (JSON.parse(readFileSync(sandbox.configPath, "utf8")) as { mcpServers: { fx: unknown } })
+      .mcpServers.fx;
+    writeFileSync(
+      cursorFile,
+      `{\n  // Cursor's own comment\n  "mcpServers": ${JSON.stringify({ fx: served, other: { command: "other-server" } })}\n}\n`,
+      { mode: 0o644 },
+    );
+    const dry = await runCli(
+      ["import", "--use-service", "--dry-run", "--from", "cursor", "--config", sandbox.configPath],
+      env,
+    );
+    expect(dry.stdout).toContain("out of its list, served by mcpproxy now: fx");
+    expect(dry.stdout).toContain("kept (not in mcpproxy's config; `mcpproxy import` adds them): other");
+    expect(readFileSync(cursorFile, "utf8")).not.toContain("mcpproxy");
+    const pointed = await runCli(
+      ["import", "--use-service", "--from", "cursor", "--config", sandbox.configPath],
+      env,
+    );
+    expect(pointed.code).toBe(0);
+    const written = readFileSync(cursorFile, "utf8");
+    expect(written).toContain("// Cursor's own comment");
+    const token = readFileSync(join(sandbox.dataDir, "http-token"), "utf8").trim();
+    const entries = (
+      Bun.JSONC.parse(written) as {
+        mcpServers: Record<string, { url?: string; headers?: Record<string, string> }>;
+      }
+    ).mcpServers;
+    expect(Object.keys(entries).sort()).toEqual(["mcpproxy", "other"]);
+    expect(entries.mcpproxy).toEqual({ url: url ?? "", headers: { Authorization: `Bearer ${token}` } });
+    expect(statSync(cursorFile).mode & 0o777).toBe(0o600);
+    expect(pointed.stdout).toMatch(/backup: ~\/\.cursor\/mcp\.json\.bak-\d+/);
+
+    // What Cursor will do with the entry: an HTTP session with the service, with that header.
+    const client = new Client({ name: "cursor-like", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(entries.mcpproxy?.url ?? ""), {
+        requestInit: { headers: entries.mcpproxy?.headers ?? {} },
+      }),
+    );
+    scope.defer(() => client.close());
+    expect(textOf(await client.callTool(callTool("fx__echo", { message: "url" })))).toBe(echoed("url"));
+  });
 });
 
 describe("nothing crossed", () => {

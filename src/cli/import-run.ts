@@ -36,6 +36,10 @@ export async function runImportCommand(values: CommandValues, _positionals: stri
   const profile = typeof values.profile === "string" ? values.profile : undefined;
   if (profile !== undefined && !values.snippet)
     throw new ProxyError("USAGE", "--profile goes with --snippet: it prints the client entry of a profile");
+  if (values["use-service"]) {
+    // Loaded only here: it reads the service's port and token.
+    return (await import("./import-service.ts")).pointClientsAtService(values);
+  }
   if (values.snippet) {
     const isExplicitConfig = values.config !== undefined || env.MCPPROXY_CONFIG_PATH !== undefined;
     const service = serviceOf(values, configPath);
