@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client as V2Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -155,10 +155,13 @@ const callTool = (name: string, args: Record<string, unknown> = {}) => ({
   arguments: { name, arguments: args },
 });
 
-/** The MCP Inspector's CLI, run as a person runs it: one method against `mcpproxy serve`. */
+/**
+ * The MCP Inspector's CLI, run as a person runs it: one method against `mcpproxy serve`. It needs
+ * Node 22, so it is not a devDependency: scripts/install-inspector.sh puts both in .inspector/.
+ */
+const INSPECTOR_DIR = join(ROOT, ".inspector", "node_modules");
 const INSPECTOR = join(
-  ROOT,
-  "node_modules",
+  INSPECTOR_DIR,
   "@modelcontextprotocol",
   "inspector",
   "clients",
@@ -166,9 +169,13 @@ const INSPECTOR = join(
   "build",
   "index.js",
 );
+const NODE_22 = join(INSPECTOR_DIR, ".bin", "node");
+const hasInspector = existsSync(INSPECTOR) && existsSync(NODE_22);
+const INSPECTOR_MISSING =
+  "the MCP Inspector is not installed (scripts/install-inspector.sh; .ci/run runs it): its CLI is not tried";
 const inspect = (sandbox: Sandbox, method: string[]) =>
   runProcess(
-    ["node", INSPECTOR, "--cli", ...method, "--", requireBinary(), ...serveArgs(sandbox)],
+    [NODE_22, INSPECTOR, "--cli", ...method, "--", requireBinary(), ...serveArgs(sandbox)],
     sandbox.env(),
   );
 
@@ -389,7 +396,7 @@ describe("nothing crossed", () => {
 });
 
 describe("every client attaches to the service", () => {
-  test("three clients (SDK v1, SDK v2 on 2026-07-28, the Inspector CLI) share one set of upstreams", async () => {
+  test("SDK v1 and SDK v2 (2026-07-28) clients share one set of upstreams, each with its own session", async () => {
     const { sandbox, cli, status, upstreams, echoed } = serviceSandbox({ routing: "dynamic" });
     await cli("start");
     await eventually(status, (s) => s.servers[0]?.state === "connected", 20_000);
@@ -401,16 +408,6 @@ describe("every client attaches to the service", () => {
     // Each calls; the 2026 client through call_tool (its revision has no session for dynamic tools).
     expect(textOf(await one.client.callTool(callTool("fx__echo", { message: "one" })))).toBe(echoed("one"));
     expect(textOf(await modern.callTool(callTool("fx__echo", { message: "modern" })))).toBe(echoed("modern"));
-    const inspected = await inspect(sandbox, [
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "call_tool",
-      "--tool-arg",
-      "name=fx__echo",
-      'arguments={"message":"inspector"}',
-    ]);
-    expect(inspected.stdout).toContain(echoed("inspector"));
 
     // Dynamic routing: a search registers the tools found in that session only.
     await one.client.callTool({ name: "retrieve_tools", arguments: { query: "echo back a message" } });
@@ -501,17 +498,57 @@ describe("every client attaches to the service", () => {
       );
     expect(await echo(one.client as never)).toBe(echoed("now"));
     expect(await echo(modern as never)).toBe(echoed("now"));
-    const inspected = await inspect(sandbox, [
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "call_tool",
-      "--tool-arg",
-      "name=fx__echo",
-      'arguments={"message":"now"}',
-    ]);
-    expect(inspected.stdout).toContain(echoed("now"));
   });
+
+  test.skipIf(!hasInspector)(
+    `the MCP Inspector's CLI attaches beside an SDK client: held until approved, then calls and searches in a session of its own${hasInspector ? "" : ` (skipped: ${INSPECTOR_MISSING})`}`,
+    async () => {
+      const { sandbox, cli, echoed, upstreams } = serviceSandbox({
+        routing: "dynamic",
+        quarantineNewServers: true,
+      });
+      await cli("start");
+      const one = await v1Client(sandbox, "alice");
+      const call = (message: string) =>
+        inspect(sandbox, [
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "call_tool",
+          "--tool-arg",
+          "name=fx__echo",
+          `arguments={"message":"${message}"}`,
+        ]);
+      expect((await call("held")).stdout).not.toContain(echoed("held"));
+      const approved = await runCli(
+        ["approve", "fx", "--config", sandbox.configPath, "--data-dir", sandbox.dataDir],
+        sandbox.env(),
+      );
+      expect(approved.code).toBe(0);
+      expect(
+        await eventually(
+          async () => (await call("now")).stdout,
+          (out) => out.includes(echoed("now")),
+          15_000,
+        ),
+      ).toContain(echoed("now"));
+      expect(textOf(await one.client.callTool(callTool("fx__echo", { message: "alice" })))).toBe(
+        echoed("alice"),
+      );
+      const found = await inspect(sandbox, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "retrieve_tools",
+        "--tool-arg",
+        "query=echo back a message",
+      ]);
+      expect(found.stdout).toContain("fx__echo");
+      // Its search registered the tools in its own session, which ended with it: not in alice's.
+      expect((await one.client.listTools()).tools.map((tool) => tool.name)).not.toContain("fx__echo");
+      expect(upstreams()).toBe(1);
+    },
+  );
 
   test("the service killed and started again under its clients: a call in flight fails clearly, the next ones work", async () => {
     const { sandbox, cli, status, echoed, processesOf } = serviceSandbox({ routing: "dynamic" });
