@@ -475,6 +475,49 @@ describe("every client attaches to the service", () => {
     );
   });
 
+  test("progress and cancellation pass through a bridge, in both revisions", async () => {
+    const { sandbox, cli } = serviceSandbox();
+    await cli("start");
+    const one = await v1Client(sandbox, "alice");
+    const modern = await v2Client(sandbox);
+    // Progress: the server's notices reach the client whose call it is.
+    const steps: number[] = [];
+    const counted = await one.client.callTool(
+      callTool("fx__count_with_progress", { steps: 3, interval_ms: 20 }),
+      undefined,
+      {
+        onprogress: (progress) => void steps.push(progress.progress),
+      },
+    );
+    expect(textOf(counted)).toBe("counted to 3");
+    expect(steps).toEqual([1, 2, 3]);
+    const cancelledSoFar = async () =>
+      JSON.parse(textOf(await one.client.callTool(callTool("fx__cancelled_calls")))) as string[];
+    // Cancellation: a 2025 client's notifications/cancelled, and a 2026 client's closed stream,
+    // each cancel the call at the server.
+    for (const [era, call] of [
+      [
+        "2025",
+        (signal: AbortSignal) =>
+          one.client.callTool(callTool("fx__sleep_then_answer", { ms: 30_000 }), undefined, { signal }),
+      ],
+      [
+        "2026",
+        (signal: AbortSignal) =>
+          modern.callTool(callTool("fx__sleep_then_answer", { ms: 30_000 }), { signal }),
+      ],
+    ] as const) {
+      const before = (await cancelledSoFar()).length;
+      const controller = new AbortController();
+      const pending = call(controller.signal);
+      await Bun.sleep(500);
+      controller.abort(`the ${era} user pressed stop`);
+      await expect(pending).rejects.toThrow();
+      const cancelled = await eventually(cancelledSoFar, (list) => list.length > before, 10_000);
+      expect(cancelled.length, era).toBe(before + 1);
+    }
+  });
+
   test("an approval made while clients run reaches all of them at once", async () => {
     const { sandbox, cli, echoed } = serviceSandbox({ quarantineNewServers: true });
     await cli("start");
