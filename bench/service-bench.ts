@@ -33,6 +33,14 @@ import { benchEnv, cpuSeconds, requireBinary, runBinary, startProxyStdio } from 
 interface Tree {
   processes: number;
   rss: number;
+  /** Proportional set size: a page several of them share (the binary's, a library's) counted once in all. */
+  pss: number;
+}
+
+/** Pss of a live process in MiB, from /proc/PID/smaps_rollup. */
+function pssOf(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1]) / 1024;
 }
 
 /** The processes of each tree rooted at `pids` (children included) and their summed RSS in MiB. */
@@ -49,12 +57,14 @@ function treeOf(pids: number[]): Tree {
   };
   for (const pid of pids) walk(pid);
   let rss = 0;
+  let pss = 0;
   for (const pid of seen) {
     try {
       rss += memoryOf(pid).rss;
+      pss += pssOf(pid);
     } catch {}
   }
-  return { processes: seen.size, rss };
+  return { processes: seen.size, rss, pss };
 }
 
 function prepare(work: string) {
@@ -107,7 +117,8 @@ async function threeClients(config: string, work: string, attached: boolean, set
     const tree = treeOf([...clients.map((client) => client.pid), ...(servicePid ? [servicePid] : [])]);
     // The serve processes the clients launched, without the servers below them.
     const launched = clients.reduce((sum, client) => sum + memoryOf(client.pid).rss, 0);
-    return { ...tree, launched };
+    const launchedPss = clients.reduce((sum, client) => sum + pssOf(client.pid), 0);
+    return { ...tree, launched, launchedPss };
   } finally {
     for (const client of clients) await client.close();
     if (attached) await runBinary(["stop", ...common], env);
@@ -224,14 +235,13 @@ if (import.meta.main) {
     out(
       `Three MCP clients over stdio, ${values.config}, read ${values["settle-seconds"]} s after they listed and called:`,
     );
-    out(
-      `  three standalone proxies: ${before.processes} processes, ${before.rss.toFixed(0)} MiB RSS ` +
-        `(the three proxies alone ${before.launched.toFixed(0)} MiB)`,
-    );
-    out(
-      `  one service + three bridges: ${after.processes} processes, ${after.rss.toFixed(0)} MiB RSS ` +
-        `(the three bridges ${after.launched.toFixed(0)} MiB)`,
-    );
+    const line = (what: string, tree: typeof before, of: string) =>
+      out(
+        `  ${what}: ${tree.processes} processes, RSS ${tree.rss.toFixed(0)} MiB, PSS ${tree.pss.toFixed(0)} MiB ` +
+          `(${of}: RSS ${tree.launched.toFixed(0)}, PSS ${tree.launchedPss.toFixed(0)} MiB)`,
+      );
+    line("three standalone proxies", before, "the three proxies alone");
+    line("one service + three bridges", after, "the three bridges");
     const calls = await perCall(config, join(work, "calls"), Number(values.calls));
     out(`call_tool everything__echo, ${values.calls} calls each, interleaved batches (ms):`);
     out(`  through a bridge: p50 ${calls.bridge.p50.toFixed(2)}, p90 ${calls.bridge.p90.toFixed(2)}`);

@@ -210,9 +210,14 @@ describe("mcpproxy start, status and stop", () => {
     expect((await status()).running).toBe(false);
     expect((await cli("stop")).stdout).toContain("mcpproxy is not running");
 
-    // The port is kept: the URL a client was given stays true.
+    // The port is kept: the URL a client was given stays true. A log grown too large is set aside.
+    const log = join(sandbox.dataDir, "service.log");
+    writeFileSync(log, "x".repeat(11 * 1024 * 1024));
     await cli("start");
     expect((await status()).url).toBe(first.url);
+    expect(statSync(`${log}.1`).size).toBe(11 * 1024 * 1024);
+    expect(statSync(log).size).toBeLessThan(1024 * 1024);
+    expect(readFileSync(log, "utf8")).toContain("serving MCP at");
   });
 
   test("a killed service, or a record naming a pid that is not a service, does not block the next start", async () => {
@@ -627,6 +632,53 @@ describe("every client attaches to the service", () => {
       echoed("back"),
     );
     expect(textOf(await modern.callTool(callTool("fx__echo", { message: "back" })))).toBe(echoed("back"));
+  });
+
+  test("a 2026-07-28 client's listen stream outlives a restart of the service: it is opened again and still hears", async () => {
+    const { sandbox, cli, status, processesOf } = serviceSandbox();
+    await cli("start");
+    let heard = 0;
+    const modern = new V2Client(
+      { name: "listener", version: "1" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    modern.setNotificationHandler("notifications/prompts/list_changed", () => {
+      heard++;
+    });
+    await modern.connect(
+      new V2StdioClientTransport({
+        command: requireBinary(),
+        args: serveArgs(sandbox),
+        env: sandbox.env(),
+        stderr: "ignore",
+      }),
+    );
+    scope.defer(() => modern.close());
+    await modern.listen({ promptsListChanged: true });
+    const addServer = (name: string) => {
+      const config = JSON.parse(readFileSync(sandbox.configPath, "utf8"));
+      config.mcpServers[name] = fixtureEntry({ args: ["--relay-tools", "--name", `${name}-extra`] });
+      writeFileSync(sandbox.configPath, JSON.stringify(config, null, 2));
+    };
+    addServer("before");
+    await eventually(
+      () => heard,
+      (count) => count > 0,
+      20_000,
+    );
+    const before = heard;
+    process.kill((await status()).pid ?? 0, "SIGKILL");
+    for (const pid of processesOf()) process.kill(pid, "SIGKILL");
+    expect((await cli("start")).code).toBe(0);
+    await Bun.sleep(1_500);
+    addServer("after");
+    expect(
+      await eventually(
+        () => heard,
+        (count) => count > before,
+        20_000,
+      ),
+    ).toBeGreaterThan(before);
   });
 
   test("with autoStart, a serve that finds no service starts one and attaches to it", async () => {

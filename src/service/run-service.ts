@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, statSync, truncateSync } from "node:fs";
 import { serveProxy } from "../app/serve-proxy.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
@@ -7,7 +7,13 @@ import { acquireServiceLock } from "../store/sqlite/writer-lock.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { VERSION } from "../version.ts";
 import { runningService } from "./find-service.ts";
-import { rememberedPort, rememberPort, removeServiceRecord, writeServiceRecord } from "./service-files.ts";
+import {
+  logPathOf,
+  rememberedPort,
+  rememberPort,
+  removeServiceRecord,
+  writeServiceRecord,
+} from "./service-files.ts";
 
 /**
  * `mcpproxy service run`: the background service in the foreground, as `start` spawns it and the
@@ -39,6 +45,7 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
       );
       return 0;
     }
+    keepLogSmall(logPathOf(dataDir));
     const port = await servicePort(dataDir);
     const config = options.load(port);
     const logger = options.logger(config);
@@ -63,6 +70,20 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
     removeServiceRecord(dataDir, process.pid);
     lock.release();
   }
+}
+
+/** The log is kept to one file of this size and the one before it (`service.log.1`). */
+const MAX_LOG_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Once a start, a log over MAX_LOG_BYTES is copied aside and emptied. Emptied, not renamed: whoever
+ * started the service (`start`, systemd's `append:`, launchd) holds it open for appending, and
+ * appends go on at its new end.
+ */
+function keepLogSmall(path: string): void {
+  if (!existsSync(path) || statSync(path).size <= MAX_LOG_BYTES) return;
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { ProxyError } from "../errors.ts";
 import { runningService, serviceHealth, serviceToken } from "./find-service.ts";
 import { logPathOf, type ServiceRecord } from "./service-files.ts";
@@ -25,8 +25,6 @@ export interface Started {
   logPath: string;
 }
 
-/** The log is kept to one file of this size and the one before it (`service.log.1`). */
-const MAX_LOG_BYTES = 10 * 1024 * 1024;
 const START_TIMEOUT_MS = 60_000;
 
 export async function startService(options: StartOptions): Promise<Started> {
@@ -35,7 +33,6 @@ export async function startService(options: StartOptions): Promise<Started> {
   const running = runningService(dataDir);
   if (running) return { record: running, isNew: false, logPath };
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  if (existsSync(logPath) && statSync(logPath).size > MAX_LOG_BYTES) renameSync(logPath, `${logPath}.1`);
   const startedAt = existsSync(logPath) ? statSync(logPath).size : 0;
   const log = openSync(logPath, "a", 0o600);
   const [command, ...args] = selfCommand();
@@ -80,7 +77,9 @@ export async function startService(options: StartOptions): Promise<Started> {
 
 /** The last lines the service wrote since `offset`: what the person needs to see when it failed. */
 function logSince(path: string, offset: number): string {
-  const text = readFileSync(path, "utf8").slice(offset).trimEnd();
+  const whole = readFileSync(path);
+  // The service empties a log grown too large when it starts (run-service.ts): then all of it is new.
+  const text = (whole.length >= offset ? whole.subarray(offset) : whole).toString("utf8").trimEnd();
   const lines = text.split("\n").slice(-15);
   return lines.map((line) => `  ${line}`).join("\n");
 }
