@@ -36,10 +36,10 @@ export async function runServeCommand(values: CommandValues, _positionals: strin
         `--profile is for stdio; over HTTP every profile is served at /mcp/p/<name> (here /mcp/p/${profile})`,
       );
   }
+  const logger = commandLogger(config);
   if (config.transport === "stdio" && !values.standalone && typeof values.passthrough !== "string") {
     // The bridge loads none of the proxy: the service it attaches to is the proxy.
     const { serviceToAttach, serveThroughService } = await import("../service/attach-service.ts");
-    const logger = commandLogger(config);
     const link = await serviceToAttach(config, profile, logger);
     if (link) return serveThroughService(link, config, logger);
   }
@@ -49,7 +49,7 @@ export async function runServeCommand(values: CommandValues, _positionals: strin
   return serveProxy(
     config,
     ancestry,
-    commandLogger(config),
+    logger,
     (text) => loadCommandConfig(values, overrides, text),
     { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined, profile },
   );
