@@ -46,11 +46,8 @@ export async function runServeCommand(values: CommandValues, _positionals: strin
   const { serveProxy } = await import("../app/serve-proxy.ts");
   const { resolveAncestry } = await import("../upstream/proxy-ancestry.ts");
   const ancestry = resolveAncestry(config.configPath, process.env);
-  return serveProxy(
-    config,
-    ancestry,
-    logger,
-    (text) => loadCommandConfig(values, overrides, text),
-    { passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined, profile },
-  );
+  return serveProxy(config, ancestry, logger, (text) => loadCommandConfig(values, overrides, text), {
+    passthrough: typeof values.passthrough === "string" ? values.passthrough : undefined,
+    profile,
+  });
 }
