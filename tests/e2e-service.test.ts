@@ -634,7 +634,7 @@ describe("every client attaches to the service", () => {
     expect(textOf(await modern.callTool(callTool("fx__echo", { message: "back" })))).toBe(echoed("back"));
   });
 
-  test("a 2026-07-28 client's listen stream outlives a restart of the service: it is opened again and still hears", async () => {
+  test("a 2026-07-28 client's listen stream outlives a restart of the service (killed, or stopped): it is opened again and still hears", async () => {
     const { sandbox, cli, status, processesOf } = serviceSandbox();
     await cli("start");
     let heard = 0;
@@ -679,6 +679,19 @@ describe("every client attaches to the service", () => {
         20_000,
       ),
     ).toBeGreaterThan(before);
+    // A clean stop ends every listen stream; the bridge keeps the client's and opens it again on the next start.
+    const afterKill = heard;
+    expect((await cli("stop")).code).toBe(0);
+    expect((await cli("start")).code).toBe(0);
+    await Bun.sleep(1_500);
+    addServer("later");
+    expect(
+      await eventually(
+        () => heard,
+        (count) => count > afterKill,
+        20_000,
+      ),
+    ).toBeGreaterThan(afterKill);
   });
 
   test("with autoStart, a serve that finds no service starts one and attaches to it", async () => {

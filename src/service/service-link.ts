@@ -12,6 +12,8 @@ export interface ServiceLink {
   /** The endpoint (the service's /mcp, or a profile's /mcp/p/NAME), or undefined while none runs. */
   url(): string | undefined;
   token(): string;
+  /** The pid of the service last found (a restarted service has another). */
+  pid(): number | undefined;
   /** Reads the service's record and token again; true when a service runs. */
   refresh(): Promise<boolean>;
   /** True when the service answers /health now. */
@@ -38,20 +40,26 @@ export async function createServiceLink(dataDir: string, path: string): Promise<
       return url;
     },
     token: () => token,
+    pid: () => record?.pid,
     refresh,
     isAnswering: async () => (record ? (await serviceHealth(record, token, 2_000)) !== undefined : false),
   };
 }
 
-/** Waits until the service answers again (polling its record and /health); false after `withinMs` or an abort. */
+/**
+ * Waits until the service answers again (polling its record and /health), and with `otherThan` until
+ * a service other than that pid does (a restart); false after `withinMs` or an abort.
+ */
 export async function waitForService(
   link: ServiceLink,
   withinMs: number,
   signal: AbortSignal,
+  otherThan?: number,
 ): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   while (!signal.aborted && Date.now() < deadline) {
-    if ((await link.refresh()) && (await link.isAnswering())) return true;
+    const isOther = () => otherThan === undefined || link.pid() !== otherThan;
+    if ((await link.refresh()) && isOther() && (await link.isAnswering())) return true;
     await Bun.sleep(250);
   }
   return false;

@@ -71,6 +71,7 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     const isModern = envelopeVersion(message) !== undefined;
     const entry: InFlight = { controller: new AbortController(), isModern, isCancelled: false };
     inFlight.set(key, entry);
+    const isListen = message.method === "subscriptions/listen";
     const isSearch =
       !isModern && (message.params as { name?: unknown } | undefined)?.name === "retrieve_tools";
     const sink = (answer: JsonRpcMessage) => {
@@ -98,25 +99,45 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
           await session.reopen();
           continue;
         }
+        if (isListen) {
+          if (await listenThrough(response, id, entry)) continue;
+          return;
+        }
         let isAnswered = false;
         try {
           isAnswered = await channel.relay(response, id, sink);
         } catch {
           // The stream broke: the service went away while it answered.
         }
-        if (isAnswered || entry.isCancelled || isClosing) return;
-        // A listen stream outlives a restart: asked again as it was, once the service is back.
-        if (
-          message.method === "subscriptions/listen" &&
-          (await waitForService(link, reconnectMs, entry.controller.signal))
-        )
-          continue;
-        write(errorAnswer(id, WENT_AWAY));
+        if (!isAnswered && !entry.isCancelled && !isClosing) write(errorAnswer(id, WENT_AWAY));
         return;
       }
     } finally {
       inFlight.delete(key);
     }
+  };
+
+  /**
+   * A 2026 listen stream, passed on until it ends. One that ends without the client asking (the
+   * service stopped: it ends every stream with the empty answer, or it was killed and the stream
+   * broke) is opened again, as it was, once a restarted service answers; true then. If none does
+   * within reconnectMs, the client gets the end the service gave, or the error.
+   */
+  const listenThrough = async (response: Response, id: unknown, entry: InFlight): Promise<boolean> => {
+    const servedBy = link.pid();
+    let ended: JsonRpcMessage | undefined;
+    try {
+      await channel.relay(response, id, (message) => {
+        if (isResponse(message) && keyOf(message.id) === keyOf(id)) ended = message;
+        else write(message);
+      });
+    } catch {
+      // The stream broke: the service went away.
+    }
+    if (entry.isCancelled || isClosing) return false;
+    if (await waitForService(link, reconnectMs, entry.controller.signal, servedBy)) return true;
+    write(ended ?? errorAnswer(id, WENT_AWAY));
+    return false;
   };
 
   const forwardOther = async (message: JsonRpcMessage) => {
