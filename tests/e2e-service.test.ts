@@ -258,6 +258,40 @@ describe("mcpproxy start, status and stop", () => {
   });
 });
 
+describe("mcpproxy alone on a terminal", () => {
+  const script = Bun.which("script");
+  // util-linux `script` gives the binary a terminal, as a user's shell does.
+  test.skipIf(!script)(
+    "says whether the service runs, and offers `mcpproxy start` while it does not",
+    async () => {
+      const { sandbox, cli, status } = serviceSandbox();
+      const alone = async () => {
+        const env = sandbox.env({
+          MCPPROXY_CONFIG_PATH: sandbox.configPath,
+          MCPPROXY_DATA_DIR: sandbox.dataDir,
+        });
+        const child = Bun.spawn([script ?? "script", "-qc", requireBinary(), "/dev/null"], {
+          env,
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const out = await new Response(child.stdout).text();
+        expect(await child.exited).toBe(0);
+        return out;
+      };
+      mkdirSync(sandbox.dataDir, { recursive: true });
+      const before = await alone();
+      expect(before).toContain("mcpproxy start");
+      expect(before).not.toContain("The background service runs");
+      await cli("start");
+      const { url, pid } = await status();
+      const after = await alone();
+      expect(after).toContain(`The background service runs at ${url} (pid ${pid})`);
+      expect(after).not.toContain("mcpproxy start ");
+    },
+  );
+});
+
 describe("mcpproxy service install and uninstall", () => {
   const SYSTEMD_ANALYZE = Bun.which("systemd-analyze");
   const noBus = (sandbox: Sandbox) =>

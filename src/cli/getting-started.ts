@@ -1,5 +1,7 @@
 import { existsSync } from "node:fs";
-import { locateConfig } from "../config/paths.ts";
+import { resolve } from "node:path";
+import { defaultDataDir, locateConfig } from "../config/paths.ts";
+import { runningService } from "../service/find-service.ts";
 import { readConfigServers } from "../store/config-writer.ts";
 import { PRODUCT, VERSION } from "../version.ts";
 
@@ -32,12 +34,19 @@ export function gettingStarted(env: Readonly<Record<string, string | undefined>>
         : `Config: ${path}, ${count} server(s).`;
     next = count === 0 ? [IMPORT] : [];
   }
+  // The data dir of the environment (a config's own dataDir is not read here: this stays quick).
+  const dataDir = env.MCPPROXY_DATA_DIR ? resolve(cwd, env.MCPPROXY_DATA_DIR) : defaultDataDir(env);
+  const service = existsSync(dataDir) ? runningService(dataDir) : undefined;
+  state += service
+    ? `\nThe background service runs at ${service.url} (pid ${service.pid}): every client's \`mcpproxy serve\` uses it.`
+    : "";
   next.push(
     ["mcpproxy doctor", "check the config, each server and your clients, and say what to fix"],
     ["mcpproxy index", "start every server and index its tools"],
     ['mcpproxy search "..."', "find tools the way an agent does"],
     ["mcpproxy import --snippet", "the entry that points your MCP client at mcpproxy"],
   );
+  if (!service) next.push(["mcpproxy start", "one mcpproxy in the background for all your clients"]);
   return [
     `${PRODUCT} ${VERSION}: one MCP server in front of many.`,
     "",
