@@ -1,12 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  isUnreachable,
-  modernHeaders,
-  readLines,
-  sseMessages,
-  unreachableMessage,
-  WENT_AWAY,
-} from "./bridge-wire.ts";
+import { isUnreachable, modernHeaders, sseMessages, unreachableMessage, WENT_AWAY } from "./bridge-wire.ts";
 
 const streamOf = (...chunks: string[]) =>
   new ReadableStream<Uint8Array>({
@@ -15,10 +8,6 @@ const streamOf = (...chunks: string[]) =>
       controller.close();
     },
   });
-
-async function* chunks(...parts: string[]) {
-  for (const part of parts) yield new TextEncoder().encode(part);
-}
 
 describe("what the bridge reads and sends", () => {
   test("a 2026 request's headers come from its body; a name outside plain ASCII is sent in base64", () => {
@@ -48,19 +37,6 @@ describe("what the bridge reads and sends", () => {
       { jsonrpc: "2.0", method: "a" },
       { jsonrpc: "2.0", id: 3, result: {} },
     ]);
-  });
-
-  test("stdin lines, split anywhere; a line over the limit is refused whole and the next one read", async () => {
-    const lines: string[] = [];
-    const refused: number[] = [];
-    await readLines(
-      chunks('{"a":1}\n{"b"', ":2}\n", "x".repeat(40), "y".repeat(40), '\n{"c":3}'),
-      50,
-      (line) => lines.push(line),
-      (size) => refused.push(size),
-    );
-    expect(lines).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
-    expect(refused).toEqual([80]);
   });
 
   test("a refused connection is one the message never reached; a broken one may have run it", () => {

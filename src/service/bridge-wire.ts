@@ -102,36 +102,6 @@ export function parseMessage(text: string): JsonRpcMessage[] | undefined {
 const isObject = (value: unknown): value is JsonRpcMessage =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
-/** Reads newline-delimited messages until the input ends; a line over `maxBytes` is refused whole. */
-export async function readLines(
-  input: AsyncIterable<Uint8Array>,
-  maxBytes: number,
-  onLine: (text: string) => void,
-  onTooLong: (size: number) => void,
-): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let skipping = 0;
-  for await (const chunk of input) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf("\n");
-    while (newline >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf("\n");
-      if (skipping > 0) {
-        onTooLong(skipping + line.length);
-        skipping = 0;
-      } else if (line.trim()) onLine(line);
-    }
-    if (buffer.length > maxBytes) {
-      skipping += buffer.length;
-      buffer = "";
-    }
-  }
-  if (buffer.trim() && skipping === 0) onLine(buffer);
-}
-
 /**
  * Whether the service was never reached (nothing listens, or no service runs): the message did not
  * arrive, and may be sent again once the service is back. A connection that broke after the

@@ -1,3 +1,4 @@
+import { createJsonLineSplitter, idOfTruncatedMessage } from "../json-line-splitter.ts";
 import type { Logger } from "../log.ts";
 import { createBridgeSession } from "./bridge-session.ts";
 import {
@@ -8,7 +9,6 @@ import {
   isResponse,
   type JsonRpcMessage,
   parseMessage,
-  readLines,
   unreachableMessage,
   WENT_AWAY,
 } from "./bridge-wire.ts";
@@ -56,7 +56,13 @@ const RECONNECT_MS = 30_000;
 export async function runBridge(options: BridgeOptions): Promise<void> {
   const { link, logger } = options;
   const reconnectMs = options.reconnectMs ?? RECONNECT_MS;
-  const write = (message: JsonRpcMessage) => void process.stdout.write(`${JSON.stringify(message)}\n`);
+  // Bun's own stdout writer and stdin stream, as the stdio server's (stdio-transport.ts): Node's
+  // stream machinery cost more than the messages it carried.
+  const output = Bun.stdout.writer();
+  const write = (message: JsonRpcMessage) => {
+    output.write(`${JSON.stringify(message)}\n`);
+    void output.flush();
+  };
   const inFlight = new Map<string, InFlight>();
   let isClosing = false;
   const channel = createServiceChannel({ link, logger, reconnectMs, session: () => session });
@@ -176,9 +182,16 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     }
   };
 
-  await readLines(process.stdin, options.maxLineBytes, onLine, (size) =>
-    write(errorAnswer(null, `Request refused: a line of ${size} bytes is over maxRequestBytes`, -32600)),
+  const splitter = createJsonLineSplitter(options.maxLineBytes, onLine, (line) =>
+    write(
+      errorAnswer(
+        idOfTruncatedMessage(line.head, line.tail) ?? null,
+        `Request refused: the message of ${line.bytes} bytes is over maxRequestBytes (${options.maxLineBytes})`,
+        -32600,
+      ),
+    ),
   );
+  for await (const chunk of Bun.stdin.stream()) splitter.push(chunk);
   isClosing = true;
   session.stop();
   for (const entry of inFlight.values()) entry.controller.abort();

@@ -1,11 +1,6 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
-import {
-  answerInPlaceOf,
-  createJsonLineSplitter,
-  isJsonRpcMessage,
-  type OversizedLine,
-  tooLargeText,
-} from "./json-lines.ts";
+import { createJsonLineSplitter, type OversizedLine } from "../json-line-splitter.ts";
+import { answerInPlaceOf, isJsonRpcMessage, tooLargeText } from "./json-lines.ts";
 
 /**
  * The MCP stdio transport to an upstream server we start ourselves. Unlike the SDK's

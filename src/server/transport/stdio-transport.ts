@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, RequestId, Transport } from "@modelcontextprotocol/server";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { createJsonLineSplitter, idOfTruncatedMessage, isJsonRpcMessage } from "../../upstream/json-lines.ts";
+import { createJsonLineSplitter, idOfTruncatedMessage } from "../../json-line-splitter.ts";
+import { isJsonRpcMessage } from "../../upstream/json-lines.ts";
 
 /**
  * The MCP stdio transport to the client, on this process's stdin and stdout. Unlike the SDK's

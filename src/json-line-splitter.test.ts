@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { seededRandom } from "../../tests/helpers.ts";
-import { createJsonLineSplitter, idOfTruncatedMessage, type OversizedLine } from "./json-lines.ts";
+import { seededRandom } from "../tests/helpers.ts";
+import { createJsonLineSplitter, idOfTruncatedMessage, type OversizedLine } from "./json-line-splitter.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
