@@ -14,6 +14,7 @@ import {
 } from "./bridge-wire.ts";
 import { createServiceChannel, keyOf } from "./service-channel.ts";
 import { type ServiceLink, waitForService } from "./service-link.ts";
+import { isRunning } from "./service-process.ts";
 
 /**
  * The stdio bridge: what `mcpproxy serve` becomes when the background service of its data dir runs.
@@ -52,6 +53,17 @@ interface InFlight {
 }
 
 const RECONNECT_MS = 30_000;
+/**
+ * How long after a listen stream ended its service is asked whether it still serves: one that stops
+ * ends its streams as it closes its listener, which is shut a moment later.
+ */
+const STOPPING_MS = 250;
+
+/** Whether the service that served a stream, `pid`, still runs and answers a moment later. */
+async function isStillServing(link: ServiceLink, pid: number | undefined): Promise<boolean> {
+  await Bun.sleep(STOPPING_MS);
+  return pid !== undefined && isRunning(pid) && (await link.isAnswering());
+}
 
 export async function runBridge(options: BridgeOptions): Promise<void> {
   const { link, logger } = options;
@@ -141,6 +153,11 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
       // The stream broke: the service went away.
     }
     if (entry.isCancelled || isClosing) return false;
+    // Ended by a service that goes on serving: it meant it, and the client is told at once.
+    if (ended && (await isStillServing(link, servedBy))) {
+      write(ended);
+      return false;
+    }
     if (await waitForService(link, reconnectMs, entry.controller.signal, servedBy)) return true;
     write(ended ?? errorAnswer(id, WENT_AWAY));
     return false;
