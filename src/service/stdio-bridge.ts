@@ -1,5 +1,6 @@
 import { createJsonLineSplitter, idOfTruncatedMessage } from "../json-line-splitter.ts";
 import type { Logger } from "../log.ts";
+import { createProgressGap } from "../progress-gap.ts";
 import { createBridgeSession } from "./bridge-session.ts";
 import {
   envelopeVersion,
@@ -71,9 +72,16 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   // Bun's own stdout writer and stdin stream, as the stdio server's (stdio-transport.ts): Node's
   // stream machinery cost more than the messages it carried.
   const output = Bun.stdout.writer();
-  const write = (message: JsonRpcMessage) => {
+  const progressGap = createProgressGap();
+  const writeNow = (message: JsonRpcMessage) => {
     output.write(`${JSON.stringify(message)}\n`);
     void output.flush();
+  };
+  // A response is held a moment after a progress notice, so that the client reads the notice.
+  const write = (message: JsonRpcMessage) => {
+    const wait = progressGap.waitBefore(message);
+    if (wait > 0) setTimeout(() => writeNow(message), wait);
+    else writeNow(message);
   };
   const inFlight = new Map<string, InFlight>();
   let isClosing = false;

@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, RequestId, Transport } from "@modelcontextprotocol/server";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { createJsonLineSplitter, idOfTruncatedMessage } from "../../json-line-splitter.ts";
+import { createProgressGap } from "../../progress-gap.ts";
 import { isJsonRpcMessage } from "../../upstream/json-lines.ts";
 
 /**
@@ -31,14 +32,6 @@ export interface StdioServerTransportOptions {
   claim?: ((message: JSONRPCMessage) => boolean) | undefined;
 }
 
-/**
- * How long a response waits after a progress notice: clients built on the SDK (v1 and v2) handle
- * the lines of one read in one synchronous loop, a notice's handler a microtask later, and forget
- * a request's progress handler when its response is read. A notice read in the same chunk as the
- * response is dropped; this gap lets the client read it first.
- */
-const PROGRESS_GAP_MS = 10;
-
 export class LineStdioServerTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -55,7 +48,8 @@ export class LineStdioServerTransport implements Transport {
   private readonly claim: ((message: JSONRPCMessage) => boolean) | undefined;
   private markClosed: () => void = () => {};
   /** When the last progress notice was written (performance.now()). */
-  private lastProgressAt = Number.NEGATIVE_INFINITY;
+  /** A response is held a moment after a progress notice, so that the client reads the notice (progress-gap.ts). */
+  private readonly progressGap = createProgressGap();
   /**
    * Settles when the session ends (the client closed stdin, or `close()`). Kept apart from `onclose`,
    * which belongs to whoever serves on this transport.
@@ -110,12 +104,8 @@ export class LineStdioServerTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     this.onSend?.(message);
-    if (!("method" in message)) {
-      const wait = this.lastProgressAt + PROGRESS_GAP_MS - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
-    } else if (message.method === "notifications/progress") {
-      this.lastProgressAt = performance.now();
-    }
+    const wait = this.progressGap.waitBefore(message);
+    if (wait > 0) await Bun.sleep(wait);
     this.output.write(`${JSON.stringify(message)}\n`);
     await this.output.flush();
   }
