@@ -34,21 +34,21 @@ export function memoryOf(pid: number): MemoryReading {
   return { rss: field("VmRSS"), anon: field("RssAnon"), file: field("RssFile"), shmem: field("RssShmem") };
 }
 
-/** How many processes descend from `pid` (the servers and the npx processes that started them). */
-function descendants(pid: number): number {
-  let count = 0;
+/** The processes that descend from `pid` (the servers and the npx processes that started them). */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
   const walk = (parent: number) => {
     let children: string[] = [];
     try {
       children = readFileSync(`/proc/${parent}/task/${parent}/children`, "utf8").trim().split(/\s+/);
     } catch {}
     for (const child of children.filter(Boolean)) {
-      count++;
+      found.push(Number(child));
       walk(Number(child));
     }
   };
   walk(pid);
-  return count;
+  return found;
 }
 
 /** A query each quick-start server's tools answer, to check after the reading that it was indexed. */
@@ -71,7 +71,7 @@ async function idleServe(binary: string, configPath: string, work: string, settl
     await proxy.client.listTools();
     await Bun.sleep(settleMs);
     const memory = memoryOf(proxy.pid);
-    const processes = descendants(proxy.pid);
+    const processes = descendantsOf(proxy.pid).length;
     let indexed = 0;
     for (const [server, query] of Object.entries(PROBES)) {
       const found = await proxy.client.callTool({ name: "retrieve_tools", arguments: { query } });

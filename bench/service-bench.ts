@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ROOT } from "../scripts/compile.ts";
-import { memoryOf } from "./idle-rss-bench.ts";
+import { descendantsOf, memoryOf } from "./idle-rss-bench.ts";
 import { percentile } from "./metrics.ts";
 import { benchEnv, cpuSeconds, requireBinary, runBinary, startProxyStdio } from "./proxy-process.ts";
 
@@ -43,19 +43,9 @@ function pssOf(pid: number): number {
   return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1]) / 1024;
 }
 
-/** The processes of each tree rooted at `pids` (children included) and their summed RSS in MiB. */
+/** The processes of each tree rooted at `pids` (children included) and their summed RSS and PSS in MiB. */
 function treeOf(pids: number[]): Tree {
-  const seen = new Set<number>();
-  const walk = (pid: number) => {
-    if (seen.has(pid)) return;
-    seen.add(pid);
-    let children: string[] = [];
-    try {
-      children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
-    } catch {}
-    for (const child of children.filter(Boolean)) walk(Number(child));
-  };
-  for (const pid of pids) walk(pid);
+  const seen = new Set(pids.flatMap((pid) => [pid, ...descendantsOf(pid)]));
   let rss = 0;
   let pss = 0;
   for (const pid of seen) {

@@ -3,6 +3,7 @@ import { serveProxy } from "../app/serve-proxy.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { checkListenAddress } from "../server/transport/http-server.ts";
 import { acquireServiceLock } from "../store/sqlite/writer-lock.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { VERSION } from "../version.ts";
@@ -103,19 +104,12 @@ async function servicePort(dataDir: string): Promise<number> {
   return port;
 }
 
-async function isFree(port: number): Promise<boolean> {
-  try {
-    const probe = Bun.serve({
-      hostname: "127.0.0.1",
-      port,
-      fetch: () => new Response(null, { status: 503 }),
-    });
-    await probe.stop(true);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether the port can be bound on loopback now (serve's own check of its listen address). */
+const isFree = (port: number) =>
+  checkListenAddress("127.0.0.1", port).then(
+    () => true,
+    () => false,
+  );
 
 async function freePort(): Promise<number> {
   const probe = Bun.serve({
