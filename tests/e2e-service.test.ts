@@ -395,6 +395,19 @@ describe("clients that take a URL", () => {
     expect(statSync(cursorFile).mode & 0o777).toBe(0o600);
     expect(pointed.stdout).toMatch(/backup: ~\/\.cursor\/mcp\.json\.bak-\d+/);
 
+    // The entry is mcpproxy itself from now on: import never makes it an upstream (the proxy would be
+    // its own), and doctor counts Cursor as a client of mcpproxy.
+    const again = await runCli(
+      ["import", "--dry-run", "--from", "cursor", "--config", sandbox.configPath],
+      env,
+    );
+    expect(again.stdout).toContain("skip  mcpproxy (Cursor): it is mcpproxy itself");
+    const doctor = await runCli(["doctor", "--json", "--config", sandbox.configPath], env);
+    const cursor = (
+      JSON.parse(doctor.stdout) as { findings: { area: string; subject: string; detail: string }[] }
+    ).findings.find((finding) => finding.area === "client" && finding.subject === "Cursor");
+    expect(cursor?.detail).toContain("uses mcpproxy and also lists 1 server(s) of its own");
+
     // What Cursor will do with the entry: an HTTP session with the service, with that header.
     const client = new Client({ name: "cursor-like", version: "1" });
     await client.connect(

@@ -22,8 +22,8 @@ import {
 } from "../import/import-plan.ts";
 import { profileList } from "../profiles/profile-deps.ts";
 import { isTokenRequired, TOKEN_FILE } from "../server/transport/bearer-token.ts";
-import { rememberedPort } from "../service/service-files.ts";
 import { readConfigServers, updateConfigServers } from "../store/config-writer.ts";
+import { rememberedPort } from "../store/service-port.ts";
 import type { CommandValues } from "./command.ts";
 import { loadCommandConfig } from "./command-config.ts";
 import { type SnippetOptions, snippet } from "./import-snippet.ts";
@@ -76,6 +76,8 @@ export async function runImportCommand(values: CommandValues, _positionals: stri
   }
   const files = filesToRead(values.from as string | undefined, cwd);
   const home = homeDir(env);
+  // A client already pointed at the background service lists its URL: that entry is mcpproxy itself.
+  const servicePort = rememberedPort(dataDirOf(values, configPath));
   const show = (path: string) => (path.startsWith(`${home}/`) ? `~/${relative(home, path)}` : path);
   const found: FoundServer[] = [];
   const skipped: Skipped[] = [];
@@ -94,7 +96,7 @@ export async function runImportCommand(values: CommandValues, _positionals: stri
       `  ${label}: ${show(file.path)}: ${read.servers.length === 0 ? "no servers" : read.servers.map((s) => s.name).join(", ")}`,
     );
     for (const raw of read.servers) {
-      const result = normalizeServer(file, raw, read.inputs, home, env);
+      const result = normalizeServer(file, raw, read.inputs, home, env, servicePort);
       if ("reason" in result) skipped.push(result);
       else found.push(result);
     }
@@ -195,17 +197,18 @@ function whyOwn(action: Extract<PlannedAction, { kind: "add" }>): string {
 
 /** The background service's URL (once a start chose its port) and token file, for the snippet. */
 function serviceOf(values: CommandValues, configPath: string): SnippetOptions["service"] {
-  // Read only when the config exists: the snippet creates nothing (a first run's config included).
-  const dataDir = existsSync(configPath)
-    ? loadCommandConfig(values).dataDir
-    : process.env.MCPPROXY_DATA_DIR
-      ? resolve(process.env.MCPPROXY_DATA_DIR)
-      : defaultDataDir(process.env);
+  const dataDir = dataDirOf(values, configPath);
   const port = rememberedPort(dataDir);
   return {
     url: port !== undefined ? `http://127.0.0.1:${port}/mcp` : undefined,
     tokenPath: join(dataDir, TOKEN_FILE),
   };
+}
+
+/** The data dir import's config names, or the environment's; read only when the config exists (import creates nothing before it writes). */
+function dataDirOf(values: CommandValues, configPath: string): string {
+  if (existsSync(configPath)) return loadCommandConfig(values).dataDir;
+  return process.env.MCPPROXY_DATA_DIR ? resolve(process.env.MCPPROXY_DATA_DIR) : defaultDataDir(process.env);
 }
 
 function clientLabel(file: ClientFile): string {

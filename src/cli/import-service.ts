@@ -11,8 +11,8 @@ import {
 } from "../import/client-configs.ts";
 import { identityOf, isMcpproxyEntry, normalizeServer } from "../import/import-plan.ts";
 import { TOKEN_FILE } from "../server/transport/bearer-token.ts";
-import { rememberedPort } from "../service/service-files.ts";
 import { readConfigServers, type ServerEdit, updateConfigServers } from "../store/config-writer.ts";
+import { rememberedPort } from "../store/service-port.ts";
 import type { CommandValues } from "./command.ts";
 import { loadCommandConfig } from "./command-config.ts";
 
@@ -65,9 +65,9 @@ export async function pointClientsAtService(values: CommandValues): Promise<numb
     // Claude Code's local-scope servers (under projects) stay: only the user scope is edited.
     for (const raw of read.servers.filter((server) => server.project === undefined)) {
       if (raw.name === "mcpproxy") continue;
-      const found = normalizeServer(file, raw, read.inputs, home, env);
+      const found = normalizeServer(file, raw, read.inputs, home, env, port);
       const isServed = !("reason" in found) && served.has(identityOf(found.entry));
-      if (isServed || isMcpproxyEntry(raw.entry)) taken.push(raw.name);
+      if (isServed || isMcpproxyEntry(raw.entry, port)) taken.push(raw.name);
       else kept.push(raw.name);
     }
     const entry = {

@@ -20,6 +20,8 @@ import type { Findings } from "./finding.ts";
 export function checkClients(
   options: Pick<ConfigCheckOptions, "configFlag" | "env" | "cwd">,
   findings: Findings,
+  /** The background service's port: a client entry with its URL is mcpproxy. */
+  servicePort?: number,
 ): void {
   const environment = { env: options.env, cwd: options.cwd, platform: process.platform };
   let imported = new Set<string>();
@@ -38,7 +40,7 @@ export function checkClients(
         continue;
       }
       if (read.servers.length === 0) continue;
-      const usesProxy = read.servers.some(({ entry }) => isMcpproxyEntry(entry));
+      const usesProxy = read.servers.some(({ entry }) => isMcpproxyEntry(entry, servicePort));
       const own = read.servers.length - (usesProxy ? 1 : 0);
       if (usesProxy && own === 0) {
         findings.push({ area: "client", subject, status: "ok", detail: `${file.path} uses mcpproxy` });
@@ -46,7 +48,14 @@ export function checkClients(
       }
       // Its servers that mcpproxy's config does not have yet (the same command line or URL).
       const notImported = read.servers.filter((raw) => {
-        const server = normalizeServer(file, raw, read.inputs, homeDir(options.env), options.env);
+        const server = normalizeServer(
+          file,
+          raw,
+          read.inputs,
+          homeDir(options.env),
+          options.env,
+          servicePort,
+        );
         return "entry" in server && !imported.has(identityOf(server.entry));
       });
       findings.push({

@@ -1,5 +1,6 @@
 import { upstreamAuth } from "../auth/upstream-auth.ts";
 import { storeLocationOf } from "../config/store-setting.ts";
+import { rememberedPort } from "../store/service-port.ts";
 import { CONNECT_CONCURRENCY, mapConcurrently } from "../upstream/map-concurrently.ts";
 import { upstreamBounds } from "../upstream/upstream-bounds.ts";
 import { checkClients } from "./client-checks.ts";
@@ -61,6 +62,7 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
     await checkEmbedder(config, findings);
     await checkPlugins(config, findings);
   }
-  checkClients(options, findings);
+  // A client pointed at the background service (`import --use-service`) uses mcpproxy too.
+  checkClients(options, findings, config ? rememberedPort(config.dataDir) : undefined);
   return all;
 }

@@ -37,6 +37,8 @@ export function normalizeServer(
   home: string,
   /** The environment import runs in: a variable not set in it gets a note. */
   env: Readonly<Record<string, string | undefined>>,
+  /** The background service's port, when it has one: an entry with its URL is mcpproxy itself. */
+  servicePort?: number,
 ): FoundServer | Skipped {
   const source = raw.entry;
   const notes: string[] = [];
@@ -61,7 +63,7 @@ export function normalizeServer(
       reason: hasCommand ? "it has both a command and a url" : "it has no command or url",
     };
   }
-  if (hasCommand && isMcpproxyEntry(entry)) {
+  if (isMcpproxyEntry(entry, servicePort)) {
     return { file, name: raw.name, reason: "it is mcpproxy itself" };
   }
   if (typeof source.envFile === "string") {
@@ -143,10 +145,29 @@ function rewriteVariables(
   return value;
 }
 
-/** Whether a client's server entry runs mcpproxy (directly, or through a wrapper such as npx). */
-export function isMcpproxyEntry(entry: Readonly<Record<string, unknown>>): boolean {
+/**
+ * Whether a client's server entry is mcpproxy: it runs mcpproxy (directly, or through a wrapper such
+ * as npx), or it is the URL of the background service on `servicePort` (`import --use-service`
+ * writes it: its /mcp, or a profile's /mcp/p/NAME, on loopback). Imported, such an entry would make
+ * the proxy its own upstream.
+ */
+export function isMcpproxyEntry(entry: Readonly<Record<string, unknown>>, servicePort?: number): boolean {
+  if (typeof entry.url === "string") return servicePort !== undefined && isServiceUrl(entry.url, servicePort);
   const words = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])];
   return words.some((word) => typeof word === "string" && /^mcpproxy(\.exe)?$/.test(basename(word)));
+}
+
+function isServiceUrl(url: string, port: number): boolean {
+  try {
+    const parsed = new URL(url);
+    return (
+      ["127.0.0.1", "localhost", "[::1]"].includes(parsed.hostname) &&
+      parsed.port === String(port) &&
+      /^\/mcp(\/p\/[^/]+)?\/?$/.test(parsed.pathname)
+    );
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -4,17 +4,12 @@ import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { checkListenAddress } from "../server/transport/http-server.ts";
+import { rememberedPort, rememberPort } from "../store/service-port.ts";
 import { acquireServiceLock } from "../store/sqlite/writer-lock.ts";
 import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { VERSION } from "../version.ts";
 import { runningService } from "./find-service.ts";
-import {
-  logPathOf,
-  rememberedPort,
-  rememberPort,
-  removeServiceRecord,
-  writeServiceRecord,
-} from "./service-files.ts";
+import { logPathOf, removeServiceRecord, writeServiceRecord } from "./service-files.ts";
 
 /**
  * `mcpproxy service run`: the background service in the foreground, as `start` spawns it and the

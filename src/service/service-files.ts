@@ -8,13 +8,12 @@ import { writeFileAtomicSync } from "../atomic-file.ts";
  *   and routing. Written once it listens, removed when it ends. A service that was killed leaves it
  *   behind; every reader checks that its pid is still a running service (service-process.ts), so a
  *   stale record never blocks the next `start`.
- * - `service-port`: the port it listens on, chosen once and kept, so the URL a client was given
- *   stays true from one start to the next.
+ * - `service-port`: the port it listens on, chosen once and kept (store/service-port.ts, where the
+ *   commands below the service read it too).
  * - `service.log`: its log (stdout and stderr), one file kept from the start before.
  * Every file is the user's alone (0600), as the rest of the data dir.
  */
 const SERVICE_FILE = "service.json";
-const PORT_FILE = "service-port";
 const LOG_FILE = "service.log";
 
 export interface ServiceRecord {
@@ -62,14 +61,3 @@ export function removeServiceRecord(dataDir: string, pid?: number): void {
 }
 
 export const logPathOf = (dataDir: string) => join(dataDir, LOG_FILE);
-
-export function rememberedPort(dataDir: string): number | undefined {
-  const path = join(dataDir, PORT_FILE);
-  if (!existsSync(path)) return undefined;
-  const port = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
-  return Number.isInteger(port) && port > 0 && port < 65_536 ? port : undefined;
-}
-
-export function rememberPort(dataDir: string, port: number): void {
-  writeFileAtomicSync(join(dataDir, PORT_FILE), `${port}\n`);
-}

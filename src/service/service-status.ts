@@ -1,5 +1,6 @@
+import { rememberedPort } from "../store/service-port.ts";
 import { runningService, serviceHealth, serviceToken } from "./find-service.ts";
-import { logPathOf, rememberedPort } from "./service-files.ts";
+import { logPathOf } from "./service-files.ts";
 
 /**
  * `mcpproxy status`: whether the service of a data dir runs, where, since when, and its servers,
