@@ -58,14 +58,29 @@ const PROBES = {
   filesystem: "read a text file from the allowed directories",
 };
 
-async function idleServe(binary: string, configPath: string, work: string, settleMs: number) {
+/**
+ * A fresh HOME, data dir and example files under `work` for the quick start's servers, and the
+ * environment serve runs with there. npx runs offline where it can: the HOME's .npmrc points at the
+ * caller's npm cache (`prefer-offline`).
+ */
+export function quickStartPlace(work: string): { env: Record<string, string>; dataDir: string } {
   const home = join(work, "home");
-  const dataDir = join(work, "data");
-  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  mkdirSync(join(work, "files"), { recursive: true });
+  writeFileSync(
+    join(home, ".npmrc"),
+    `cache=${join(homedir(), ".npm")}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n`,
+  );
   const env = benchEnv(home, {
     MCPPROXY_EXAMPLE_DIR: join(work, "files"),
     MCPPROXY_EXAMPLE_MEMORY_FILE: join(work, "memory.jsonl"),
   });
+  return { env, dataDir: join(work, "data") };
+}
+
+async function idleServe(binary: string, configPath: string, work: string, settleMs: number) {
+  const { env, dataDir } = quickStartPlace(work);
+  rmSync(dataDir, { recursive: true, force: true });
   const proxy = await startProxyStdio(configPath, dataDir, env, binary, ROOT);
   try {
     await proxy.client.listTools();
@@ -96,12 +111,6 @@ export async function measureIdleRss(options: {
     for (let round = 0; round < options.rounds; round++) {
       for (const [i, binary] of binaries.entries()) {
         const dir = join(work, `${round}-${i}`);
-        mkdirSync(join(dir, "home"), { recursive: true });
-        mkdirSync(join(dir, "files"), { recursive: true });
-        writeFileSync(
-          join(dir, "home", ".npmrc"),
-          `cache=${join(homedir(), ".npm")}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n`,
-        );
         // Read whole first: the pages of the binary a serve maps on a fault depend on which of them
         // the page cache holds (the kernel maps the cached ones around the faulting page), so every
         // build is measured with all of its binary cached.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bun
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ROOT } from "../scripts/compile.ts";
-import { descendantsOf, memoryOf } from "./idle-rss-bench.ts";
+import { descendantsOf, memoryOf, quickStartPlace } from "./idle-rss-bench.ts";
 import { percentile } from "./metrics.ts";
-import { benchEnv, cpuSeconds, requireBinary, runBinary, startProxyStdio } from "./proxy-process.ts";
+import { cpuSeconds, requireBinary, runBinary, startProxyStdio } from "./proxy-process.ts";
 
 /**
  * One proxy per person (issue 38), measured with the quick start's servers
@@ -57,25 +57,9 @@ function treeOf(pids: number[]): Tree {
   return { processes: seen.size, rss, pss };
 }
 
-function prepare(work: string) {
-  const home = join(work, "home");
-  mkdirSync(join(work, "files"), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  // npx runs offline where it can: the caller's npm cache, prefer-offline.
-  writeFileSync(
-    join(home, ".npmrc"),
-    `cache=${join(homedir(), ".npm")}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n`,
-  );
-  const env = benchEnv(home, {
-    MCPPROXY_EXAMPLE_DIR: join(work, "files"),
-    MCPPROXY_EXAMPLE_MEMORY_FILE: join(work, "memory.jsonl"),
-  });
-  return { env, dataDir: join(work, "data") };
-}
-
 /** Three clients over stdio, standalone or attached; their process trees and summed RSS. */
 async function threeClients(config: string, work: string, attached: boolean, settleMs: number) {
-  const { env, dataDir } = prepare(work);
+  const { env, dataDir } = quickStartPlace(work);
   const common = ["--config", config, "--data-dir", dataDir];
   let servicePid: number | undefined;
   if (attached) {
@@ -116,7 +100,7 @@ async function threeClients(config: string, work: string, attached: boolean, set
 }
 
 async function perCall(config: string, work: string, calls: number) {
-  const { env, dataDir } = prepare(work);
+  const { env, dataDir } = quickStartPlace(work);
   const common = ["--config", config, "--data-dir", dataDir];
   await runBinary(["start", ...common], env);
   const record = JSON.parse(readFileSync(join(dataDir, "service.json"), "utf8")) as {
@@ -179,7 +163,7 @@ async function perCall(config: string, work: string, calls: number) {
 }
 
 async function firstList(config: string, work: string, starts: number) {
-  const { env, dataDir } = prepare(work);
+  const { env, dataDir } = quickStartPlace(work);
   const common = ["--config", config, "--data-dir", dataDir];
   // The index saved first, as on any day after the first.
   await runBinary(["index", ...common], env);

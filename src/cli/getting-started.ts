@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { defaultDataDir, locateConfig } from "../config/paths.ts";
+import { environmentDataDir, locateConfig } from "../config/paths.ts";
 import { runningService } from "../service/find-service.ts";
 import { readConfigServers } from "../store/config-writer.ts";
 import { PRODUCT, VERSION } from "../version.ts";
@@ -35,7 +34,7 @@ export function gettingStarted(env: Readonly<Record<string, string | undefined>>
     next = count === 0 ? [IMPORT] : [];
   }
   // The data dir of the environment (a config's own dataDir is not read here: this stays quick).
-  const dataDir = env.MCPPROXY_DATA_DIR ? resolve(cwd, env.MCPPROXY_DATA_DIR) : defaultDataDir(env);
+  const dataDir = environmentDataDir(env, cwd);
   const service = existsSync(dataDir) ? runningService(dataDir) : undefined;
   state += service
     ? `\nThe background service runs at ${service.url} (pid ${service.pid}): every client's \`mcpproxy serve\` uses it.`

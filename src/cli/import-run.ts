@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
-import { defaultDataDir, homeDir, locateConfig } from "../config/paths.ts";
+import { environmentDataDir, homeDir, locateConfig } from "../config/paths.ts";
 import { ProxyError } from "../errors.ts";
 import {
   CLIENT_IDS,
@@ -208,7 +208,7 @@ function serviceOf(values: CommandValues, configPath: string): SnippetOptions["s
 /** The data dir import's config names, or the environment's; read only when the config exists (import creates nothing before it writes). */
 function dataDirOf(values: CommandValues, configPath: string): string {
   if (existsSync(configPath)) return loadCommandConfig(values).dataDir;
-  return process.env.MCPPROXY_DATA_DIR ? resolve(process.env.MCPPROXY_DATA_DIR) : defaultDataDir(process.env);
+  return environmentDataDir(process.env, process.cwd());
 }
 
 function clientLabel(file: ClientFile): string {

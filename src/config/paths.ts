@@ -11,6 +11,15 @@ export function defaultDataDir(env: Readonly<Record<string, string | undefined>>
   return join(homeDir(env), ".mcpproxy");
 }
 
+/**
+ * The data dir the environment names (MCPPROXY_DATA_DIR, expanded as the loader expands it), else the
+ * default: for the commands that must not load the config (it may not exist yet, and loading a
+ * missing default one creates it).
+ */
+export function environmentDataDir(env: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  return env.MCPPROXY_DATA_DIR ? expandPath(env.MCPPROXY_DATA_DIR, env, cwd) : defaultDataDir(env);
+}
+
 export interface ConfigLocation {
   path: string;
   /** True when no file was found and the default one in the home directory must be created. */

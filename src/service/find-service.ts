@@ -25,7 +25,7 @@ export async function serviceToken(dataDir: string): Promise<string> {
 }
 
 /** The service's origin (http://127.0.0.1:PORT) from its MCP URL. */
-const originOf = (record: ServiceRecord) => record.url.replace(/\/mcp$/, "");
+export const originOf = (record: ServiceRecord) => record.url.replace(/\/mcp$/, "");
 
 /** What /health answers with the token, or undefined when nothing answers within `timeoutMs`. */
 export async function serviceHealth(

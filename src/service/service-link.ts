@@ -1,5 +1,5 @@
 import { isAlive } from "../store/sqlite/writer-lock.ts";
-import { runningService, serviceHealth, serviceToken } from "./find-service.ts";
+import { originOf, runningService, serviceHealth, serviceToken } from "./find-service.ts";
 
 /**
  * Where the bridge finds the service: its URL and token, read once and read again only when the
@@ -26,7 +26,7 @@ export async function createServiceLink(dataDir: string, path: string): Promise<
   let record = runningService(dataDir);
   const refresh = async () => {
     record = runningService(dataDir);
-    url = record ? record.url.replace(/\/mcp$/, path) : undefined;
+    url = record ? `${originOf(record)}${path}` : undefined;
     if (record) token = await serviceToken(dataDir).catch(() => token);
     return record !== undefined;
   };

@@ -30,8 +30,9 @@ export function isServiceProcess(pid: number): boolean {
 export function isRunning(pid: number): boolean {
   if (!isAlive(pid)) return false;
   try {
+    // `PID (COMMAND) STATE …`: the state is the first field after the command's closing parenthesis.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
   } catch {
     return true;
   }

@@ -79,7 +79,7 @@ export function statusText(status: ServiceStatus, now = Date.now()): string {
       `; its log is ${status.log}.\n`
     );
   const lines = [
-    `mcpproxy ${status.version ?? ""} is running at ${status.url}`.replace("  ", " "),
+    `mcpproxy${status.version ? ` ${status.version}` : ""} is running at ${status.url}`,
     `  pid ${status.pid}, since ${status.since} (${ago(Date.parse(status.since ?? ""), now)})`,
     `  config ${status.configPath}`,
     `  log    ${status.log}`,
