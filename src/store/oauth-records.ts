@@ -124,9 +124,10 @@ export async function openSharedOAuthRecords(
       return had;
     },
     async exclusive(server, work) {
-      let connection: Awaited<ReturnType<typeof sql.reserve>> | undefined;
+      // A session lock on a connection of its own (the pool's connections come and go), ended after.
+      let connection: ReturnType<typeof store.connectAlone> | undefined;
       try {
-        connection = await sql.reserve();
+        connection = store.connectAlone();
         const held = connection;
         const deadline = Date.now() + REFRESH_LOCK_WAIT_MS;
         for (;;) {
@@ -139,7 +140,7 @@ export async function openSharedOAuthRecords(
         await writes;
         await readOne(server);
       } catch (error) {
-        connection?.release();
+        await connection?.end({ timeout: 1 }).catch(() => {});
         connection = undefined;
         logger.warn(`refreshing ${server}'s OAuth token without the store's lock: ${describeError(error)}`);
       }
@@ -148,10 +149,11 @@ export async function openSharedOAuthRecords(
         await writes;
       } finally {
         if (connection) {
+          // Ending the session lets the lock go; the unlock says so at once where it can.
           await connection`SELECT pg_advisory_unlock(${OAUTH_REFRESH_LOCK_SPACE}, hashtext(${server}))`.catch(
             () => undefined,
           );
-          connection.release();
+          await connection.end({ timeout: 1 }).catch(() => {});
         }
       }
     },

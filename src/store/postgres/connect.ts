@@ -29,6 +29,12 @@ export function connectPostgres(url: string, options: ConnectOptions = {}): Sql 
     // Statements are prepared per connection; pgbouncer in transaction mode would need this off,
     // a direct connection (the documented set-up) is faster with it on.
     prepare: true,
+    // No statement of the store reads or binds an array, so the package's catalog query for array
+    // types is not needed; and it is harmful: it runs first on every new connection, and the
+    // package drops its promise, so a reset in that moment (PostgreSQL restarting while replicas
+    // reconnect) surfaced as an unhandled rejection, which ends the process (porsager/postgres
+    // #1192, open).
+    fetch_types: false,
     connection: { application_name: options.applicationName ?? "mcpproxy" },
     onnotice: (notice) => options.logger?.debug(`store: ${notice.message ?? String(notice)}`),
     transform: { undefined: null },

@@ -1,5 +1,5 @@
 import { ProxyError } from "../../errors.ts";
-import type { Sql } from "./connect.ts";
+import type { Sql, Tx } from "./connect.ts";
 import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
 
 /**
@@ -98,7 +98,7 @@ export interface SchemaStatus {
   applied: readonly { version: number; name: string; appliedAt: Date }[];
 }
 
-async function ensureLedger(sql: Sql): Promise<void> {
+async function ensureLedger(sql: Sql | Tx): Promise<void> {
   await sql
     .unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA};
       CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (
@@ -106,7 +106,7 @@ async function ensureLedger(sql: Sql): Promise<void> {
     .simple();
 }
 
-export async function schemaStatus(sql: Sql): Promise<SchemaStatus> {
+export async function schemaStatus(sql: Sql | Tx): Promise<SchemaStatus> {
   const [exists] = await sql`SELECT to_regclass('mcpproxy.schema_migrations') AS ledger`;
   const rows = exists?.ledger
     ? await sql<{ version: number; name: string; applied_at: Date }[]>`
@@ -131,35 +131,23 @@ export function refuseNewerSchema(status: SchemaStatus): void {
     );
 }
 
-/** Runs the missing steps under the migrations lock; returns the versions applied by this call. */
+/**
+ * Runs the missing steps under the migrations lock, in one transaction: replicas starting at once
+ * migrate one after the other (the later ones find nothing to do), and a step that fails leaves the
+ * schema as it was. Returns the versions applied by this call.
+ */
 export async function migrate(sql: Sql): Promise<number[]> {
-  const applied: number[] = [];
-  // A session-level lock on one reserved connection: held across the steps' transactions.
-  const connection = await sql.reserve();
-  try {
-    await connection`SELECT pg_advisory_lock(${MCPPROXY_LOCK_SPACE}, ${LOCKS.migrations})`;
-    try {
-      await ensureLedger(connection);
-      const status = await schemaStatus(connection);
-      refuseNewerSchema(status);
-      for (const step of status.pending) {
-        // BEGIN/COMMIT by hand: the lock's connection is the one that must run the step.
-        await connection.unsafe("BEGIN");
-        try {
-          await connection.unsafe(step.sql).simple();
-          await connection`INSERT INTO mcpproxy.schema_migrations (version, name) VALUES (${step.version}, ${step.name})`;
-          await connection.unsafe("COMMIT");
-        } catch (error) {
-          await connection.unsafe("ROLLBACK").catch(() => {});
-          throw error;
-        }
-        applied.push(step.version);
-      }
-    } finally {
-      await connection`SELECT pg_advisory_unlock(${MCPPROXY_LOCK_SPACE}, ${LOCKS.migrations})`;
+  return sql.begin(async (tx) => {
+    const applied: number[] = [];
+    await tx`SELECT pg_advisory_xact_lock(${MCPPROXY_LOCK_SPACE}, ${LOCKS.migrations})`;
+    await ensureLedger(tx);
+    const status = await schemaStatus(tx);
+    refuseNewerSchema(status);
+    for (const step of status.pending) {
+      await tx.unsafe(step.sql).simple();
+      await tx`INSERT INTO mcpproxy.schema_migrations (version, name) VALUES (${step.version}, ${step.name})`;
+      applied.push(step.version);
     }
-  } finally {
-    connection.release();
-  }
-  return applied;
+    return applied;
+  });
 }
