@@ -5,7 +5,7 @@
  * cycle rule holds for them too.
  */
 const FEATURES =
-  "app|cli|service|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
+  "app|cli|service|console|approvals|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
 const notTest = "\\.test\\.ts$";
 
 module.exports = {
@@ -63,7 +63,23 @@ module.exports = {
         path: "^src/(index|upstream|limits|stats|tracing|server|routing|profiles|plugins)/",
         pathNot: notTest,
       },
-      to: { path: "^src/(app|cli|service|doctor|import)/" },
+      to: { path: "^src/(app|cli|service|console|approvals|doctor|import)/" },
+    },
+    {
+      name: "console-only-from-app",
+      comment:
+        "The console (src/console/) is mounted by serve over HTTP (app/serve-http.ts); nothing below the wiring reaches it.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/(app|console)/", notTest] },
+      to: { path: "^src/console/" },
+    },
+    {
+      name: "approvals-from-the-wiring",
+      comment:
+        "What waits for a person and approving it (src/approvals/) is called by the CLI and the console alone.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/(cli|console|approvals)/", notTest] },
+      to: { path: "^src/approvals/" },
     },
     {
       name: "service-only-from-cli",

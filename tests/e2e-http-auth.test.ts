@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { StreamableHTTPClientTransport, Client as V2Client } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ADMIN_SCOPE } from "../src/console/console-routes.ts";
 import { startOtlpReceiver } from "./fixtures/otlp-receiver.ts";
 import {
   clientCredentialsToken,
@@ -543,6 +544,29 @@ describe("principals", () => {
       const bytes = readFileSync(path).toString("latin1");
       for (const signature of signatures) expect(bytes).not.toContain(signature);
     }
+  });
+});
+
+describe("the console under httpAuth", () => {
+  test("a sign-in link needs an access token with the admin scope, and its session opens the console", async () => {
+    const link = (token?: string) =>
+      fetch(at("/console/link"), {
+        method: "POST",
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+    expect((await link()).status).toBe(401);
+    expect((await link(await mint({ sub: "alice" }))).status).toBe(403);
+    const answer = await link(await mint({ sub: "alice", scope: `mcp:tools ${ADMIN_SCOPE}` }));
+    expect(answer.status).toBe(200);
+    const { url } = (await answer.json()) as { url: string };
+    const login = await fetch(url, { redirect: "manual" });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const page = await fetch(at("/"), { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('data-server="web"');
+    // The cookie is no access token for MCP.
+    expect((await fetch(at("/mcp"), { method: "POST", headers: { cookie } })).status).toBe(401);
   });
 });
 

@@ -1,5 +1,10 @@
 import { createAccessTokens } from "../auth/resource/access-token.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
+import type { ServerConfig } from "../config/parse-server.ts";
+import { createConsole } from "../console/console-routes.ts";
+import { consoleSources } from "../console/console-sources.ts";
+import { failureFix } from "../doctor/server-hints.ts";
+import type { RetrieveToolsResult } from "../index/retrieve-tools.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRegistry } from "../routing/session-registry.ts";
 import type { ChangeFeed } from "../server/federation/change-feed.ts";
@@ -9,7 +14,9 @@ import { isTokenRequired, loadOrCreateToken } from "../server/transport/bearer-t
 import { createHttpApp } from "../server/transport/http-app.ts";
 import { startHttpServer } from "../server/transport/http-server.ts";
 import type { ListenAdmission } from "../server/transport/listen-admission.ts";
+import type { ServerRegistry } from "../store/server-registry.ts";
 import type { ClientPriority } from "../upstream/client-priority.ts";
+import type { ServerStatus } from "../upstream/pool-types.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
 import { healthReport } from "./health.ts";
@@ -40,6 +47,12 @@ export interface HttpClients {
   logger: Logger;
   /** Told the MCP endpoint's URL once it listens. */
   onListening?: ((url: string) => void) | undefined;
+  /** The file the log goes to, which the console tails; unset when it goes to a terminal. */
+  logPath?: string | undefined;
+  /** The shared store's server registry, where approvals of launch specs are written. */
+  registry?: ServerRegistry | undefined;
+  /** The servers as they apply now. */
+  configured: () => readonly ServerConfig[];
 }
 
 /** Serves the HTTP clients; the promise it resolves with never settles: serve ends on a signal. */
@@ -65,7 +78,25 @@ export async function serveHttp(
     logger.info(
       `HTTP clients must send an access token (JWT) of ${httpAuth.settings.issuer} for ${httpAuth.settings.audience}`,
     );
+  const consoleApp = createConsole(
+    consoleSources({
+      config,
+      configured: served.configured,
+      servers: () => deps.pool.status(),
+      hintFor: (status) => hintFor(served.configured(), status),
+      catalog: deps.catalog,
+      editor: deps.servers && !deps.servers.readOnly ? deps.servers.manager : undefined,
+      registry: served.registry,
+      stats: deps.observe?.stats ? () => deps.observe!.stats!.all() : undefined,
+      searches: searchesOf(deps, config, profiles.endpoints()),
+      logPath: served.logPath,
+      logger: logger.child("console"),
+    }),
+  );
+  cleanup.defer("stop the console", () => consoleApp.close());
   const app = createHttpApp({
+    console: consoleApp,
+    admits: consoleApp.admits,
     token: token?.token,
     httpAuth,
     metrics: deps.observe?.metrics,
@@ -110,4 +141,30 @@ export async function serveHttp(
   served.onListening?.(http.url);
   // Over HTTP the clients come and go; serve ends on a signal.
   return { clientGone: new Promise(() => {}) };
+}
+
+/** What doctor would say to do about a server's error (doctor/server-hints.ts). */
+function hintFor(servers: readonly ServerConfig[], status: ServerStatus): string | undefined {
+  const server = servers.find((s) => s.name === status.name);
+  return server && status.error && status.state !== "connected"
+    ? failureFix(server, status.error)
+    : undefined;
+}
+
+/** `retrieve_tools` of the whole proxy ("") and of each profile, for the console's search. */
+function searchesOf(
+  deps: ProxyServerDeps,
+  config: ResolvedConfig,
+  endpoints: ReadonlyMap<
+    string,
+    { status?: { search(query: string): Promise<RetrieveToolsResult> } | undefined }
+  >,
+): Map<string, (query: string) => Promise<RetrieveToolsResult>> {
+  const whole = statusSources(deps, config);
+  const searches = new Map<string, (query: string) => Promise<RetrieveToolsResult>>([["", whole.search]]);
+  for (const [name, endpoint] of endpoints) {
+    const status = endpoint.status;
+    if (status) searches.set(name, (query) => status.search(query));
+  }
+  return searches;
 }

@@ -57,6 +57,8 @@ export interface ServeOptions {
   profile?: string | undefined;
   /** Over HTTP: told the MCP endpoint's URL once it listens (the background service records it). */
   onListening?: ((url: string) => void) | undefined;
+  /** The file this serve's log goes to when that is not `mcpproxy.logFile` (the service's log): the console tails it. */
+  logPath?: string | undefined;
 }
 
 /** How long a search on a first run (no saved index) waits for the first indexing pass. */
@@ -409,6 +411,9 @@ async function run(
     cleanup,
     logger,
     onListening: options.onListening,
+    logPath: config.logFile || options.logPath,
+    registry: team.registry?.servers,
+    configured: servers,
   });
 
   const stop = watchStopSignals();

@@ -1,28 +1,20 @@
 import { openCatalog } from "../app/open-catalog.ts";
-import { loadConfig, type ResolvedConfig } from "../config/load-config.ts";
-import { configTextWithServers } from "../config/registry-text.ts";
+import { choose, count, itemsOf, namesOf, type Waiting, whatWaits } from "../approvals/approval-choice.ts";
+import { approveChosen } from "../approvals/approve-waiting.ts";
+import { describeLaunch, reviewJson } from "../approvals/launch-review.ts";
+import type { ResolvedConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors.ts";
 import type { CatalogTool } from "../index/catalog-types.ts";
 import type { QuarantinedTool } from "../index/tool-approvals.ts";
-import type { ToolCatalog } from "../index/tool-catalog.ts";
-import { personApproved } from "../security/agent-edits.ts";
 import { definitionDiff } from "../security/definition-diff.ts";
 import { escapeUnshown } from "../security/hidden-characters.ts";
 import type { PendingLaunch } from "../security/launch-spec.ts";
-import { readConfigServers, updateConfigServers } from "../store/config-writer.ts";
+import { readConfigServers } from "../store/config-writer.ts";
 import { type ServerEntries, type ServerRegistry, serverRegistryOf } from "../store/server-registry.ts";
 import { withCatalogCopy } from "../store/with-store-copy.ts";
-import { choose, count, itemsOf, namesOf, type Waiting, whatWaits } from "./approval-choice.ts";
 import type { CommandValues } from "./command.ts";
 import { commandLogger, loadCommandConfig } from "./command-config.ts";
-import {
-  commandEditor,
-  configFileText,
-  registryConfig,
-  storeOverrides,
-  withCommandStore,
-} from "./command-store.ts";
-import { describeLaunch, reviewJson } from "./launch-review.ts";
+import { commandEditor, registryConfig, storeOverrides, withCommandStore } from "./command-store.ts";
 
 /** `mcpproxy approve`: what it does once its flags are parsed (its flags and help: approve-command.ts). */
 export async function runApproveCommand(values: CommandValues, positionals: string[]): Promise<number> {
@@ -78,7 +70,13 @@ async function review(
       );
     }
     if (values.json) {
-      if (approving) await approve(config, catalog, approved, positionals, servers.registry);
+      if (approving)
+        await approveChosen(config, catalog, approved, positionals, {
+          registry: servers.registry,
+          by: commandEditor("approve"),
+          // The decision is said on stdout; a log file, when there is one, keeps it too.
+          logger: config.logFile ? commandLogger(config) : undefined,
+        });
       process.stdout.write(
         `${reviewJson({
           awaitingApproval: waiting.launches.map(launchSummary),
@@ -101,7 +99,12 @@ async function review(
     const shown = approving ? chosen : waiting;
     const lines = describe(shown);
     if (approving) {
-      await approve(config, catalog, approved, positionals, servers.registry);
+      await approveChosen(config, catalog, approved, positionals, {
+        registry: servers.registry,
+        by: commandEditor("approve"),
+        // The decision is said on stdout; a log file, when there is one, keeps it too.
+        logger: config.logFile ? commandLogger(config) : undefined,
+      });
       if (approved.launches.length > 0) {
         lines.push(
           `Approved what ${approved.launches.map((launch) => launch.server).join(", ")} runs; a running mcpproxy ` +
@@ -153,58 +156,6 @@ function describe(w: Waiting): string[] {
     for (const line of definitionDiff(item.approved, item.definition)) lines.push(`  ${line}`);
   }
   return lines;
-}
-
-/** Approves what was chosen: launch specs in the config file, the rest in the catalog. */
-async function approve(
-  config: ResolvedConfig,
-  catalog: ToolCatalog,
-  chosen: Waiting,
-  targets: readonly string[],
-  registry: ServerRegistry | undefined,
-) {
-  await approveLaunches(config, chosen.launches, registry);
-  // A server named whole is approved whole (one held as new then offers what it approves), but not
-  // one whose launch spec was just approved: what it offers has not been seen yet.
-  const whole = new Set([...chosen.servers, ...targets.filter((target) => !target.includes("/"))]);
-  for (const server of whole) {
-    const isConfigured = config.servers.some((s) => s.name === server && !s.awaitingApproval);
-    if (isConfigured) catalog.capabilities?.approveServer(server);
-  }
-  catalog.capabilities?.approve(chosen.capabilities);
-  catalog.approve(chosen.tools);
-}
-
-/**
- * Records the hash of each launch spec in its entry (`approved`); a running proxy sees the file
- * change (with a store: every replica hears of the registry's) and starts the server. A change that
- * would not load is not written.
- */
-async function approveLaunches(
-  config: ResolvedConfig,
-  chosen: readonly PendingLaunch[],
-  registry: ServerRegistry | undefined,
-): Promise<void> {
-  if (chosen.length === 0) return;
-  // The hash recorded is the one shown: an entry changed since stays unapproved, one removed is left.
-  const plan = (entries: ServerEntries) =>
-    chosen.flatMap((launch) => {
-      const entry = entries[launch.server];
-      return entry ? [{ name: launch.server, entry: personApproved(entry, launch.hash) }] : [];
-    });
-  const validate = (text: string) => loadConfig({ configFlag: config.configPath, text });
-  if (registry) {
-    const fileText = configFileText(config);
-    await registry.edit(plan, {
-      by: commandEditor("approve"),
-      validate: (servers) => validate(configTextWithServers(fileText, servers)),
-    });
-    return;
-  }
-  await updateConfigServers(config.configPath, ({ servers: entries }) => plan(entries), {
-    backupAs: "rolling",
-    validate,
-  });
 }
 
 function launchSummary(launch: PendingLaunch) {

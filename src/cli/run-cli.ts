@@ -10,6 +10,7 @@ import {
   parseCommandArgs,
   wrapText,
 } from "./command.ts";
+import { consoleCommand } from "./console-command.ts";
 import { doctorCommand } from "./doctor-command.ts";
 import { evalCommand } from "./eval-command.ts";
 import { importCommand } from "./import-command.ts";
@@ -30,6 +31,7 @@ const COMMANDS: readonly Command[] = [
   startCommand,
   stopCommand,
   statusCommand,
+  consoleCommand,
   serviceCommand,
   indexCommand,
   searchCommand,

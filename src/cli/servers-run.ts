@@ -1,4 +1,5 @@
 import { openCatalog } from "../app/open-catalog.ts";
+import { reviewJson } from "../approvals/launch-review.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import { locateConfig } from "../config/paths.ts";
 import { configTextWithServers } from "../config/registry-text.ts";
@@ -19,7 +20,6 @@ import {
   storeOverrides,
   withCommandStore,
 } from "./command-store.ts";
-import { reviewJson } from "./launch-review.ts";
 
 /** `mcpproxy servers`: what it does once its flags are parsed (its flags and help: servers-command.ts). */
 export async function runServersCommand(values: CommandValues, positionals: string[]): Promise<number> {

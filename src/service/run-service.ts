@@ -51,6 +51,7 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
       logger,
       (text) => options.load(port, text),
       {
+        logPath: logPathOf(dataDir),
         onListening: (url) =>
           writeServiceRecord(dataDir, {
             pid: process.pid,

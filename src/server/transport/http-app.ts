@@ -9,7 +9,7 @@ import type { HealthAnswer } from "../observe/health-route.ts";
 import type { ProxyMetrics } from "../observe/metrics.ts";
 import type { StatusSources } from "../observe/status-page.ts";
 import { isPlainModernRequest } from "../plain-dispatch.ts";
-import { type DoorOptions, jsonRpcError, openDoor } from "./http-door.ts";
+import { type DoorOptions, type HttpDoor, jsonRpcError, openDoor } from "./http-door.ts";
 import { type HttpLimits, readBodyText } from "./http-limits.ts";
 import { createLegacySessions } from "./legacy-sessions.ts";
 import type { ListenAdmission } from "./listen-admission.ts";
@@ -46,6 +46,8 @@ export interface HttpAppOptions extends DoorOptions {
   keepAliveMs?: number | undefined;
   /** Profiles (`mcpproxy.profiles`) by name: each served at /mcp/p/<name>, its status page at /p/<name>/. */
   profiles?: ReadonlyMap<string, ProfileEndpoint> | undefined;
+  /** The console (src/console/): its routes, mounted before the status page's; `admits` is the door's. */
+  console?: { mount(app: Hono, door: HttpDoor): void } | undefined;
 }
 
 /** What one profile's endpoint serves: its own MCP servers, listen streams and status page. */
@@ -86,6 +88,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Hono();
   const door = openDoor(app, options);
   const { authOf, confinedTo, forbidden } = door;
+  options.console?.mount(app, door);
   const profileNames = [...(options.profiles?.keys() ?? [])];
   const knownProfiles = () =>
     profileNames.length > 0 ? profileNames.join(", ") : "none (mcpproxy.profiles is empty)";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import type { Context, Hono } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { AccessTokens } from "../../auth/resource/access-token.ts";
 import type { ResolvedHttpAuth } from "../../config/http-auth-config.ts";
@@ -31,6 +31,12 @@ export interface DoorOptions {
    * served that profile at /mcp and /sse, and no other.
    */
   httpAuth?: { settings: ResolvedHttpAuth; tokens: AccessTokens } | undefined;
+  /**
+   * Requests let through without the token or an access token, because what answers them checks
+   * them itself: the console's sign-in page, its one-time link, and requests with its session cookie
+   * (src/console/). Nothing else, and never /mcp.
+   */
+  admits?: ((request: Request) => boolean) | undefined;
 }
 
 /** Who came through the door. */
@@ -94,10 +100,13 @@ export function openDoor(app: Hono, options: DoorOptions): HttpDoor {
     c.header("Vary", "Origin", { append: true });
   });
   const httpAuth = options.httpAuth;
+  const admits = options.admits;
+  const unlessAdmitted = (guard: MiddlewareHandler): MiddlewareHandler =>
+    admits ? (c, next) => (admits(c.req.raw) ? next() : guard(c, next)) : guard;
   if (httpAuth) {
     serveResourceMetadata(app, httpAuth.settings);
-    app.use("*", requirePrincipal(httpAuth.settings, httpAuth.tokens, options.logger));
-  } else if (options.token) app.use("*", bearerToken(options.token));
+    app.use("*", unlessAdmitted(requirePrincipal(httpAuth.settings, httpAuth.tokens, options.logger)));
+  } else if (options.token) app.use("*", unlessAdmitted(bearerToken(options.token)));
 
   return {
     authOf(c) {

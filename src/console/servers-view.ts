@@ -1,0 +1,94 @@
+import { redactSecrets } from "../security/redact-secrets.ts";
+import type { ToolStats } from "../stats/call-record.ts";
+import type { ServerStatus } from "../upstream/pool-types.ts";
+import { html, postForm } from "./console-html.ts";
+
+/**
+ * The Servers view: each server with its state, era, transport, tool count, call figures and last
+ * error (with the hint `mcpproxy doctor` would give), and what a person can do with it: enable or
+ * disable, restart, remove. The changes go through the same server editor as `mcpproxy servers`.
+ */
+export interface ServerRow {
+  status: ServerStatus;
+  /** What doctor would say to do about its error. */
+  hint?: string | undefined;
+}
+
+const MODERN = "2026-07-28";
+
+/** An upstream's error as shown: its first line, known secret shapes redacted. */
+export const shownError = (text: string) => redactSecrets(text.split("\n")[0] ?? "");
+
+export function serversView(
+  rows: readonly ServerRow[],
+  stats: readonly ToolStats[],
+  options: { csrf: string; canEdit: boolean; indexedTools: number },
+): string {
+  const byServer = new Map<string, { calls: number; failed: number; p50: number; p95: number }>();
+  for (const tool of stats) {
+    const figures = byServer.get(tool.server) ?? { calls: 0, failed: 0, p50: 0, p95: 0 };
+    figures.calls += tool.calls;
+    figures.failed += tool.isErrors + tool.errors + tool.timeouts;
+    // A server's latency as its busiest tools have it: the highest percentile of its tools.
+    figures.p50 = Math.max(figures.p50, tool.p50Ms);
+    figures.p95 = Math.max(figures.p95, tool.p95Ms);
+    byServer.set(tool.server, figures);
+  }
+  const connected = rows.filter((row) => row.status.state === "connected").length;
+  const body = rows.map(({ status, hint }) => {
+    const figures = byServer.get(status.name);
+    const era = status.protocolVersion
+      ? `<abbr title="${html(status.protocolVersion)}">${status.protocolVersion === MODERN ? "2026" : "2025"}</abbr>`
+      : "";
+    const error =
+      status.state === "awaiting-approval"
+        ? '<div class="hint">Written by an agent: <a href="/console/approvals">review it in Approvals</a>.</div>'
+        : status.error
+          ? `<div class="error">${html(shownError(status.error))}</div>${hint ? `<div class="hint">${html(hint)}</div>` : ""}`
+          : status.state === "needs-login"
+            ? `<div class="hint">Log in with <code>mcpproxy auth login ${html(status.name)}</code></div>`
+            : "";
+    return [
+      `<tr data-server="${html(status.name)}"><th scope="row">${html(status.name)}</th>`,
+      `<td class="state state-${html(status.state)}">${html(status.state)}</td><td>${era}</td>`,
+      `<td>${html(status.transport)}</td><td class="num">${status.toolCount}</td>`,
+      `<td class="num">${figures?.calls ?? 0}</td><td class="num">${figures?.failed ?? 0}</td>`,
+      `<td class="num">${figures ? `${Math.round(figures.p50)} / ${Math.round(figures.p95)} ms` : ""}</td>`,
+      `<td>${error}</td>`,
+      options.canEdit ? `<td><div class="actions">${actions(status, options.csrf)}</div></td>` : "",
+      "</tr>",
+    ].join("");
+  });
+  return [
+    `<p>${connected} of ${rows.length} servers connected; ${options.indexedTools} tools indexed.</p>`,
+    '<div class="table-wrap"><table id="servers"><thead><tr><th>server</th><th>state</th><th>era</th><th>transport</th>',
+    '<th class="num">tools</th><th class="num">calls</th><th class="num">failed</th><th class="num">p50 / p95</th><th>last error</th>',
+    options.canEdit ? "<th>actions</th>" : "",
+    `</tr></thead><tbody>${body.join("")}</tbody></table></div>`,
+    options.canEdit
+      ? ""
+      : '<p class="hint">This proxy is read-only (mcpproxy.readOnly): its servers are changed in the config file.</p>',
+  ].join("");
+}
+
+function actions(status: ServerStatus, csrf: string): string {
+  const name = status.name;
+  const button = (operation: string, label: string, extra = "") =>
+    postForm(
+      csrf,
+      "/console/servers",
+      { operation, name },
+      `<button type="submit"${extra} aria-label="${html(`${label} ${name}`)}">${label}</button>`,
+    );
+  const toggle = status.state === "disabled" ? button("enable", "Enable") : button("disable", "Disable");
+  const restart =
+    status.state === "disabled" || status.state === "awaiting-approval" ? "" : button("restart", "Restart");
+  const remove = postForm(
+    csrf,
+    "/console/servers",
+    { operation: "remove", name },
+    `<button type="submit" class="danger" aria-label="${html(`Remove ${name}`)}">Remove</button>`,
+    "inline",
+  ).replace("<form ", `<form data-confirm="${html(`Remove ${name} from the config file?`)}" `);
+  return toggle + restart + remove;
+}

@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type Browser, chromium as playwright } from "playwright-core";
+import { createSandbox, eventually, fixtureEntry, runCli, type Sandbox, startHttpProxy } from "./helpers.ts";
+
+// A loaded 2-core machine can be slow without anything being wrong: generous bounds, not 5 s.
+setDefaultTimeout(120_000);
+
+/**
+ * The console through the compiled binary (`serve --transport http` with the bearer token): what a
+ * visitor without a session gets, the one-time link, the checks on every state change (a session,
+ * this listener's Origin, the CSRF token), and a person's whole round in real headless Chromium
+ * (Debian's `chromium`, driven by playwright-core; skipped with a message where it is missing):
+ * sign in, read the servers, approve an agent's server and a changed tool after reading its diff,
+ * deny another, disable and enable a server, search, and watch the calls in the activity.
+ * Screenshots go to MCPPROXY_CONSOLE_SHOTS when it is set (the sandbox otherwise).
+ */
+const chromiumPath = Bun.which("chromium") ?? Bun.which("chromium-browser");
+if (!chromiumPath)
+  process.stderr.write(
+    "skipping the console's browser tests: chromium is not installed (Debian: apt-get install chromium)\n",
+  );
+
+const HOSTILE = "<script>alert('console')</script><img src=x onerror=alert(1)>";
+
+let sandbox: Sandbox;
+let proxy: Awaited<ReturnType<typeof startHttpProxy>>;
+let origin: string;
+let token: string;
+let agent: Client;
+
+const flags = () => ["--config", sandbox.configPath, "--data-dir", sandbox.dataDir];
+const call = (name: string, args: Record<string, unknown> = {}) =>
+  agent.callTool({ name: "call_tool", arguments: { name, arguments: args } });
+
+/** A one-time sign-in link, as `mcpproxy console` asks for it. */
+async function signInLink(): Promise<string> {
+  const result = await runCli(["console", "--no-open", ...flags(), "--url", origin], sandbox.env());
+  expect(result.code).toBe(0);
+  const link = /(http:\/\/\S+\/console\/login\?code=\S+)/.exec(result.stdout)?.[1];
+  expect(link).toBeDefined();
+  return link!;
+}
+
+/** Signs in without a browser: the session cookie the link sets. */
+async function sessionCookie(): Promise<string> {
+  const answer = await fetch(await signInLink(), { redirect: "manual" });
+  expect(answer.status).toBe(303);
+  const cookie = answer.headers.get("set-cookie") ?? "";
+  expect(cookie).toMatch(/HttpOnly/i);
+  expect(cookie).toMatch(/SameSite=Strict/i);
+  return cookie.split(";")[0]!;
+}
+
+const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+
+beforeAll(async () => {
+  sandbox = createSandbox();
+  sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+  proxy = await startHttpProxy(sandbox, [], { MCPPROXY_REQUIRE_TOKEN: "1" });
+  origin = proxy.url.origin;
+  token = readFileSync(join(sandbox.dataDir, "http-token"), "utf8").trim();
+  agent = new Client({ name: "agent", version: "1.0.0" });
+  await agent.connect(
+    new StreamableHTTPClientTransport(proxy.url, {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  await eventually(
+    () => call("fx__echo", { message: "hello" }),
+    (result) => !result.isError,
+    30_000,
+  );
+  // An agent adds two servers (held until a person approves), and a tool changes under the proxy.
+  for (const name of ["agentfx", "unwanted"])
+    await agent.callTool({
+      name: "upstream_servers",
+      arguments: { operation: "add", name, server: fixtureEntry() },
+    });
+  await call("fx__rewrite_tool", { tool_name: "echo", description: `Echo back the message. ${HOSTILE}` });
+  await eventually(
+    () => call("fx__echo", { message: "again" }),
+    (result) => Boolean(result.isError),
+    15_000,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await agent?.close();
+  await proxy?.stop();
+  sandbox?.cleanup();
+});
+
+describe("the console's door", () => {
+  test("without a session, / is a sign-in page that shows nothing of the proxy", async () => {
+    const answer = await fetch(`${origin}/`);
+    expect(answer.status).toBe(401);
+    const page = await answer.text();
+    expect(page).toContain("mcpproxy console");
+    expect(page).not.toContain("fx");
+    expect(answer.headers.get("content-security-policy")).toContain("default-src 'none'");
+    // The views and the actions too.
+    for (const path of ["/console/approvals", "/console/search?q=echo", "/console/activity"])
+      expect((await fetch(`${origin}${path}`)).status).toBe(401);
+  });
+
+  test("a link is made only for the token's holder, and opens one session, once", async () => {
+    expect((await fetch(`${origin}/console/link`, { method: "POST" })).status).toBe(401);
+    const link = await signInLink();
+    expect((await fetch(link, { redirect: "manual" })).status).toBe(303);
+    const again = await fetch(link, { redirect: "manual" });
+    expect(again.status).toBe(403);
+    expect(again.headers.get("set-cookie")).toBeNull();
+    expect(await again.text()).toContain("used already");
+    expect((await fetch(`${origin}/console/login?code=guessed`, { redirect: "manual" })).status).toBe(403);
+  });
+
+  test("a state change needs the session, this listener's Origin and the CSRF token", async () => {
+    const cookie = await sessionCookie();
+    const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
+    expect(page).toContain('data-server="fx"');
+    const csrf = csrfOf(page);
+    expect(csrf.length).toBeGreaterThan(20);
+    const disable = (headers: Record<string, string>, body: Record<string, string>) =>
+      fetch(`${origin}/console/servers`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams({ operation: "disable", name: "fx", ...body }),
+      });
+    // Another port on 127.0.0.1 is another origin (SameSite would let its request carry the cookie).
+    expect((await disable({ cookie, origin: "http://127.0.0.1:1" }, { csrf })).status).toBe(403);
+    expect((await disable({ cookie }, { csrf })).status).toBe(403); // no Origin at all
+    expect((await disable({ cookie, origin }, {})).status).toBe(403); // no CSRF token
+    expect((await disable({ cookie, origin }, { csrf: `${csrf}x` })).status).toBe(403);
+    // The agent's credentials (the bearer token its client sends) are not a session.
+    expect((await disable({ authorization: `Bearer ${token}`, origin }, { csrf })).status).toBe(403);
+    // A foreign site is refused by the host guard before anything.
+    expect((await disable({ cookie, origin: "http://evil.example" }, { csrf })).status).toBe(403);
+    // The cookie is no key to /mcp.
+    const mcp = await fetch(proxy.url, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(mcp.status).toBe(401);
+    // Nothing was disabled.
+    expect(readFileSync(sandbox.configPath, "utf8")).not.toContain('"disabled"');
+  });
+
+  test("what upstreams and agents wrote is shown escaped, never run", async () => {
+    const cookie = await sessionCookie();
+    const page = await (await fetch(`${origin}/console/approvals`, { headers: { cookie } })).text();
+    expect(page).toContain("fx/echo");
+    expect(page).not.toContain("<script>alert");
+    expect(page).not.toContain("<img src=x");
+    expect(page).toContain("&#60;script&#62;");
+  });
+});
+
+describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
+  let browser: Browser;
+  const shots = process.env.MCPPROXY_CONSOLE_SHOTS || join(createSandbox().dir, "shots");
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    browser = await playwright.launch({
+      executablePath: chromiumPath!,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test("sign in, approve, deny, disable and enable, search, and watch the activity", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    const failures: string[] = [];
+    page.on("pageerror", (error) => failures.push(String(error)));
+    page.on("dialog", (dialog) => void dialog.accept());
+    const countAfterReload = async (selector: string) => {
+      await page.reload();
+      return page.locator(selector).count();
+    };
+    const requests: string[] = [];
+    page.on("request", (request) => requests.push(request.url()));
+
+    await page.goto(await signInLink());
+    expect(new URL(page.url()).pathname).toBe("/");
+    await page.locator('tr[data-server="fx"] .state-connected').waitFor();
+    await page.screenshot({ path: join(shots, "servers.png"), fullPage: true });
+
+    // Approvals: the agent's server with its launch spec, the changed tool with its diff and findings.
+    await page.getByRole("link", { name: /Approvals/ }).click();
+    await page.locator('[data-item="agentfx"]').waitFor();
+    expect(await page.locator('[data-item="agentfx"] pre').innerText()).toContain("runs:");
+    const changed = page.locator('[data-item="fx/echo"]');
+    expect(await changed.locator(".diff-add").first().innerText()).toContain(
+      "<script>alert('console')</script>",
+    );
+    await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
+
+    await page.getByRole("button", { name: "Approve agentfx" }).click();
+    await page.locator(".flash").waitFor();
+    expect(await page.locator(".flash").innerText()).toContain("Approved agentfx");
+    await page.getByRole("button", { name: "Deny unwanted" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("unwanted was removed");
+    await page.getByRole("button", { name: "Approve fx/echo" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("Approved fx/echo");
+    expect(await page.locator('[data-item="fx/echo"]').count()).toBe(0);
+    const config = JSON.parse(readFileSync(sandbox.configPath, "utf8"));
+    expect(Object.keys(config.mcpServers).sort()).toEqual(["agentfx", "fx"]);
+    expect(config.mcpServers.agentfx.approved).toBeDefined();
+    // The approved tool answers the agent again.
+    const back = await eventually(
+      () => call("fx__echo", { message: "back" }),
+      (result) => !result.isError,
+      15_000,
+    );
+    expect(back.content).toEqual([{ type: "text", text: "fixture echo: back" }]);
+
+    // Disable, then enable, a server.
+    await page.getByRole("link", { name: "Servers" }).click();
+    await page.getByRole("button", { name: "Disable fx" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("fx: disabled");
+    await page.locator('tr[data-server="fx"] .state-disabled').waitFor();
+    await page.getByRole("button", { name: "Enable fx" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("fx: enabled");
+    await eventually(
+      () => countAfterReload('tr[data-server="fx"] .state-connected'),
+      (n) => n === 1,
+      30_000,
+    );
+
+    // The restarted fixture lists echo as it was first written, which is not what was approved last:
+    // held again (the rug-pull defence does not care which way a tool changes). Approve all of fx.
+    await page.getByRole("link", { name: /Approvals/ }).click();
+    await eventually(
+      () => countAfterReload('[data-item="fx/echo"]'),
+      (n) => n === 1,
+      30_000,
+    );
+    await page.getByRole("button", { name: "Approve all of fx" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("Approved fx/echo");
+
+    // Search: the real retrieve_tools, with why each hit ranked.
+    await page.getByRole("link", { name: "Search" }).click();
+    await page.getByRole("searchbox", { name: "search tools" }).fill("echo a message back");
+    await page.keyboard.press("Enter");
+    await page.locator("#results").waitFor();
+    const first = page.locator("#results tbody tr").first();
+    expect(await first.locator("th").innerText()).toBe("fx__echo");
+    expect(await first.locator(".matched").innerText()).toContain("echo");
+    await page.screenshot({ path: join(shots, "search.png"), fullPage: true });
+
+    // Activity: the agent's calls, by tool.
+    await call("fx__echo", { message: "watched" });
+    await page.getByRole("link", { name: "Activity" }).click();
+    const echoRow = page.locator("#by-tool tbody tr", { hasText: "echo" }).first();
+    expect(Number(await echoRow.locator("td.num").first().innerText())).toBeGreaterThanOrEqual(2);
+    await page.screenshot({ path: join(shots, "activity.png"), fullPage: true });
+
+    // A narrow window: still usable (the tables scroll inside their frame, not the page).
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.getByRole("link", { name: "Servers" }).click();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(1);
+    await page.screenshot({ path: join(shots, "servers-narrow.png"), fullPage: true });
+
+    expect(failures).toEqual([]);
+    // Nothing was fetched from anywhere but the proxy.
+    expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
+    await context.close();
+  });
+});
