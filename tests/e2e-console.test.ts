@@ -1,10 +1,18 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type Browser, chromium as playwright } from "playwright-core";
-import { createSandbox, eventually, fixtureEntry, runCli, type Sandbox, startHttpProxy } from "./helpers.ts";
+import {
+  createSandbox,
+  eventually,
+  FIXTURE,
+  fixtureEntry,
+  runCli,
+  type Sandbox,
+  startHttpProxy,
+} from "./helpers.ts";
 
 // A loaded 2-core machine can be slow without anything being wrong: generous bounds, not 5 s.
 setDefaultTimeout(120_000);
@@ -59,7 +67,11 @@ const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?
 
 beforeAll(async () => {
   sandbox = createSandbox();
-  sandbox.writeConfig({ mcpServers: { fx: fixtureEntry() } });
+  // A comment of the person's, which the console's edits keep.
+  writeFileSync(
+    sandbox.configPath,
+    `// my servers\n${JSON.stringify({ mcpServers: { fx: fixtureEntry() } }, null, 2)}\n`,
+  );
   proxy = await startHttpProxy(sandbox, [], { MCPPROXY_REQUIRE_TOKEN: "1" });
   origin = proxy.url.origin;
   token = readFileSync(join(sandbox.dataDir, "http-token"), "utf8").trim();
@@ -181,6 +193,8 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     const failures: string[] = [];
     page.on("pageerror", (error) => failures.push(String(error)));
     page.on("dialog", (dialog) => void dialog.accept());
+    const tab = (name: string | RegExp) =>
+      page.getByRole("navigation", { name: "console" }).getByRole("link", { name });
     const countAfterReload = async (selector: string) => {
       await page.reload();
       return page.locator(selector).count();
@@ -194,7 +208,7 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     await page.screenshot({ path: join(shots, "servers.png"), fullPage: true });
 
     // Approvals: the agent's server with its launch spec, the changed tool with its diff and findings.
-    await page.getByRole("link", { name: /Approvals/ }).click();
+    await tab(/Approvals/).click();
     await page.locator('[data-item="agentfx"]').waitFor();
     expect(await page.locator('[data-item="agentfx"] pre').innerText()).toContain("runs:");
     const changed = page.locator('[data-item="fx/echo"]');
@@ -211,7 +225,7 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     await page.getByRole("button", { name: "Approve fx/echo" }).click();
     expect(await page.locator(".flash").innerText()).toContain("Approved fx/echo");
     expect(await page.locator('[data-item="fx/echo"]').count()).toBe(0);
-    const config = JSON.parse(readFileSync(sandbox.configPath, "utf8"));
+    const config = JSON.parse(readFileSync(sandbox.configPath, "utf8").replace(/^\/\/.*$/m, ""));
     expect(Object.keys(config.mcpServers).sort()).toEqual(["agentfx", "fx"]);
     expect(config.mcpServers.agentfx.approved).toBeDefined();
     // The approved tool answers the agent again.
@@ -223,7 +237,7 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     expect(back.content).toEqual([{ type: "text", text: "fixture echo: back" }]);
 
     // Disable, then enable, a server.
-    await page.getByRole("link", { name: "Servers" }).click();
+    await tab("Servers").click();
     await page.getByRole("button", { name: "Disable fx" }).click();
     expect(await page.locator(".flash").innerText()).toContain("fx: disabled");
     await page.locator('tr[data-server="fx"] .state-disabled').waitFor();
@@ -237,7 +251,7 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
 
     // The restarted fixture lists echo as it was first written, which is not what was approved last:
     // held again (the rug-pull defence does not care which way a tool changes). Approve all of fx.
-    await page.getByRole("link", { name: /Approvals/ }).click();
+    await tab(/Approvals/).click();
     await eventually(
       () => countAfterReload('[data-item="fx/echo"]'),
       (n) => n === 1,
@@ -246,8 +260,26 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     await page.getByRole("button", { name: "Approve all of fx" }).click();
     expect(await page.locator(".flash").innerText()).toContain("Approved fx/echo");
 
+    // Add a server from the form: checked as the config file is, saved with the person's comment kept.
+    await tab("Servers").click();
+    await page.getByLabel("Name", { exact: true }).fill("added");
+    await page.getByLabel("Command (a local server)").fill(process.execPath);
+    await page.getByLabel("Arguments, one a line").fill(`${FIXTURE}\n--name\nadded`);
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    expect(await page.locator(".flash").innerText()).toContain("Added added");
+    await page.screenshot({ path: join(shots, "server-added.png"), fullPage: true });
+    const text = readFileSync(sandbox.configPath, "utf8");
+    expect(text).toStartWith("// my servers");
+    expect(text).toContain('"added"');
+    // One that would not load is refused and writes nothing.
+    await page.getByLabel("Name", { exact: true }).fill("broken");
+    await page.getByLabel("Or a URL (a remote server)").fill("not a url");
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    expect(await page.locator(".flash-error").innerText()).toContain("Not added");
+    expect(readFileSync(sandbox.configPath, "utf8")).toBe(text);
+
     // Search: the real retrieve_tools, with why each hit ranked.
-    await page.getByRole("link", { name: "Search" }).click();
+    await tab("Search").click();
     await page.getByRole("searchbox", { name: "search tools" }).fill("echo a message back");
     await page.keyboard.press("Enter");
     await page.locator("#results").waitFor();
@@ -258,16 +290,34 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
 
     // Activity: the agent's calls, by tool.
     await call("fx__echo", { message: "watched" });
-    await page.getByRole("link", { name: "Activity" }).click();
+    await tab("Activity").click();
     const echoRow = page.locator("#by-tool tbody tr", { hasText: "echo" }).first();
     expect(Number(await echoRow.locator("td.num").first().innerText())).toBeGreaterThanOrEqual(2);
     await page.screenshot({ path: join(shots, "activity.png"), fullPage: true });
 
-    // A narrow window: still usable (the tables scroll inside their frame, not the page).
+    // A narrow window: every view still fits (tables scroll inside their frame, not the page).
     await page.setViewportSize({ width: 390, height: 800 });
-    await page.getByRole("link", { name: "Servers" }).click();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(1);
+    for (const [name, marker] of [
+      ["Activity", "#by-tool"],
+      ["Search", "form[role=search]"],
+      ["Approvals", "main h1"],
+      ["Servers", "#servers"],
+    ] as const) {
+      await tab(name).click();
+      await page.waitForLoadState("load");
+      await page.locator(marker).waitFor();
+      // Wider than the window, outside the frames that scroll (tables, logs): the page would scroll.
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll("body *")]
+          .filter((el) => !el.closest(".table-wrap, pre"))
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((el) => `${el.tagName}.${el.className}`),
+      );
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(1);
+      expect(`${name}: ${wide.join(" ")}`).toBe(`${name}: `);
+    }
     await page.screenshot({ path: join(shots, "servers-narrow.png"), fullPage: true });
 
     expect(failures).toEqual([]);

@@ -48,6 +48,9 @@ pre.log{max-height:24rem;overflow-y:auto;white-space:pre}
 .matched mark{background:#fff1b8;padding:0 .15em;border-radius:3px}
 .figures{display:flex;flex-wrap:wrap;gap:.75rem}.figure{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:.6rem .9rem;min-width:9rem}
 .figure b{display:block;font-size:1.3rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:.6rem 1rem}
+label.field{display:flex;flex-direction:column;gap:.2rem;font-size:.92em}label.field input,label.field textarea{width:100%}
+details{margin:.6rem 0}summary{cursor:pointer;color:var(--accent)}
 svg.chart{width:100%;height:auto;max-height:12rem;background:var(--panel);border:1px solid var(--line);border-radius:8px}
 svg.chart .bar{fill:#4c84d9}svg.chart .bar-bad{fill:#e5484d}svg.chart text{font-size:11px;fill:var(--muted)}
 @media (max-width:40rem){main{padding:.75rem}th,td{padding:.35rem .45rem}header{padding:.5rem .75rem}header nav{order:3;flex-basis:100%}header nav a{white-space:nowrap}}

@@ -13,6 +13,7 @@ import { type ConsoleTab, consolePage, signInPage } from "./console-html.ts";
 import { type ConsoleSession, createConsoleSessions, isCsrfToken } from "./console-sessions.ts";
 import type { ConsoleSources } from "./console-sources.ts";
 import { searchView } from "./search-view.ts";
+import { entriesOfForm } from "./server-form.ts";
 import { serversView } from "./servers-view.ts";
 
 /**
@@ -265,6 +266,37 @@ export function createConsole(sources: ConsoleSources): Console {
           );
         } catch (error) {
           return done(c, session, "/", `${operation} ${name}: ${describeError(error)}`, true);
+        }
+      });
+
+      app.post("/console/servers/add", async (c) => {
+        const checked = await changing(c);
+        if (checked instanceof Response) return checked;
+        const { session, form } = checked;
+        const editor = sources.editor;
+        if (!editor)
+          return done(
+            c,
+            session,
+            "/",
+            "This proxy is read-only: change its servers in the config file.",
+            true,
+          );
+        try {
+          const servers = entriesOfForm(form);
+          const applied = await editor.edit((current) =>
+            editsFor({ operation: "add", servers }, current, "person"),
+          );
+          const names = Object.keys(servers);
+          log.info(`console: added ${names.join(", ")} by ${session.by}`);
+          return done(
+            c,
+            session,
+            "/",
+            `Added ${names.join(", ")}${applied.added.length === 0 ? " (nothing changed)" : ""}.`,
+          );
+        } catch (error) {
+          return done(c, session, "/", `Not added: ${describeError(error)}`, true);
         }
       });
 

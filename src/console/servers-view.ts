@@ -66,7 +66,7 @@ export function serversView(
     options.canEdit ? "<th>actions</th>" : "",
     `</tr></thead><tbody>${body.join("")}</tbody></table></div>`,
     options.canEdit
-      ? ""
+      ? addServerForm(options.csrf)
       : '<p class="hint">This proxy is read-only (mcpproxy.readOnly): its servers are changed in the config file.</p>',
   ].join("");
 }
@@ -91,4 +91,54 @@ function actions(status: ServerStatus, csrf: string): string {
     "inline",
   ).replace("<form ", `<form data-confirm="${html(`Remove ${name} from the config file?`)}" `);
   return toggle + restart + remove;
+}
+
+/** Add a server: by its fields, or a client's JSON entry pasted as it is (server-form.ts). */
+function addServerForm(csrf: string): string {
+  const field = (name: string, label: string, input: string) =>
+    `<label class="field"><span>${label}</span>${input.replace("<input ", `<input name="${name}" `).replace("<textarea ", `<textarea name="${name}" `)}</label>`;
+  return [
+    '<h2 id="add">Add a server</h2><div class="card">',
+    postForm(
+      csrf,
+      "/console/servers/add",
+      {},
+      [
+        '<div class="grid">',
+        field("name", "Name", '<input type="text" required pattern="[A-Za-z0-9_.-]+" autocomplete="off">'),
+        field(
+          "command",
+          "Command (a local server)",
+          '<input type="text" placeholder="npx" autocomplete="off">',
+        ),
+        field(
+          "args",
+          "Arguments, one a line",
+          '<textarea rows="3" placeholder="-y\n@modelcontextprotocol/server-everything"></textarea>',
+        ),
+        field(
+          "url",
+          "Or a URL (a remote server)",
+          '<input type="text" placeholder="https://example.com/mcp" autocomplete="off">',
+        ),
+        field(
+          "env",
+          "Variables it gets from your environment (names)",
+          '<input type="text" placeholder="GITHUB_TOKEN" autocomplete="off">',
+        ),
+        field(
+          "headers",
+          "HTTP headers, Name: value a line",
+          '<textarea rows="2" placeholder="Authorization: Bearer ${API_TOKEN}"></textarea>',
+        ),
+        "</div>",
+        "<details><summary>Or paste a client's JSON entry</summary>",
+        field("json", "JSON (mcpServers, or one entry)", '<textarea rows="5" spellcheck="false"></textarea>'),
+        "</details>",
+        '<p><button type="submit" class="primary">Add</button> <span class="meta">Checked as the config file is, then saved to it with its comments kept.</span></p>',
+      ].join(""),
+      "add-server",
+    ),
+    "</div>",
+  ].join("");
 }
