@@ -5,7 +5,7 @@
  * cycle rule holds for them too.
  */
 const FEATURES =
-  "app|cli|service|console|approvals|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
+  "app|cli|service|console|approvals|tray|doctor|import|server|routing|profiles|plugins|index|upstream|auth|limits|stats|tracing|eval";
 const notTest = "\\.test\\.ts$";
 
 module.exports = {
@@ -80,6 +80,24 @@ module.exports = {
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/(cli|console|approvals)/", notTest] },
       to: { path: "^src/approvals/" },
+    },
+    {
+      name: "tray-only-from-cli",
+      comment: "The tray (src/tray/) is run by `mcpproxy tray`, which the service starts as a command of its own.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/(cli|tray)/", notTest] },
+      to: { path: "^src/tray/" },
+    },
+    {
+      name: "tray-talks-to-the-service-over-http",
+      comment:
+        "The tray reaches the service only through its HTTP API: it imports no part of the proxy (only the ground, and the reader of embedded files).",
+      severity: "error",
+      from: { path: "^src/tray/", pathNot: notTest },
+      to: {
+        path: `^src/(${FEATURES}|store)/`,
+        pathNot: ["^src/tray/", "^src/index/embedders/packed-file\\.ts$"],
+      },
     },
     {
       name: "service-only-from-cli",

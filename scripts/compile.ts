@@ -3,6 +3,7 @@
  * baked in for `mcpproxy --version`. `npm run build` and the release script both go through here,
  * so a binary from either says where it came from.
  */
+import type { BunPlugin } from "bun";
 import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { packEmbeddedPlugin } from "./pack-embedded.ts";
@@ -29,6 +30,30 @@ export function buildInfo(): BuildInfo {
   const epoch = Number(process.env.SOURCE_DATE_EPOCH);
   const date = new Date(Number.isFinite(epoch) && epoch > 0 ? epoch * 1000 : Date.now());
   return { commit, date: date.toISOString().slice(0, 10) };
+}
+
+/** The system a target runs on, as Node names it ("linux", "darwin", "win32"). */
+function targetOs(target: string | undefined): string {
+  if (!target) return process.platform;
+  return target.includes("darwin") ? "darwin" : target.includes("windows") ? "win32" : "linux";
+}
+
+/**
+ * The tray helpers of the other systems left out: each is a module of its own (src/tray/helper-*.ts)
+ * that helper-binary.ts imports only on its system, and the bundler would embed all three.
+ */
+function onlyTargetTrayHelper(os: string): BunPlugin {
+  const wanted = os === "darwin" ? "darwin" : os === "win32" ? "windows" : "linux";
+  return {
+    name: "only-target-tray-helper",
+    setup(build) {
+      build.onLoad({ filter: /\/src\/tray\/helper-(linux|darwin|windows)\.ts$/ }, (args) =>
+        args.path.endsWith(`helper-${wanted}.ts`)
+          ? undefined
+          : { contents: 'export default "";', loader: "ts" },
+      );
+    },
+  };
 }
 
 /** Compiles the binary for `target` (a Bun target such as bun-darwin-arm64; this machine when absent). */
@@ -58,8 +83,10 @@ export async function compile(
     define: {
       MCPPROXY_BUILD_COMMIT: JSON.stringify(info.commit),
       MCPPROXY_BUILD_DATE: JSON.stringify(info.date),
+      // Which system's tray helper the binary embeds (tray/helper-binary.ts): only the target's.
+      MCPPROXY_TARGET_OS: JSON.stringify(targetOs(target)),
     },
-    plugins: [packing.plugin],
+    plugins: [packing.plugin, onlyTargetTrayHelper(targetOs(target))],
     throw: false,
   });
   if (!result.success) {

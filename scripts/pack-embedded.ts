@@ -27,6 +27,8 @@ export const PACK_RULES: readonly PackRule[] = [
   { path: /\/@energetic-ai\/model-embeddings-en\/dist\/group1-shard\d+of\d+$/, planes: 4, level: 9 },
   // Its graph and vocabulary: 465 kB, 80 kB packed.
   { path: /\/@energetic-ai\/model-embeddings-en\/dist\/(model|vocab)\.json$/, planes: 1, level: 19 },
+  // The tray's native helper (systray2), one for the target's system: 3.5 MB, about 1.5 MB packed.
+  { path: /\/systray2\/traybin\/tray_(linux|darwin|windows)_release(\.exe)?$/, planes: 1, level: 19 },
   // tfjs's own two wasm files (720 kB) stay as they are: tfjs reads them itself, by path.
 ];
 

@@ -90,6 +90,10 @@ export async function serveHttp(
       stats: deps.observe?.stats ? () => deps.observe!.stats!.all() : undefined,
       searches: searchesOf(deps, config, profiles.endpoints()),
       logPath: served.logPath,
+      isPaused: () => deps.pool.isPaused(),
+      setPaused: (paused) => deps.pool.setPaused(paused),
+      // As `mcpproxy stop` ends the service: the signal serve already answers (stop-signals.ts).
+      stop: () => setTimeout(() => process.kill(process.pid, "SIGTERM"), 100),
       logger: logger.child("console"),
     }),
   );

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { ProxyError } from "../errors.ts";
+import { openBrowser } from "../open-browser.ts";
 import { loadOrCreateToken } from "../server/transport/bearer-token.ts";
 import { originOf, runningService } from "../service/find-service.ts";
 import type { CommandValues } from "./command.ts";
@@ -47,31 +47,7 @@ export async function runConsoleCommand(values: CommandValues, _positionals: str
     );
   }
   process.stdout.write(`Sign in to the console (the link works once, for 2 minutes):\n  ${body.url}\n`);
-  if (!values["no-open"]) openBrowser(body.url);
+  if (!values["no-open"] && !openBrowser(body.url))
+    process.stdout.write("(no browser to open here: open the link yourself)\n");
   return 0;
-}
-
-/** `$BROWSER` (its first command; `%s` is the URL), else `open` on macOS, `xdg-open` on a Linux desktop. */
-function openBrowser(url: string): void {
-  const browser = process.env.BROWSER?.split(":")[0]?.trim();
-  const opener = browser
-    ? browser
-    : process.platform === "darwin"
-      ? "open"
-      : process.platform === "linux" &&
-          (process.env.DISPLAY || process.env.WAYLAND_DISPLAY) &&
-          Bun.which("xdg-open")
-        ? "xdg-open"
-        : undefined;
-  if (!opener) return;
-  const words = opener.split(/\s+/);
-  const args = words.slice(1).map((word) => word.replace("%s", url));
-  if (!opener.includes("%s")) args.push(url);
-  try {
-    const child = spawn(words[0]!, args, { detached: true, stdio: "ignore" });
-    child.on("error", () => process.stderr.write(`could not run ${words[0]}: open the link yourself\n`));
-    child.unref();
-  } catch {
-    process.stderr.write(`could not run ${words[0]}: open the link yourself\n`);
-  }
 }

@@ -25,6 +25,7 @@ import { statusCommand } from "./status-command.ts";
 import { stopCommand } from "./stop-command.ts";
 import { storeCommand } from "./store-command.ts";
 import { toolsCommand } from "./tools-command.ts";
+import { trayCommand } from "./tray-command.ts";
 
 const COMMANDS: readonly Command[] = [
   serveCommand,
@@ -32,6 +33,7 @@ const COMMANDS: readonly Command[] = [
   stopCommand,
   statusCommand,
   consoleCommand,
+  trayCommand,
   serviceCommand,
   indexCommand,
   searchCommand,

@@ -1,11 +1,16 @@
+import { startServiceTray } from "../service/service-tray.ts";
 import { startService } from "../service/start-service.ts";
 import type { CommandValues } from "./command.ts";
-import { loadCommandConfig } from "./command-config.ts";
+import { commandLogger, loadCommandConfig } from "./command-config.ts";
 
 /** `mcpproxy start` (its flags and help: start-command.ts). */
 export async function runStartCommand(values: CommandValues, _positionals: string[]): Promise<number> {
   const config = loadCommandConfig(values);
-  const started = await startService({ dataDir: config.dataDir, configPath: config.configPath });
+  const tray = Boolean(values.tray);
+  const started = await startService({ dataDir: config.dataDir, configPath: config.configPath, tray });
+  // A service that ran already was started without it: its tray starts now, beside it.
+  if (tray && !started.isNew)
+    startServiceTray({ dataDir: config.dataDir, configPath: config.configPath }, commandLogger(config));
   const { record } = started;
   process.stdout.write(
     started.isNew

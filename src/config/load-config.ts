@@ -91,6 +91,7 @@ function defaults(env: Readonly<Record<string, string | undefined>>): Settings {
     bodyTimeoutMs: 30_000,
     requireToken: false,
     autoStart: false,
+    tray: false,
     quarantineNewServers: false,
     readOnly: false,
     lazy: false,

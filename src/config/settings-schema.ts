@@ -80,6 +80,8 @@ export const SETTINGS = {
   requireToken: { env: "MCPPROXY_REQUIRE_TOKEN", schema: booleanLike },
   /** A stdio `serve` with no background service running starts one (`mcpproxy start`) and attaches to it. */
   autoStart: { env: "MCPPROXY_AUTO_START", schema: booleanLike },
+  /** The background service shows its tray icon (`mcpproxy tray`) on a desktop. */
+  tray: { env: "MCPPROXY_TRAY", schema: booleanLike },
   /** Quarantine every tool of a server seen for the first time, instead of trusting it on first use. */
   quarantineNewServers: { env: "MCPPROXY_QUARANTINE_NEW_SERVERS", schema: booleanLike },
   /** Count every call in <dataDir>/stats.db (tools_stat, mcpproxy stats, fallback suggestions). */

@@ -9,7 +9,7 @@ import { editsFor } from "../server/tools/upstream-servers-tool.ts";
 import { activityView, startActivitySamples } from "./activity-view.ts";
 import { approvalsView } from "./approvals-view.ts";
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./console-assets.ts";
-import { type ConsoleTab, consolePage, signInPage } from "./console-html.ts";
+import { type ConsoleTab, consolePage, postForm, signInPage } from "./console-html.ts";
 import { type ConsoleSession, createConsoleSessions, isCsrfToken } from "./console-sessions.ts";
 import type { ConsoleSources } from "./console-sources.ts";
 import { searchView } from "./search-view.ts";
@@ -162,7 +162,9 @@ export function createConsole(sources: ConsoleSources): Console {
           maxAge: Math.floor((session.expiresAt - Date.now()) / 1000),
         });
         log.info(`console: signed in (link made for ${session.by})`);
-        return c.redirect("/", 303);
+        // Only a view of the console itself: a link is never a way to send a browser elsewhere.
+        const next = c.req.query("next") ?? "";
+        return c.redirect(/^\/console\/(approvals|search|activity)$/.test(next) ? next : "/", 303);
       });
 
       app.get("/", async (c, next) => {
@@ -177,11 +179,12 @@ export function createConsole(sources: ConsoleSources): Console {
           session,
           "servers",
           "Servers",
-          serversView(rows, sources.stats?.() ?? [], {
-            csrf: session.csrf,
-            canEdit: sources.editor !== undefined,
-            indexedTools: sources.catalog.size(),
-          }),
+          pausedBanner(session.csrf, sources.isPaused()) +
+            serversView(rows, sources.stats?.() ?? [], {
+              csrf: session.csrf,
+              canEdit: sources.editor !== undefined,
+              indexedTools: sources.catalog.size(),
+            }),
         );
       });
 
@@ -225,6 +228,49 @@ export function createConsole(sources: ConsoleSources): Console {
         const text = lines.map((line) => escapeUnshown(redactSecrets(line))).join("\n");
         return c.html(
           text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`),
+          200,
+          SECURITY_HEADERS,
+        );
+      });
+
+      // What the tray reads (tray/): the servers' states, what waits, whether calls are paused.
+      app.get("/console/state.json", async (c) => {
+        if (!sessionOf(c)) return c.json({ error: "Forbidden" }, 403, SECURITY_HEADERS);
+        const waiting = await sources.waiting();
+        return c.json(
+          {
+            servers: sources.servers().map(({ name, state, toolCount }) => ({ name, state, toolCount })),
+            waiting: count(waiting),
+            waitingNames: namesOf(waiting),
+            paused: sources.isPaused(),
+          },
+          200,
+          SECURITY_HEADERS,
+        );
+      });
+
+      app.post("/console/pause", async (c) => {
+        const checked = await changing(c);
+        if (checked instanceof Response) return checked;
+        const { session, form } = checked;
+        const paused = form.paused === "1";
+        sources.setPaused(paused);
+        log.info(`console: calls ${paused ? "paused" : "resumed"} by ${session.by}`);
+        return done(
+          c,
+          session,
+          "/",
+          paused ? "Paused: calls are refused until you resume." : "Resumed: calls run again.",
+        );
+      });
+
+      app.post("/console/stop", async (c) => {
+        const checked = await changing(c);
+        if (checked instanceof Response) return checked;
+        log.info(`console: stopped by ${checked.session.by}`);
+        sources.stop();
+        return c.html(
+          signInPage("mcpproxy is stopping. Start it again with `mcpproxy start`."),
           200,
           SECURITY_HEADERS,
         );
@@ -382,4 +428,17 @@ export function createConsole(sources: ConsoleSources): Console {
       activity?.stop();
     },
   };
+}
+
+/** Pause or resume the calls: said at the top of the Servers view while paused. */
+function pausedBanner(csrf: string, isPaused: boolean): string {
+  const button = postForm(
+    csrf,
+    "/console/pause",
+    { paused: isPaused ? "0" : "1" },
+    `<button type="submit"${isPaused ? ' class="primary"' : ""}>${isPaused ? "Resume calls" : "Pause calls"}</button>`,
+  );
+  return isPaused
+    ? `<p class="flash flash-error" id="paused">Paused: every call is refused (servers keep running). ${button}</p>`
+    : `<p class="actions" id="pause">${button} <span class="meta">Stop answering calls without stopping the servers.</span></p>`;
 }

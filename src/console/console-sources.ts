@@ -31,6 +31,11 @@ export interface ConsoleSources {
   stats?: (() => readonly ToolStats[]) | undefined;
   /** `retrieve_tools` of the whole proxy ("") and of each profile, by name. */
   searches: ReadonlyMap<string, (query: string) => Promise<RetrieveToolsResult>>;
+  /** Paused by a person: calls are refused, servers keep running (the pool's). */
+  isPaused(): boolean;
+  setPaused(paused: boolean): void;
+  /** Ends this proxy as a signal would (its servers stop with it). */
+  stop(): void;
   /** The last lines of the proxy's log; unset when it logs to a terminal. */
   logTail?: ((lines: number) => Promise<string[]>) | undefined;
   logger: Logger;

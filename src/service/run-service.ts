@@ -10,6 +10,7 @@ import { resolveAncestry } from "../upstream/proxy-ancestry.ts";
 import { VERSION } from "../version.ts";
 import { runningService } from "./find-service.ts";
 import { logPathOf, removeServiceRecord, writeServiceRecord } from "./service-files.ts";
+import { startServiceTray } from "./service-tray.ts";
 
 /**
  * `mcpproxy service run`: the background service in the foreground, as `start` spawns it and the
@@ -31,6 +32,7 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
   const { dataDir } = options;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lock = acquireServiceLock(dataDir);
+  let tray: { stop(): void } | undefined;
   try {
     if (!lock.isHeld) {
       const running = runningService(dataDir);
@@ -52,7 +54,7 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
       (text) => options.load(port, text),
       {
         logPath: logPathOf(dataDir),
-        onListening: (url) =>
+        onListening: (url) => {
           writeServiceRecord(dataDir, {
             pid: process.pid,
             url,
@@ -60,10 +62,13 @@ export async function runService(options: ServiceRunOptions): Promise<number> {
             version: VERSION,
             configPath: config.configPath,
             routing: config.routing,
-          }),
+          });
+          if (config.tray) tray = startServiceTray({ dataDir, configPath: config.configPath }, logger);
+        },
       },
     );
   } finally {
+    tray?.stop();
     removeServiceRecord(dataDir, process.pid);
     lock.release();
   }

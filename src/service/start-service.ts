@@ -16,6 +16,8 @@ export interface StartOptions {
   configPath: string;
   /** How long the service may take to answer /health, in ms. */
   timeoutMs?: number;
+  /** Show the tray (`start --tray`): the service is started with MCPPROXY_TRAY=1 (service-tray.ts). */
+  tray?: boolean;
 }
 
 export interface Started {
@@ -40,7 +42,12 @@ export async function startService(options: StartOptions): Promise<Started> {
     command as string,
     [...args, ...SERVICE_RUN_ARGS, "--config", options.configPath, "--data-dir", dataDir],
     // Its own session: closing the terminal that ran `start` does not end it.
-    { detached: true, stdio: ["ignore", log, log], cwd: dataDir, env: process.env },
+    {
+      detached: true,
+      stdio: ["ignore", log, log],
+      cwd: dataDir,
+      env: options.tray ? { ...process.env, MCPPROXY_TRAY: "1" } : process.env,
+    },
   );
   closeSync(log);
   let exited: number | null | undefined;

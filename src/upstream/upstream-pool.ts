@@ -29,6 +29,10 @@ import { createUpstreamSubscriptions } from "./upstream-subscriptions.ts";
  * `lazy` servers are not started until a call needs them; their tools stay searchable from the
  * saved index. See restart-policy.ts for how failed servers are retried.
  */
+/** What a call is answered while a person has paused the proxy. */
+export const PAUSED_MESSAGE =
+  "mcpproxy is paused by its user (from its console or tray): calls are not run until they resume it. Tell the user.";
+
 export interface UpstreamPool {
   /**
    * Connects the enabled servers (lazy ones too with `includeLazy`, or those it names);
@@ -46,6 +50,12 @@ export interface UpstreamPool {
   ): Promise<CallToolResult | InputRequiredResult>;
   /** Where a plain lane may send a tools/call of `server` at once (pool-requests.ts), or undefined. */
   laneTo(server: string): LaneRoute | undefined;
+  /**
+   * Paused by a person (the console, the tray): tools/call, prompts/get and resources/read are
+   * refused with PAUSED_MESSAGE, and no lane is offered, while every server keeps running.
+   */
+  setPaused(paused: boolean): void;
+  isPaused(): boolean;
   /**
    * prompts/get or resources/read forwarded as a call is (clocks, relays to the caller, input
    * rounds): the result, or a 2026 server's input_required.
@@ -130,6 +140,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   };
   // What the pool sends a server, calls and other requests (pool-requests.ts).
   const { sendOn, forwardCall, request, laneTo } = createPoolRequests({ options, lifecycle, usableSlot });
+  let paused = false;
 
   let nextSeq = 0;
   /** A slot for `config`, with the subscriptions and the place of the slot it replaces (a config change) if any. */
@@ -175,15 +186,21 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       );
     },
 
-    laneTo,
+    laneTo: (server) => (paused ? undefined : laneTo(server)),
+    setPaused(next) {
+      paused = next;
+    },
+    isPaused: () => paused,
 
     callTool(server, tool, args, callOptions = {}) {
+      if (paused) return Promise.reject(new Error(PAUSED_MESSAGE));
       return forwardCall({ server, tool, args }, callOptions) as Promise<
         CallToolResult | InputRequiredResult
       >;
     },
 
     forward(server, method, params, callOptions = {}) {
+      if (paused) return Promise.reject(new Error(PAUSED_MESSAGE));
       const what = method === "prompts/get" ? String(params.name) : String(params.uri);
       return forwardCall({ server, method, tool: what, args: undefined, params }, callOptions);
     },

@@ -18,6 +18,7 @@ import type { SessionRouting } from "../../routing/session-routing.ts";
 import { redactSecrets } from "../../security/redact-secrets.ts";
 import type { CallOutcome } from "../../stats/call-record.ts";
 import type { CallOptions } from "../../upstream/forward-call.ts";
+import { PAUSED_MESSAGE } from "../../upstream/upstream-pool.ts";
 import type { ClientEra } from "../client-era.ts";
 import { forwardTraced } from "../observe/request-spans.ts";
 import type { ProxyServerDeps } from "../proxy-deps.ts";
@@ -200,6 +201,7 @@ async function forwardOnce(
       `No tool named ${name}. Use ${RETRIEVE_TOOLS} to find tools and pass the name it returns.`,
     );
   }
+  if (deps.pool.isPaused()) return errorResult(PAUSED_MESSAGE);
   if (deps.catalog.isQuarantined(target)) {
     return errorResult(
       `${name} is quarantined: it is new on its server or changed since it was approved, and is not run until ` +
