@@ -83,7 +83,8 @@ module.exports = {
     },
     {
       name: "tray-only-from-cli",
-      comment: "The tray (src/tray/) is run by `mcpproxy tray`, which the service starts as a command of its own.",
+      comment:
+        "The tray (src/tray/) is run by `mcpproxy tray`, which the service starts as a command of its own.",
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/(cli|tray)/", notTest] },
       to: { path: "^src/tray/" },

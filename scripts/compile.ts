@@ -3,9 +3,10 @@
  * baked in for `mcpproxy --version`. `npm run build` and the release script both go through here,
  * so a binary from either says where it came from.
  */
-import type { BunPlugin } from "bun";
+
 import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
+import type { BunPlugin } from "bun";
 import { packEmbeddedPlugin } from "./pack-embedded.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
