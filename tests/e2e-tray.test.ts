@@ -80,7 +80,7 @@ async function consoleSession() {
 
 describe("the service's console and tray", () => {
   test("the console of the service: found by `mcpproxy console`, its log followed live", async () => {
-    const env = screen ? { DISPLAY: screen.display } : {};
+    const env: Record<string, string> = screen ? { DISPLAY: screen.display } : {};
     const started = await cli(env, "start", ...(canShow ? ["--tray"] : []));
     expect(started.code).toBe(0);
     // Where there is no desktop the tray says so and ends well; the service is not its concern.

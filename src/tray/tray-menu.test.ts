@@ -8,8 +8,8 @@ const servers = [
   { name: "files", state: "connected" },
 ];
 const titles = (items: readonly TrayItem[]) => items.map((item) => item.title);
-const ids = (items: readonly TrayItem[]) =>
-  items.flatMap((item) => [item.id, ...ids(item.items ?? [])]).filter(Boolean);
+const ids = (items: readonly TrayItem[]): string[] =>
+  items.flatMap((item) => [...(item.id ? [item.id] : []), ...ids(item.items ?? [])]);
 
 describe("the tray's menu for each state", () => {
   test("all connected: green, a summary, each server with a toggle, console, pause, quit", () => {
