@@ -249,6 +249,15 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
       30_000,
     );
 
+    // Pause: calls are refused, the servers keep running; Resume: they run again.
+    await page.getByRole("button", { name: "Pause calls" }).click();
+    await page.locator("#paused").waitFor();
+    const refused = await call("fx__add_numbers", { a: 1, b: 2 });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain("paused by its user");
+    await page.getByRole("button", { name: "Resume calls" }).click();
+    expect(await page.locator(".flash").innerText()).toContain("Resumed");
+
     // The restarted fixture lists echo as it was first written, which is not what was approved last:
     // held again (the rug-pull defence does not care which way a tool changes). Approve all of fx.
     await tab(/Approvals/).click();
@@ -324,5 +333,20 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     // Nothing was fetched from anywhere but the proxy.
     expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
     await context.close();
+  });
+});
+
+describe("stopping from the console", () => {
+  test("ends the proxy as a signal does", async () => {
+    const cookie = await sessionCookie();
+    const csrf = csrfOf(await (await fetch(`${origin}/`, { headers: { cookie } })).text());
+    const stop = await fetch(`${origin}/console/stop`, {
+      method: "POST",
+      headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(stop.status).toBe(200);
+    expect(await stop.text()).toContain("stopping");
+    expect(await proxy.child.exited).toBe(0);
   });
 });

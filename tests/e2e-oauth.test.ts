@@ -155,6 +155,40 @@ describe("OAuth for remote servers", () => {
     expect((await whoami()).isError).toBeFalsy();
   }, 40_000);
 
+  test("the console's Log in runs the same login: the browser is sent to the server's sign-in page", async () => {
+    await fixture.revoke();
+    await Bun.sleep(TOKEN_TTL_S * 1000 + 500);
+    await whoami();
+    expect(await until(async () => (await stateOf()) === "needs-login")).toBe(true);
+    const opened = await runCli(
+      ["console", "--no-open", ...args(), "--url", proxy.url.origin],
+      sandbox.env(),
+    );
+    const link = /(http:\/\/\S+\/console\/login\?code=\S+)/.exec(opened.stdout)![1]!;
+    const cookie = ((await fetch(link, { redirect: "manual" })).headers.get("set-cookie") ?? "").split(
+      ";",
+    )[0]!;
+    const page = await (await fetch(proxy.url.origin, { headers: { cookie } })).text();
+    expect(page).toContain('aria-label="Log in to secure"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const started = await fetch(`${proxy.url.origin}/console/servers`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, origin: proxy.url.origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ operation: "login", name: "secure", csrf }),
+    });
+    expect(started.status).toBe(200);
+    const authorize = (/id="continue" href="([^"]+)"/.exec(await started.text())?.[1] ?? "").replaceAll(
+      "&#38;",
+      "&",
+    );
+    expect(authorize).toContain("/authorize?");
+    // The person's browser follows it; the fixture approves at once and comes back to the callback.
+    await (await fetch(authorize, { redirect: "follow" })).text();
+    expect(await until(async () => (await stateOf()) === "connected", 20_000)).toBe(true);
+    expect((await whoami()).isError).toBeFalsy();
+  }, 60_000);
+
   test("auth logout forgets the login; errors name what to do", async () => {
     const logout = await runCli(["auth", "logout", "secure", ...args()], sandbox.env());
     expect(logout.stdout).toContain("Logged out of secure");

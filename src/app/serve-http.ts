@@ -19,6 +19,7 @@ import type { ClientPriority } from "../upstream/client-priority.ts";
 import type { ServerStatus } from "../upstream/pool-types.ts";
 import type { Ancestry } from "../upstream/proxy-ancestry.ts";
 import type { CleanupStack } from "./cleanup-stack.ts";
+import { consoleLogin } from "./console-login.ts";
 import { healthReport } from "./health.ts";
 import { type servedProfiles, statusSources } from "./profile-endpoints.ts";
 
@@ -90,6 +91,10 @@ export async function serveHttp(
       stats: deps.observe?.stats ? () => deps.observe!.stats!.all() : undefined,
       searches: searchesOf(deps, config, profiles.endpoints()),
       logPath: served.logPath,
+      login: consoleLogin(
+        { dataDir: config.dataDir, servers: served.configured, isTeam: served.registry !== undefined },
+        logger.child("console"),
+      ),
       isPaused: () => deps.pool.isPaused(),
       setPaused: (paused) => deps.pool.setPaused(paused),
       // As `mcpproxy stop` ends the service: the signal serve already answers (stop-signals.ts).

@@ -1,11 +1,11 @@
 import { login } from "../auth/login-flow.ts";
 import { currentCredentials, type OAuthStore, openOAuthStore } from "../auth/oauth-store.ts";
-import { openBrowser } from "../auth/open-browser.ts";
 import { sharedOAuthStore } from "../auth/shared-oauth-store.ts";
 import { usesOAuth } from "../auth/upstream-auth.ts";
 import type { ResolvedConfig } from "../config/load-config.ts";
 import type { HttpServerConfig } from "../config/parse-server.ts";
 import { ProxyError } from "../errors.ts";
+import { openBrowser } from "../open-browser.ts";
 import { launchRefusal } from "../security/launch-spec.ts";
 import { openSharedOAuthRecords } from "../store/oauth-records.ts";
 import { serverRegistryOf } from "../store/server-registry.ts";

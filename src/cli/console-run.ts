@@ -47,7 +47,7 @@ export async function runConsoleCommand(values: CommandValues, _positionals: str
     );
   }
   process.stdout.write(`Sign in to the console (the link works once, for 2 minutes):\n  ${body.url}\n`);
-  if (!values["no-open"] && !openBrowser(body.url))
+  if (!values["no-open"] && !(await openBrowser(body.url)))
     process.stdout.write("(no browser to open here: open the link yourself)\n");
   return 0;
 }

@@ -35,6 +35,7 @@ form.inline{display:inline}form.row{display:flex;flex-wrap:wrap;gap:.5rem;align-
 button,select,input,textarea{font:inherit}
 button{padding:.3rem .8rem;border-radius:6px;border:1px solid #b9c2cc;background:#fff;cursor:pointer}
 button:hover{background:#f1f4f7}button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+a.button{display:inline-block;padding:.45rem 1rem;border-radius:6px;text-decoration:none}a.button.primary{background:var(--accent);color:#fff}
 button.danger{color:var(--bad);border-color:#e8b4ae}
 .actions{display:flex;flex-wrap:wrap;gap:.35rem}td .actions{flex-wrap:nowrap}
 input[type=search],input[type=text],textarea,select{padding:.4rem .5rem;border:1px solid #b9c2cc;border-radius:6px;background:#fff}

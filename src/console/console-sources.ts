@@ -34,6 +34,8 @@ export interface ConsoleSources {
   /** Paused by a person: calls are refused, servers keep running (the pool's). */
   isPaused(): boolean;
   setPaused(paused: boolean): void;
+  /** Starts an OAuth server's login; resolves with the authorization URL to send the browser to. */
+  login?: ((server: string) => Promise<string>) | undefined;
   /** Ends this proxy as a signal would (its servers stop with it). */
   stop(): void;
   /** The last lines of the proxy's log; unset when it logs to a terminal. */

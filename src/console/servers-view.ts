@@ -46,7 +46,7 @@ export function serversView(
         : status.error
           ? `<div class="error">${html(shownError(status.error))}</div>${hint ? `<div class="hint">${html(hint)}</div>` : ""}`
           : status.state === "needs-login"
-            ? `<div class="hint">Log in with <code>mcpproxy auth login ${html(status.name)}</code></div>`
+            ? '<div class="hint">It waits for you to log in (OAuth): Log in opens its sign-in page here.</div>'
             : "";
     return [
       `<tr data-server="${html(status.name)}"><th scope="row">${html(status.name)}</th>`,
@@ -90,7 +90,16 @@ function actions(status: ServerStatus, csrf: string): string {
     `<button type="submit" class="danger" aria-label="${html(`Remove ${name}`)}">Remove</button>`,
     "inline",
   ).replace("<form ", `<form data-confirm="${html(`Remove ${name} from the config file?`)}" `);
-  return toggle + restart + remove;
+  const login =
+    status.state === "needs-login"
+      ? postForm(
+          csrf,
+          "/console/servers",
+          { operation: "login", name },
+          `<button type="submit" class="primary" aria-label="${html(`Log in to ${name}`)}">Log in</button>`,
+        )
+      : "";
+  return login + toggle + restart + remove;
 }
 
 /** Add a server: by its fields, or a client's JSON entry pasted as it is (server-form.ts). */

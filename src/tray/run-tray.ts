@@ -69,7 +69,7 @@ export async function runTray(options: TrayOptions): Promise<number> {
   const open = (next?: string) =>
     act("opening the console", async () => {
       const url = await client.link(next);
-      if (!openBrowser(url, env)) logger.info(`tray: open the console at ${url}`);
+      if (!(await openBrowser(url, env))) logger.info(`tray: open the console at ${url}`);
     });
   const helper = startHelper(
     helperPath,
