@@ -32,6 +32,7 @@ export interface Console {
 
 /** What the console asks of the door: who minted a link. */
 interface ConsoleDoor {
+  asksCredentials: boolean;
   authOf(c: Context): { clientId?: string | undefined; scopes?: readonly string[] | undefined } | undefined;
   takesAccessTokens: boolean;
 }
@@ -157,7 +158,9 @@ export function createConsole(sources: ConsoleSources): Console {
       app.get("/", async (c, next) => {
         const session = sessionOf(c);
         if (!session) {
-          if (c.req.header("authorization")) return next(); // the status page, for a caller with the token
+          // The read-only status page: for a caller with the token, and for anyone where the door asks
+          // for nothing (a loopback serve without a token, whose /mcp is as open).
+          if (c.req.header("authorization") || !door.asksCredentials) return next();
           return c.html(signInPage(), 401, SECURITY_HEADERS);
         }
         const rows = sources.servers().map((status) => ({ status, hint: sources.hintFor(status) }));

@@ -49,6 +49,8 @@ export interface HttpDoor {
   forbidden(c: Context, profile: string): Response;
   /** Whether the door takes access tokens (`mcpproxy.httpAuth`) rather than the bearer token. */
   takesAccessTokens: boolean;
+  /** Whether it asks for credentials at all (a token or access tokens); a loopback serve without them does not. */
+  asksCredentials: boolean;
 }
 
 /** The body of a refusal at the HTTP level: a JSON-RPC error without an id. */
@@ -122,5 +124,6 @@ export function openDoor(app: Hono, options: DoorOptions): HttpDoor {
         403,
       ),
     takesAccessTokens: httpAuth !== undefined,
+    asksCredentials: httpAuth !== undefined || options.token !== undefined,
   };
 }
