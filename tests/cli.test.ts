@@ -61,7 +61,7 @@ describe("command line", () => {
     const unknown = await runCli(["frobnicate"], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      'mcpproxy: Unknown command "frobnicate". Commands: serve, start, stop, status, service, index, search, tools, servers, stats, approve, auth, import, doctor, eval, store. Run `mcpproxy --help`.\n',
+      'mcpproxy: Unknown command "frobnicate". Commands: serve, start, stop, status, console, tray, service, index, search, tools, servers, stats, approve, auth, import, doctor, eval, store. Run `mcpproxy --help`.\n',
     );
     const badFlag = await runCli(["search", "x", "--frob"], env);
     expect(badFlag.code).toBe(2);

@@ -170,6 +170,27 @@ describe("the console's door", () => {
     expect(page).not.toContain("<script>alert");
     expect(page).not.toContain("<img src=x");
     expect(page).toContain("&#60;script&#62;");
+    // A server's error too: one whose command cannot run says so, escaped.
+    const csrf = csrfOf(page);
+    const form = (path: string, fields: Record<string, string>) =>
+      fetch(`${origin}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ csrf, ...fields }),
+      });
+    expect(
+      (await form("/console/servers/add", { name: "broken", command: "/no/such/<script>alert(2)</script>" }))
+        .status,
+    ).toBe(303);
+    const servers = await eventually(
+      async () => (await fetch(`${origin}/`, { headers: { cookie } })).text(),
+      (text) => /data-server="broken"[^]*?state-failed/.test(text),
+      30_000,
+    );
+    expect(servers).toContain("&#60;script&#62;alert(2)");
+    expect(servers).not.toContain("<script>alert(2)");
+    expect((await form("/console/servers", { operation: "remove", name: "broken" })).status).toBe(303);
   });
 });
 

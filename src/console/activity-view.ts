@@ -16,6 +16,8 @@ export interface Sample {
 
 export interface ActivitySamples {
   samples(): readonly Sample[];
+  /** Takes a sample now (the timer does, every `everyMs`). */
+  sample(): void;
   stop(): void;
 }
 
@@ -40,7 +42,7 @@ export function startActivitySamples(
   };
   let last = totals();
   const samples: Sample[] = [];
-  const timer = setInterval(() => {
+  const sample = () => {
     const next = totals();
     // A reset of the statistics counts as a fresh start, not as negative calls.
     samples.push({
@@ -50,9 +52,10 @@ export function startActivitySamples(
     });
     if (samples.length > keep) samples.shift();
     last = next;
-  }, everyMs);
+  };
+  const timer = setInterval(sample, everyMs);
   timer.unref?.();
-  return { samples: () => samples, stop: () => clearInterval(timer) };
+  return { samples: () => samples, sample, stop: () => clearInterval(timer) };
 }
 
 export function activityView(

@@ -33,7 +33,7 @@ export function approvalsView(waiting: Waiting, csrf: string, canEdit: boolean):
         server,
         "new server, held whole",
         "<p>It offers nothing (tools, prompts, resources, requests) until approved.</p>",
-        decisions(csrf, canEdit, server, {}),
+        decisions(csrf, canEdit, server, { deny: "disable-server" }),
       ),
     );
   for (const tool of waiting.tools) {
@@ -111,7 +111,7 @@ function decisions(
   csrf: string,
   canEdit: boolean,
   target: string,
-  options: { deny?: "remove" | "disable-tool" | undefined; flagged?: boolean },
+  options: { deny?: "remove" | "disable-tool" | "disable-server" | undefined; flagged?: boolean },
 ): string {
   if (!canEdit) return '<p class="hint">Read-only proxy: approve with <code>mcpproxy approve</code>.</p>';
   const approve = postForm(
@@ -128,7 +128,13 @@ function decisions(
         `<button type="submit" class="danger" aria-label="${html(`Deny ${target}`)}">Deny</button>`,
       ).replace(
         "<form ",
-        `<form data-confirm="${html(options.deny === "remove" ? `Remove ${target} from the config file?` : `Disable ${target} for good (disabledTools)?`)}" `,
+        `<form data-confirm="${html(
+          options.deny === "remove"
+            ? `Remove ${target} from the config file?`
+            : options.deny === "disable-server"
+              ? `Disable ${target}?`
+              : `Disable ${target} for good (disabledTools)?`,
+        )}" `,
       )
     : "";
   return `<div class="actions">${approve}${deny}</div>`;

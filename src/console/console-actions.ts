@@ -149,6 +149,11 @@ export function mountActions(app: Hono, { sources, changing, done, log }: Action
         if (!launch)
           return done(c, session, back, `${target} does not wait as a server an agent added.`, true);
         await editor.edit((current) => editsFor({ operation: "remove", name: target }, current, "person"));
+      } else if (form.as === "disable-server") {
+        // A new server held whole: denying it turns it off (a person's disabled), as it was written.
+        if (!waiting.servers.includes(target))
+          return done(c, session, back, `${target} does not wait as a new server.`, true);
+        await editor.edit((current) => editsFor({ operation: "disable", name: target }, current, "person"));
       } else if (form.as === "disable-tool") {
         const tool = waiting.tools.find((item) => `${item.server}/${item.tool}` === target);
         if (!tool) return done(c, session, back, `${target} does not wait for approval.`, true);
