@@ -13,6 +13,7 @@ import {
   startHttpProxy,
   watchOutput,
 } from "./helpers.ts";
+import { consoleSession } from "./support/console-session.ts";
 import { keepStartedAcrossTests } from "./test-scope.ts";
 
 // A loaded 2-core machine can be slow without anything being wrong: a generous bound, not 5 s.
@@ -160,23 +161,9 @@ describe("OAuth for remote servers", () => {
     await Bun.sleep(TOKEN_TTL_S * 1000 + 500);
     await whoami();
     expect(await until(async () => (await stateOf()) === "needs-login")).toBe(true);
-    const opened = await runCli(
-      ["console", "--no-open", ...args(), "--url", proxy.url.origin],
-      sandbox.env(),
-    );
-    const link = /(http:\/\/\S+\/console\/login\?code=\S+)/.exec(opened.stdout)![1]!;
-    const cookie = ((await fetch(link, { redirect: "manual" })).headers.get("set-cookie") ?? "").split(
-      ";",
-    )[0]!;
-    const page = await (await fetch(proxy.url.origin, { headers: { cookie } })).text();
-    expect(page).toContain('aria-label="Log in to secure"');
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-    const started = await fetch(`${proxy.url.origin}/console/servers`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { cookie, origin: proxy.url.origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ operation: "login", name: "secure", csrf }),
-    });
+    const signedIn = await consoleSession([...args(), "--url", proxy.url.origin], sandbox.env());
+    expect(signedIn.page).toContain('aria-label="Log in to secure"');
+    const started = await signedIn.post("/console/servers", { operation: "login", name: "secure" });
     expect(started.status).toBe(200);
     const authorize = (/id="continue" href="([^"]+)"/.exec(await started.text())?.[1] ?? "").replaceAll(
       "&#38;",

@@ -10,6 +10,7 @@ import {
   runCli,
   type Sandbox,
 } from "./helpers.ts";
+import { consoleSession } from "./support/console-session.ts";
 import { pixelsOf, startXScreen, X_MISSING, type XScreen } from "./support/x-screen.ts";
 
 // A loaded 2-core machine can be slow without anything being wrong: generous bounds.
@@ -59,24 +60,8 @@ afterAll(async () => {
 });
 
 /** Signs in to the service's console as `mcpproxy console` does, with no --url: it finds the service. */
-async function consoleSession() {
-  const opened = await cli({}, "console", "--no-open");
-  expect(opened.code).toBe(0);
-  const link = /(http:\/\/\S+\/console\/login\?code=\S+)/.exec(opened.stdout)![1]!;
-  const origin = new URL(link).origin;
-  const login = await fetch(link, { redirect: "manual" });
-  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
-  const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  const post = (path: string, fields: Record<string, string>) =>
-    fetch(`${origin}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ ...fields, csrf }),
-    });
-  return { origin, cookie, post };
-}
+const signIn = () =>
+  consoleSession(["--config", sandbox.configPath, "--data-dir", sandbox.dataDir], sandbox.env());
 
 describe("the service's console and tray", () => {
   test("the console of the service: found by `mcpproxy console`, its log followed live", async () => {
@@ -87,7 +72,7 @@ describe("the service's console and tray", () => {
     const headless = await cli({}, "tray");
     expect(headless.code).toBe(0);
     expect(headless.stderr).toContain("no desktop here");
-    const { origin, cookie } = await consoleSession();
+    const { origin, cookie } = await signIn();
     const log = await (await fetch(`${origin}/console/activity/log`, { headers: { cookie } })).text();
     expect(log).toContain("serving MCP at");
     expect(log).toContain("console: signed in");
@@ -117,7 +102,7 @@ describe("the service's console and tray", () => {
         writeFileSync(join(shots, "tray-connected.png"), connected.png);
       }
 
-      const { post } = await consoleSession();
+      const { post } = await signIn();
       expect((await post("/console/pause", { paused: "1" })).status).toBe(303);
       const paused = await eventually(
         () => screen!.shot(),
