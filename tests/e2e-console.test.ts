@@ -152,6 +152,12 @@ describe("the console's door", () => {
     expect((await disable({ authorization: `Bearer ${token}`, origin }, { csrf })).status).toBe(403);
     // A foreign site is refused by the host guard before anything.
     expect((await disable({ cookie, origin: "http://evil.example" }, { csrf })).status).toBe(403);
+    // Another port's script sends the cookie too (same site): it reads nothing.
+    const foreign = await fetch(`${origin}/console/state.json`, {
+      headers: { cookie, origin: "http://127.0.0.1:1" },
+    });
+    expect(foreign.status).toBe(403);
+    expect((await fetch(`${origin}/console/state.json`, { headers: { cookie } })).status).toBe(200);
     // The cookie is no key to /mcp.
     const mcp = await fetch(proxy.url, {
       method: "POST",

@@ -64,7 +64,15 @@ export function createConsole(sources: ConsoleSources): Console {
       SECURITY_HEADERS,
     );
   };
-  const sessionOf = (c: Context) => sessions.sessionOf(getCookie(c, cookieName(c.req.raw)));
+  /**
+   * The session of a request, if it came from the console's own origin: a script on another port of
+   * 127.0.0.1 sends the cookie too (same site), and its request carries its own Origin.
+   */
+  const sessionOf = (c: Context) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined && origin !== new URL(c.req.url).origin) return undefined;
+    return sessions.sessionOf(getCookie(c, cookieName(c.req.raw)));
+  };
 
   /** A state change: a live session, this listener's own Origin, the session's CSRF token. */
   const changing = async (
