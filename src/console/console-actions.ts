@@ -64,6 +64,9 @@ export function mountActions(app: Hono, { sources, changing, done, log }: Action
         // The browser goes to the server's authorization page; the flow ends in the background.
         if (!sources.login) return done(c, session, "/", "Log in with `mcpproxy auth login` here.", true);
         const url = await sources.login(name);
+        // The address comes from the server's metadata (an upstream's word): a web page, nothing else.
+        if (!/^https?:$/.test(new URL(url).protocol))
+          return done(c, session, "/", `${name} gave a sign-in address that is not a web page.`, true);
         log.info(`console: login to ${name} started by ${session.by}`);
         // A link, not a redirect: the console's policy lets its forms lead only to itself.
         return c.html(loginPage(name, url), 200, SECURITY_HEADERS);

@@ -69,7 +69,9 @@ export async function runTray(options: TrayOptions): Promise<number> {
   const open = (next?: string) =>
     act("opening the console", async () => {
       const url = await client.link(next);
-      if (!(await openBrowser(url, env))) logger.info(`tray: open the console at ${url}`);
+      // The link signs in whoever has it: it goes to a browser, never to the log.
+      if (!(await openBrowser(url, env)))
+        logger.info("tray: no browser could be opened here: run `mcpproxy console` in a terminal");
     });
   const helper = startHelper(
     helperPath,
