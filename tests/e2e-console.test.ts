@@ -235,8 +235,15 @@ describe.skipIf(!chromiumPath)("a person's round in Chromium", () => {
     await page.locator('tr[data-server="fx"] .state-connected').waitFor();
     await page.screenshot({ path: join(shots, "servers.png"), fullPage: true });
 
+    // Keyboard alone: Tab reaches the navigation in order, Enter follows it.
+    const focusedText = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? "");
+    for (let i = 0; i < 10 && !(await focusedText()).startsWith("Approvals"); i++)
+      await page.keyboard.press("Tab");
+    expect(await focusedText()).toStartWith("Approvals");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/approvals$/);
+
     // Approvals: the agent's server with its launch spec, the changed tool with its diff and findings.
-    await tab(/Approvals/).click();
     await page.locator('[data-item="agentfx"]').waitFor();
     expect(await page.locator('[data-item="agentfx"] pre').innerText()).toContain("runs:");
     const changed = page.locator('[data-item="fx/echo"]');
