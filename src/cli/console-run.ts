@@ -33,7 +33,7 @@ export async function runConsoleCommand(values: CommandValues, _positionals: str
     throw new ProxyError(
       "USAGE",
       `No mcpproxy answers at ${origin}. Start the background service with \`mcpproxy start\` ` +
-        "(or `mcpproxy serve --http`), or name one with --url.",
+        "(or `mcpproxy serve --transport http`), or name one with --url.",
     );
   }
   const body = (await answer.json().catch(() => ({}))) as { url?: string; error?: unknown };
