@@ -6,7 +6,7 @@ import type { HttpServerConfig, StdioServerConfig } from "../src/config/parse-se
 import { silentLogger } from "../src/log.ts";
 import { createClientPriority } from "../src/upstream/client-priority.ts";
 import { DEFAULT_RETRY_POLICY } from "../src/upstream/restart-policy.ts";
-import { createUpstreamPool, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
+import { createUpstreamPool, PAUSED_MESSAGE, type UpstreamPool } from "../src/upstream/upstream-pool.ts";
 import { eventually, FIXTURE, FIXTURE_TOOLS, freePort, processesMatching, watchOutput } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -343,5 +343,26 @@ describe("the first pass while clients ask", () => {
     const outcomes = await connecting;
     expect(performance.now() - closing).toBeLessThan(10_000);
     expect(outcomes.filter((outcome) => outcome.stopped)).toHaveLength(5);
+  });
+});
+
+describe("a pool paused by a person", () => {
+  test("refuses calls and forwarded requests and offers no lane, while its servers keep running", async () => {
+    const token = `paused-${crypto.randomUUID()}`;
+    const pool = createUpstreamPool({ servers: [fixtureServer("fx", token)], logger: silentLogger });
+    pools.push(pool);
+    await pool.connectAll();
+    const [pid] = processesMatching(token);
+    expect(pool.laneTo("fx")).toBeDefined();
+    pool.setPaused(true);
+    expect(pool.isPaused()).toBe(true);
+    await expect(pool.callTool("fx", "echo", { message: "x" })).rejects.toThrow(PAUSED_MESSAGE);
+    await expect(pool.forward("fx", "prompts/get", { name: "p" })).rejects.toThrow(PAUSED_MESSAGE);
+    expect(pool.laneTo("fx")).toBeUndefined();
+    // Nothing was stopped: the same process answers once resumed.
+    expect(processesMatching(token)).toEqual([pid!]);
+    pool.setPaused(false);
+    const result = await pool.callTool("fx", "echo", { message: "back" });
+    expect(result.content).toEqual([{ type: "text", text: `${token} echo: back` }]);
   });
 });

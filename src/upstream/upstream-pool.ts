@@ -22,6 +22,10 @@ import { type Slot, slotOf } from "./slot.ts";
 import type { UpstreamConnection } from "./upstream-connection.ts";
 import { createUpstreamSubscriptions } from "./upstream-subscriptions.ts";
 
+/** What a call is answered while a person has paused the proxy. */
+export const PAUSED_MESSAGE =
+  "mcpproxy is paused by its user (from its console or tray): calls are not run until they resume it. Tell the user.";
+
 /**
  * All upstream servers. Each server is on its own: one that fails to start, hangs or dies is
  * reported with its name, reason and stderr and never holds up another. A server has one live
@@ -29,10 +33,6 @@ import { createUpstreamSubscriptions } from "./upstream-subscriptions.ts";
  * `lazy` servers are not started until a call needs them; their tools stay searchable from the
  * saved index. See restart-policy.ts for how failed servers are retried.
  */
-/** What a call is answered while a person has paused the proxy. */
-export const PAUSED_MESSAGE =
-  "mcpproxy is paused by its user (from its console or tray): calls are not run until they resume it. Tell the user.";
-
 export interface UpstreamPool {
   /**
    * Connects the enabled servers (lazy ones too with `includeLazy`, or those it names);
