@@ -91,6 +91,14 @@ describe("the service's console and tray", () => {
         (text) => text.includes("tray: shown for the service"),
         60_000,
       );
+      // A second tray for the same service (start --tray beside one already shown) says so and ends.
+      expect((await cli({ DISPLAY: screen!.display }, "start", "--tray")).code).toBe(0);
+      await eventually(
+        () => readFileSync(logPath, "utf8"),
+        (text) => text.includes("another tray already shows this service"),
+        30_000,
+      );
+      expect(processesMatching("tray_linux_release").length).toBe(1);
       const connected = await eventually(
         () => screen!.shot(),
         (shot) => pixelsOf(shot.rgb, COLOURS.connected) > 30,

@@ -5,6 +5,7 @@ import { createConsoleClient } from "./console-client.ts";
 import { extractHelper } from "./helper-binary.ts";
 import { notify } from "./notify.ts";
 import { helperLibraries, startHelper } from "./tray-helper.ts";
+import { takeTrayLock } from "./tray-lock.ts";
 import { type TrayState, trayMenu } from "./tray-menu.ts";
 
 /**
@@ -34,6 +35,20 @@ export async function runTray(options: TrayOptions): Promise<number> {
     logger.info("tray: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set): the tray is not shown");
     return 0;
   }
+  const lock = takeTrayLock(options.dataDir);
+  if (!lock) {
+    logger.info("tray: another tray already shows this service");
+    return 0;
+  }
+  try {
+    return await showTray(options, env);
+  } finally {
+    lock.release();
+  }
+}
+
+async function showTray(options: TrayOptions, env: NodeJS.ProcessEnv): Promise<number> {
+  const { logger } = options;
   const helperPath = await extractHelper(options.dataDir).catch((error: unknown) => {
     logger.warn(`tray: the tray helper could not be written to the data dir: ${describeError(error)}`);
     return undefined;

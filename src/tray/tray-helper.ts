@@ -55,7 +55,11 @@ export function helperLibraries(helperPath: string): { env: Record<string, strin
   const shim = join(dirname(helperPath), "lib");
   mkdirSync(shim, { recursive: true });
   const link = join(shim, "libappindicator3.so.1");
-  if (!existsSync(link)) symlinkSync(ayatana, link);
+  try {
+    if (!existsSync(link)) symlinkSync(ayatana, link);
+  } catch {
+    // Made meanwhile by another start: the same link.
+  }
   const current = process.env.LD_LIBRARY_PATH;
   return { env: { LD_LIBRARY_PATH: current ? `${shim}:${current}` : shim } };
 }
