@@ -79,6 +79,7 @@ export async function serveHttp(
     logger.info(
       `HTTP clients must send an access token (JWT) of ${httpAuth.settings.issuer} for ${httpAuth.settings.audience}`,
     );
+  const status = statusSources(deps, config);
   const consoleApp = createConsole(
     consoleSources({
       config,
@@ -89,7 +90,7 @@ export async function serveHttp(
       editor: deps.servers && !deps.servers.readOnly ? deps.servers.manager : undefined,
       registry: served.registry,
       stats: deps.observe?.stats ? () => deps.observe!.stats!.all() : undefined,
-      searches: searchesOf(deps, config, profiles.endpoints()),
+      searches: searchesOf(status, profiles.endpoints()),
       logPath: served.logPath,
       login: consoleLogin(
         { dataDir: config.dataDir, servers: served.configured, isTeam: served.registry !== undefined },
@@ -109,7 +110,7 @@ export async function serveHttp(
     token: token?.token,
     httpAuth,
     metrics: deps.observe?.metrics,
-    status: statusSources(deps, config),
+    status,
     profiles: profiles.endpoints(),
     bindHost: config.host,
     logger,
@@ -162,14 +163,12 @@ function hintFor(servers: readonly ServerConfig[], status: ServerStatus): string
 
 /** `retrieve_tools` of the whole proxy ("") and of each profile, for the console's search. */
 function searchesOf(
-  deps: ProxyServerDeps,
-  config: ResolvedConfig,
+  whole: { search(query: string): Promise<RetrieveToolsResult> },
   endpoints: ReadonlyMap<
     string,
     { status?: { search(query: string): Promise<RetrieveToolsResult> } | undefined }
   >,
 ): Map<string, (query: string) => Promise<RetrieveToolsResult>> {
-  const whole = statusSources(deps, config);
   const searches = new Map<string, (query: string) => Promise<RetrieveToolsResult>>([["", whole.search]]);
   for (const [name, endpoint] of endpoints) {
     const status = endpoint.status;

@@ -1,6 +1,6 @@
+import { errorLine } from "../security/html-text.ts";
 import type { ToolStats } from "../stats/call-record.ts";
 import { html } from "./console-html.ts";
-import { shownError } from "./servers-view.ts";
 
 /**
  * The Activity view: calls over time (drawn as inline SVG from the samples below), latency
@@ -80,7 +80,7 @@ export function activityView(
       (tool) =>
         `<tr><th scope="row">${html(tool.server)}</th><td>${html(tool.tool)}</td><td class="num">${tool.calls}</td>` +
         `<td class="num">${failedOf(tool)}</td><td class="num">${Math.round(tool.p50Ms)} ms</td><td class="num">${Math.round(tool.p95Ms)} ms</td>` +
-        `<td class="error">${tool.lastError ? html(shownError(tool.lastError)) : ""}</td></tr>`,
+        `<td class="error">${tool.lastError ? html(errorLine(tool.lastError)) : ""}</td></tr>`,
     )
     .join("");
   return [

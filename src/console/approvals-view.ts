@@ -126,15 +126,14 @@ function decisions(
         "/console/deny",
         { target, as: options.deny },
         `<button type="submit" class="danger" aria-label="${html(`Deny ${target}`)}">Deny</button>`,
-      ).replace(
-        "<form ",
-        `<form data-confirm="${html(
-          options.deny === "remove"
-            ? `Remove ${target} from the config file?`
-            : options.deny === "disable-server"
-              ? `Disable ${target}?`
-              : `Disable ${target} for good (disabledTools)?`,
-        )}" `,
+        {
+          confirm:
+            options.deny === "remove"
+              ? `Remove ${target} from the config file?`
+              : options.deny === "disable-server"
+                ? `Disable ${target}?`
+                : `Disable ${target} for good (disabledTools)?`,
+        },
       )
     : "";
   return `<div class="actions">${approve}${deny}</div>`;

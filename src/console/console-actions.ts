@@ -4,7 +4,7 @@ import { approveChosen } from "../approvals/approve-waiting.ts";
 import { describeError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { editsFor } from "../server/tools/upstream-servers-tool.ts";
-import { html, SECURITY_HEADERS, signInPage } from "./console-html.ts";
+import { html, narrowPage, SECURITY_HEADERS, signInPage } from "./console-html.ts";
 import type { ConsoleSession } from "./console-sessions.ts";
 import type { ConsoleSources } from "./console-sources.ts";
 import { entriesOfForm } from "./server-form.ts";
@@ -190,12 +190,13 @@ export function mountActions(app: Hono, { sources, changing, done, log }: Action
 /** Where the person continues a login: the server's sign-in page (its host said plainly). */
 function loginPage(server: string, url: string): string {
   const host = new URL(url).host;
-  return [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Log in</title>',
-    '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="/console/assets/console.css">',
-    `</head><body><main id="main" class="narrow"><h1>Log in to ${html(server)}</h1>`,
-    `<p>Continue at ${html(host)}, where ${html(server)} asks you to sign in. mcpproxy waits for it (5 minutes) and connects once you are back.</p>`,
-    `<p><a class="button primary" id="continue" href="${html(url)}" rel="noreferrer">Continue to ${html(host)}</a></p>`,
-    '<p><a href="/">Back to the console</a></p></main></body></html>',
-  ].join("");
+  return narrowPage(
+    "Log in",
+    [
+      `<h1>Log in to ${html(server)}</h1>`,
+      `<p>Continue at ${html(host)}, where ${html(server)} asks you to sign in. mcpproxy waits for it (5 minutes) and connects once you are back.</p>`,
+      `<p><a class="button primary" id="continue" href="${html(url)}" rel="noreferrer">Continue to ${html(host)}</a></p>`,
+      '<p><a href="/">Back to the console</a></p>',
+    ].join(""),
+  );
 }

@@ -7,7 +7,14 @@ import { activityView, startActivitySamples } from "./activity-view.ts";
 import { approvalsView } from "./approvals-view.ts";
 import { mountActions } from "./console-actions.ts";
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./console-assets.ts";
-import { type ConsoleTab, consolePage, postForm, SECURITY_HEADERS, signInPage } from "./console-html.ts";
+import {
+  type ConsoleTab,
+  consolePage,
+  html,
+  postForm,
+  SECURITY_HEADERS,
+  signInPage,
+} from "./console-html.ts";
 import { type ConsoleSession, createConsoleSessions, isCsrfToken } from "./console-sessions.ts";
 import type { ConsoleSources } from "./console-sources.ts";
 import { searchView } from "./search-view.ts";
@@ -224,11 +231,7 @@ export function createConsole(sources: ConsoleSources): Console {
         if (!sessionOf(c)) return c.text("Forbidden", 403, SECURITY_HEADERS);
         const lines = (await sources.logTail?.(200)) ?? [];
         const text = lines.map((line) => escapeUnshown(redactSecrets(line))).join("\n");
-        return c.html(
-          text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`),
-          200,
-          SECURITY_HEADERS,
-        );
+        return c.html(html(text), 200, SECURITY_HEADERS);
       });
 
       // What the tray reads (tray/): the servers' states, what waits, whether calls are paused.

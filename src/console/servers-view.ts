@@ -1,4 +1,4 @@
-import { redactSecrets } from "../security/redact-secrets.ts";
+import { errorLine } from "../security/html-text.ts";
 import type { ToolStats } from "../stats/call-record.ts";
 import type { ServerStatus } from "../upstream/pool-types.ts";
 import { html, postForm } from "./console-html.ts";
@@ -15,9 +15,6 @@ export interface ServerRow {
 }
 
 const MODERN = "2026-07-28";
-
-/** An upstream's error as shown: its first line, known secret shapes redacted. */
-export const shownError = (text: string) => redactSecrets(text.split("\n")[0] ?? "");
 
 export function serversView(
   rows: readonly ServerRow[],
@@ -44,7 +41,7 @@ export function serversView(
       status.state === "awaiting-approval"
         ? '<div class="hint">Written by an agent: <a href="/console/approvals">review it in Approvals</a>.</div>'
         : status.error
-          ? `<div class="error">${html(shownError(status.error))}</div>${hint ? `<div class="hint">${html(hint)}</div>` : ""}`
+          ? `<div class="error">${html(errorLine(status.error))}</div>${hint ? `<div class="hint">${html(hint)}</div>` : ""}`
           : status.state === "needs-login"
             ? '<div class="hint">It waits for you to log in (OAuth): Log in opens its sign-in page here.</div>'
             : "";
@@ -73,23 +70,18 @@ export function serversView(
 
 function actions(status: ServerStatus, csrf: string): string {
   const name = status.name;
-  const button = (operation: string, label: string, extra = "") =>
+  const button = (operation: string, label: string, className = "", confirm?: string) =>
     postForm(
       csrf,
       "/console/servers",
       { operation, name },
-      `<button type="submit"${extra} aria-label="${html(`${label} ${name}`)}">${label}</button>`,
+      `<button type="submit"${className ? ` class="${className}"` : ""} aria-label="${html(`${label} ${name}`)}">${label}</button>`,
+      confirm ? { confirm } : {},
     );
   const toggle = status.state === "disabled" ? button("enable", "Enable") : button("disable", "Disable");
   const restart =
     status.state === "disabled" || status.state === "awaiting-approval" ? "" : button("restart", "Restart");
-  const remove = postForm(
-    csrf,
-    "/console/servers",
-    { operation: "remove", name },
-    `<button type="submit" class="danger" aria-label="${html(`Remove ${name}`)}">Remove</button>`,
-    "inline",
-  ).replace("<form ", `<form data-confirm="${html(`Remove ${name} from the config file?`)}" `);
+  const remove = button("remove", "Remove", "danger", `Remove ${name} from the config file?`);
   const login =
     status.state === "needs-login"
       ? postForm(
@@ -146,7 +138,7 @@ function addServerForm(csrf: string): string {
         "</details>",
         '<p><button type="submit" class="primary">Add</button> <span class="meta">Checked as the config file is, then saved to it with its comments kept.</span></p>',
       ].join(""),
-      "add-server",
+      { className: "add-server" },
     ),
     "</div>",
   ].join("");

@@ -1,6 +1,6 @@
 import type { RetrieveToolsResult } from "../../index/retrieve-tools.ts";
 import type { GateStatus } from "../../limits/call-gate.ts";
-import { redactSecrets } from "../../security/redact-secrets.ts";
+import { errorLine, escapeHtml } from "../../security/html-text.ts";
 import type { ToolStats } from "../../stats/call-record.ts";
 import { statsReport } from "../../stats/stats-report.ts";
 import type { ServerStatus } from "../../upstream/pool-types.ts";
@@ -19,10 +19,8 @@ export interface StatusSources {
   search(query: string): Promise<RetrieveToolsResult>;
 }
 
-/** An upstream's error as the page shows it: its first line, known secret shapes redacted (older stats hold them). */
-const shownError = (text: string) => redactSecrets(text.split("\n")[0] ?? "");
-
-const html = (text: unknown) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const html = escapeHtml;
+const shownError = errorLine;
 
 const STYLE = `body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;color:#1b1f24;background:#fbfbfc}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}table{border-collapse:collapse;width:100%}
