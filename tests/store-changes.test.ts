@@ -136,6 +136,37 @@ describe.skipIf(!hasPostgres)("the change log", () => {
     }
   });
 
+  test("a change whose handler lost the store is read again once it answers; a handler's own failure is skipped", async () => {
+    const { listener, record } = await changeLog();
+    const applied: string[] = [];
+    const failures = { lost: 0, bug: 0 };
+    let isStoreAway = true;
+    listener.on("approval", (change) => {
+      const n = String(change.subject.n);
+      if (n === "1" && isStoreAway) {
+        failures.lost++;
+        throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+      }
+      if (n === "2") {
+        failures.bug++;
+        throw new Error("a bug in this handler");
+      }
+      applied.push(n);
+    });
+    await record(1);
+    await listener.catchUp();
+    expect(failures.lost).toBeGreaterThanOrEqual(1);
+    expect(listener.lastApplied()).toBe(0);
+    isStoreAway = false;
+    await record(2);
+    await record(3);
+    await listener.catchUp();
+    // 1 applied once it could be (not lost), 2 tried once (skipped, logged), then 3.
+    expect(applied).toEqual(["1", "3"]);
+    expect(failures.bug).toBe(1);
+    expect(listener.lastApplied()).toBe(3);
+  });
+
   test("notice latency over 200 changes (printed, not asserted)", async () => {
     const { seen, record } = await changeLog();
     const arrived: number[] = [];

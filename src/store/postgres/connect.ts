@@ -40,3 +40,26 @@ export function connectPostgres(url: string, options: ConnectOptions = {}): Sql 
     transform: { undefined: null },
   });
 }
+
+/** Codes the client gives a connection it lost or could not make (its own, and the socket's). */
+const LOST_CONNECTION = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+]);
+
+/**
+ * Whether `error` says the store could not be reached (a connection lost or refused, or PostgreSQL
+ * shutting down or starting: SQLSTATE class 08, 57P01-57P03), rather than that a statement was
+ * wrong: work that failed for it is worth doing again once the store answers.
+ */
+export function isStoreUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== "string") return false;
+  return LOST_CONNECTION.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code);
+}

@@ -1,6 +1,6 @@
 import { describeError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { Sql, Tx } from "./connect.ts";
+import { isStoreUnreachable, type Sql, type Tx } from "./connect.ts";
 import { LOCKS, MCPPROXY_LOCK_SPACE } from "./lock-keys.ts";
 
 /**
@@ -91,6 +91,9 @@ export async function startChangeListener(
           try {
             await handler(change);
           } catch (error) {
+            // The store went away while the change was applied: it is read again once the store
+            // answers (catchUp says so, and the next notice or poll reads from this change on).
+            if (isStoreUnreachable(error)) throw error;
             logger.error(
               `applying the store's change ${change.id} (${change.kind}): ${describeError(error)}`,
             );
